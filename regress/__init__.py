@@ -1,0 +1,10 @@
+"""regress: continuous benchmarking for PyTorch code.
+
+Importing regress stays light (no torch, no git): benchmark suites import it
+for the decorator, and the worker imports it in every measured process.
+"""
+
+from .decorator import benchmark
+
+__version__ = "0.1.0"
+__all__ = ["benchmark", "__version__"]

@@ -1,0 +1,189 @@
+"""The `regress` command: parse, dispatch, print. The one place errors become exit codes.
+
+Exit status: 0 fine; 1 the measured code failed (a benchmark or suite at the
+newest measured commit), or `--fail-on-regression` found one; 2 a user
+mistake (bad revision, flag, suite file, result file); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from . import __version__, config, gitrepo, runner
+from .errors import RegressError
+from .model import WORKTREE, CommitResult
+from .store import Store
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, not usage + traceback-ish noise
+        raise RegressError(f"{message}; see `{self.prog} --help`")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-C", dest="project", metavar="DIR", help="the project to measure (default: current folder)")
+    p.add_argument("--results", metavar="DIR", help="results folder (default: .regress)")
+    p.add_argument("--machine", metavar="NAME", help="machine name results are stored under (default: hostname)")
+    p.add_argument("--env", metavar="NAME", help="environment name for A/B between builds (default: 'default')")
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be positive")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="regress", description="Continuous benchmarking for PyTorch code.")
+    parser.add_argument("--version", action="version", version=f"regress {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    p = sub.add_parser("list", help="the discovered benchmarks, one identity a line")
+    _common(p)
+    p.add_argument("--benchmarks", metavar="DIR", help="benchmark folder (default: benchmarks)")
+
+    p = sub.add_parser("run", help="measure commits (default HEAD)")
+    _common(p)
+    p.add_argument("revisions", nargs="*", metavar="REV", help=f"commits or ranges (A..B, HEAD~5..HEAD, HEAD^!), or {WORKTREE}")
+    p.add_argument("--skip-existing", action="store_true", help="skip commits already measured on this machine")
+    p.add_argument("--bench", metavar="REGEX", default="", help="only benchmarks whose identity matches")
+    p.add_argument("--benchmarks-from", choices=("worktree", "commit"), default="worktree", help="suite definitions from the working tree (default) or each commit")
+    p.add_argument("--benchmarks", metavar="DIR", help="benchmark folder (default: benchmarks)")
+    p.add_argument("--mode", choices=("time",), default="time", help="what to measure")
+    p.add_argument("--python", metavar="PATH", help="interpreter the benchmarks run under")
+    p.add_argument("--min-run-time", type=_positive_float, metavar="SECONDS", help="blocked_autorange min_run_time per benchmark")
+    p.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="per-benchmark time limit (default 600)")
+
+    p = sub.add_parser("show", help="a commit's results as a Compare table")
+    _common(p)
+    p.add_argument("revision", nargs="?", default="HEAD", metavar="REV")
+    return parser
+
+
+def _config(args) -> config.Config:
+    start = Path(args.project or os.getcwd())
+    root = gitrepo.root_of(gitrepo.open_repo(start))
+    return config.load(
+        root,
+        results=args.results,
+        machine=args.machine,
+        env=args.env,
+        benchmarks=getattr(args, "benchmarks", None),
+        python=getattr(args, "python", None),
+        min_run_time=getattr(args, "min_run_time", None),
+        timeout=getattr(args, "timeout", None),
+    )
+
+
+def _err(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def cmd_list(args) -> int:
+    found = runner.list_benchmarks(_config(args))
+    for spec, origin in found.listed:
+        print(f"{spec.id}\t{origin}")
+    for f in found.failures:
+        _err(f"regress: error: {f.where}: {f.message}" if f.where else f"regress: error: {f.message}")
+    return 2 if found.failures else 0
+
+
+def cmd_run(args) -> int:
+    from .progress import ConsoleProgress
+
+    cfg = _config(args)
+    options = runner.Options(
+        revisions=tuple(args.revisions) or ("HEAD",),
+        skip_existing=args.skip_existing,
+        bench=args.bench,
+        benchmarks_from=args.benchmarks_from,
+        mode=args.mode,
+    )
+    progress = ConsoleProgress()
+    try:
+        summary = runner.run(cfg, options, progress)
+    finally:
+        progress.close()
+    for sha in summary.skipped:
+        print(f"{sha[:10]} already measured, skipped")
+    for result in summary.measured:
+        _print_commit_summary(result)
+    if not summary.measured:
+        return 0
+    newest = summary.measured[-1]
+    if any(f.kind == "suite" for f in newest.failures):
+        for f in newest.failures:
+            if f.kind == "suite":
+                _err(f"regress: error: {f.where}: {f.message}; fix the suite file")
+        return 2
+    return 1 if newest.failed or newest.failures else 0
+
+
+def _print_commit_summary(result: CommitResult) -> None:
+    ok = sum(r.ok for r in result.results)
+    head = f"{result.commit.short} {result.commit.subject[:60]}: {ok} measured"
+    problems = [f"  {r.id}: {r.failure}" for r in result.failed] + [f"  {f}" for f in result.failures]
+    if problems:
+        head += f", {len(problems)} problem{'s' if len(problems) != 1 else ''}"
+    print(head)
+    for line in problems:
+        print(line)
+
+
+def cmd_show(args) -> int:
+    from .tables import compare_table
+
+    cfg = _config(args)
+    store = Store(cfg.results_dir)
+    if args.revision == WORKTREE:
+        sha = WORKTREE
+    else:
+        (sha,) = gitrepo.resolve(gitrepo.open_repo(cfg.root), [args.revision])
+    result = store.load(cfg.machine_name, cfg.env, sha)
+    if result is None:
+        raise RegressError(
+            f"no results for {args.revision} ({sha[:10]}) on machine '{cfg.machine_name}', env '{cfg.env}' "
+            f"in {cfg.results_dir}; measure it with `regress run {args.revision}`"
+        )
+    c = result.commit
+    print(f"{c.short} {c.subject}")
+    print(f"machine {result.machine}, env {result.env}: torch {result.fingerprint.torch_version}, {result.fingerprint.cpu}")
+    table = compare_table(result, color=sys.stdout.isatty())
+    if table:
+        print(table)
+    for r in result.failed:
+        print(f"failed: {r.id}: {r.failure}")
+    for f in result.failures:
+        print(f"problem: {f}")
+    if not result.complete:
+        print("incomplete: the run was interrupted; `regress run --skip-existing` measures the rest")
+    return 0
+
+
+COMMANDS = {"list": cmd_list, "run": cmd_run, "show": cmd_show}
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except RegressError as exc:
+        _err(f"regress: error: {exc}")
+        return 2
+    except KeyboardInterrupt:
+        _err("regress: interrupted; finished commits are saved, `regress run --skip-existing ...` measures the rest")
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def entry() -> None:
+    sys.exit(main())

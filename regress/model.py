@@ -1,0 +1,222 @@
+"""The records regress keeps: frozen, pure, and the only classes a result file may hold.
+
+Mirrors torch.utils.benchmark's split between a frozen task spec (`TaskSpec`)
+and what was measured for it (`Sample`, one per worker process = one round).
+torch's own Measurement is not pickled: its private caches change between
+releases. `tables.py` rebuilds Measurements from these records on load.
+
+Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, replace
+
+# Name under which the uncommitted working tree is stored; can never be a sha.
+WORKTREE = "WORKTREE"
+
+
+@dataclass(frozen=True, order=True)
+class BenchmarkId:
+    """A benchmark's identity: what a row of history is keyed by."""
+
+    label: str
+    sub_label: str
+    description: str
+    num_threads: int
+
+    def __str__(self) -> str:
+        parts = [self.label, self.sub_label]
+        if self.description:
+            parts.append(self.description)
+        threads = "thread" if self.num_threads == 1 else "threads"
+        return " / ".join(parts) + f" [{self.num_threads} {threads}]"
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """What torch's TaskSpec holds, with the defaults regress fills in."""
+
+    stmt: str
+    setup: str = "pass"
+    global_setup: str = ""
+    label: str = ""
+    sub_label: str | None = None
+    description: str | None = None
+    env: str | None = None
+    num_threads: int = 1
+
+    @property
+    def id(self) -> BenchmarkId:
+        # torch's Compare names a row by sub_label, else by stmt.
+        return BenchmarkId(
+            self.label,
+            self.sub_label or self.stmt,
+            self.description or "",
+            self.num_threads,
+        )
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One round: one blocked_autorange in one worker process.
+
+    raw_times are seconds per block of `number_per_run` executions, exactly as
+    torch's Measurement keeps them.
+    """
+
+    number_per_run: int
+    raw_times: tuple[float, ...]
+    started_at: float = 0.0
+
+    @property
+    def times(self) -> tuple[float, ...]:
+        """Seconds per single execution, one per block."""
+        return tuple(t / self.number_per_run for t in self.raw_times)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a benchmark or a whole commit has no (or incomplete) samples.
+
+    kind: "error" (raised), "crash" (worker died), "timeout", "suite" (a suite
+    file failed to load), "build" (build_command failed), "skipped".
+    """
+
+    kind: str
+    message: str
+    where: str = ""
+
+    def __str__(self) -> str:
+        prefix = f"{self.where}: " if self.where else ""
+        return f"{prefix}{self.kind}: {self.message}"
+
+
+@dataclass(frozen=True)
+class BenchmarkResult:
+    spec: TaskSpec
+    origin: str
+    samples: tuple[Sample, ...] = ()
+    failure: Failure | None = None
+
+    @property
+    def id(self) -> BenchmarkId:
+        return self.spec.id
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None and bool(self.samples)
+
+    @property
+    def times(self) -> tuple[float, ...]:
+        """Per-execution times of every round together."""
+        return tuple(t for s in self.samples for t in s.times)
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    sha: str
+    parents: tuple[str, ...]
+    author: str
+    author_email: str
+    authored_at: int
+    committed_at: int
+    subject: str
+
+    @property
+    def short(self) -> str:
+        return self.sha if self.sha == WORKTREE else self.sha[:10]
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """The machine and environment a result was measured on."""
+
+    machine: str
+    hostname: str = ""
+    platform: str = ""
+    cpu: str = ""
+    cores: int = 0
+    python: str = ""
+    torch_version: str = ""
+    torch_git: str = ""
+    torch_debug: bool = False
+    torch_config: str = ""
+    cuda_version: str = ""
+    cuda_device: str = ""
+    cuda_driver: str = ""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a commit was measured."""
+
+    mode: str = "time"
+    min_run_time: float = 0.2
+    warmup: int = 1
+    timeout: float = 600.0
+    benchmarks_from: str = "worktree"
+    bench_filter: str = ""
+    regress_version: str = ""
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """Everything measured for one commit on one machine in one environment."""
+
+    commit: CommitInfo
+    machine: str
+    env: str
+    fingerprint: Fingerprint
+    settings: Settings
+    results: tuple[BenchmarkResult, ...] = ()
+    # Problems that are not one benchmark's: broken suite files, failed build.
+    failures: tuple[Failure, ...] = ()
+    complete: bool = True
+    started_at: float = 0.0
+    finished_at: float = 0.0
+
+    def by_id(self) -> dict[BenchmarkId, BenchmarkResult]:
+        return {r.id: r for r in self.results}
+
+    @property
+    def failed(self) -> tuple[BenchmarkResult, ...]:
+        return tuple(r for r in self.results if r.failure is not None)
+
+
+def merge_results(
+    old: CommitResult, new: CommitResult, *, replace_all: bool = False
+) -> CommitResult:
+    """Add a new run of a commit to what is already stored for it.
+
+    A benchmark measured again with the same spec gains the new rounds; one
+    whose spec changed, or that failed before, is replaced; benchmarks not
+    measured this time are kept. Nothing measured is dropped unless
+    `replace_all` (the WORKTREE, which is re-measured from scratch).
+    """
+    if replace_all:
+        return new
+    merged = old.by_id()
+    for res in new.results:
+        prev = merged.get(res.id)
+        if (
+            prev is not None
+            and prev.ok
+            and res.ok
+            and prev.spec == res.spec
+        ):
+            res = replace(res, samples=prev.samples + res.samples)
+        elif prev is not None and prev.ok and not res.ok and res.failure and res.failure.kind == "skipped":
+            res = prev
+        merged[res.id] = res
+    return replace(
+        new,
+        results=tuple(merged.values()),
+        started_at=min(old.started_at, new.started_at) if old.started_at else new.started_at,
+        complete=new.complete or old.complete,
+    )

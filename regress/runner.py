@@ -1,0 +1,440 @@
+"""Measure commits: worktree, build, worker processes, and what to do when they fail.
+
+The parent never imports torch: each commit costs one worker start. A worker
+that dies (segfault, abort) or hangs (per-benchmark timeout) is recorded
+against the benchmark it was running and a fresh worker takes the rest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Protocol
+
+from . import __version__, gitrepo, protocol
+from .config import Config
+from .errors import RegressError
+from .model import (
+    WORKTREE,
+    BenchmarkResult,
+    CommitInfo,
+    CommitResult,
+    Failure,
+    Fingerprint,
+    Settings,
+    TaskSpec,
+)
+from .store import Store
+
+WORKER = Path(__file__).with_name("worker.py")
+
+
+class Progress(Protocol):
+    def commit_started(self, k: int, n: int, info: CommitInfo) -> None: ...
+    def benchmarks_found(self, total: int) -> None: ...
+    def benchmark_started(self, name: str) -> None: ...
+    def benchmark_finished(self) -> None: ...
+    def commit_finished(self, result: CommitResult | None, skipped: bool = False) -> None: ...
+
+
+class NoProgress:
+    def commit_started(self, k, n, info): ...
+    def benchmarks_found(self, total): ...
+    def benchmark_started(self, name): ...
+    def benchmark_finished(self): ...
+    def commit_finished(self, result, skipped=False): ...
+
+
+@dataclass(frozen=True)
+class Options:
+    revisions: tuple[str, ...] = ("HEAD",)
+    skip_existing: bool = False
+    bench: str = ""
+    benchmarks_from: str = "worktree"  # or "commit"
+    mode: str = "time"
+
+
+@dataclass
+class RunSummary:
+    measured: list[CommitResult] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+class WorkerDied(Exception):
+    pass
+
+
+class WorkerHung(Exception):
+    pass
+
+
+# -- one worker process -------------------------------------------------
+
+
+@dataclass
+class _Worker:
+    proc: subprocess.Popen
+    fd: int
+    log: Path
+    buffer: bytes = b""
+
+    def messages(self, timeout: float) -> Iterator[dict]:
+        """Messages as they come; WorkerHung if none arrives within `timeout`."""
+        sel = selectors.DefaultSelector()
+        sel.register(self.fd, selectors.EVENT_READ)
+        try:
+            while True:
+                while b"\n" in self.buffer:
+                    line, self.buffer = self.buffer.split(b"\n", 1)
+                    yield protocol.decode(line)
+                if not sel.select(timeout):
+                    raise WorkerHung()
+                chunk = os.read(self.fd, 1 << 16)
+                if not chunk:
+                    raise WorkerDied()
+                self.buffer += chunk
+        finally:
+            sel.close()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+
+    def death(self) -> str:
+        """Why it died, with the tail of what it printed."""
+        code = self.proc.wait()
+        if code < 0:
+            try:
+                why = f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                why = f"killed by signal {-code}"
+        else:
+            why = f"exited with status {code}"
+        tail = _tail(self.log)
+        return f"worker {why}" + (f"; last output: {tail}" if tail else "")
+
+
+def _tail(path: Path, lines: int = 3) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return " | ".join(line.strip() for line in text[-lines:])
+
+
+def _start_worker(cfg: Config, job: dict, log: Path) -> _Worker:
+    read_fd, write_fd = os.pipe()
+    try:
+        with open(log, "ab") as out:
+            proc = subprocess.Popen(
+                [cfg.python_exe, str(WORKER), str(write_fd)],
+                stdin=subprocess.PIPE,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=job["cwd"],
+                pass_fds=(write_fd,),
+                start_new_session=True,  # Ctrl-C is the parent's to handle; kill takes the whole group
+                env={**os.environ, "PYTHONUNBUFFERED": "1", "REGRESS_PARENT_PID": str(os.getpid())},
+            )
+    except OSError as exc:
+        os.close(read_fd)
+        raise RegressError(f"cannot start the worker interpreter {cfg.python_exe}: {exc.strerror}; check --python") from None
+    finally:
+        os.close(write_fd)
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(json.dumps(job).encode())
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    return _Worker(proc, read_fd, log)
+
+
+# -- one commit ---------------------------------------------------------
+
+
+def _import_path(cfg: Config, code_dir: Path) -> Path:
+    if cfg.import_path:
+        return code_dir / cfg.import_path
+    return code_dir / "src" if (code_dir / "src").is_dir() else code_dir
+
+
+def _key(spec: TaskSpec) -> tuple:
+    i = spec.id
+    return (i.label, i.sub_label, i.description, i.num_threads)
+
+
+@dataclass
+class _Collector:
+    """What one commit's workers have reported so far."""
+
+    results: dict[tuple, BenchmarkResult] = field(default_factory=dict)
+    failures: list[Failure] = field(default_factory=list)
+    fingerprint: Fingerprint | None = None
+    total: int | None = None
+    listed: list[tuple[TaskSpec, str]] = field(default_factory=list)
+
+
+def measure_commit(
+    cfg: Config,
+    *,
+    code_dir: Path,
+    suite_dir: Path,
+    shown_root: Path,
+    info: CommitInfo,
+    settings: Settings,
+    progress: Progress,
+    skip: set[tuple] = frozenset(),  # type: ignore[assignment]
+    mode: str = "measure",
+    collector: _Collector | None = None,
+) -> _Collector:
+    """Run the suite against `code_dir` in as many workers as it takes."""
+    got = collector if collector is not None else _Collector()
+    log_dir = Path(tempfile.mkdtemp(prefix="regress-log-"))
+    log = log_dir / "worker.log"
+    try:
+        restarts = 0
+        while True:
+            job = {
+                "cwd": str(code_dir),
+                "import_path": str(_import_path(cfg, code_dir)),
+                "benchmarks_dir": str(suite_dir),
+                "shown_root": str(shown_root),
+                "machine": cfg.machine_name,
+                "env": cfg.env,
+                "min_run_time": settings.min_run_time,
+                "warmup": settings.warmup,
+                "bench_filter": settings.bench_filter,
+                "skip": [list(k) for k in set(skip) | set(got.results)],
+                "mode": mode,
+            }
+            if _drive(cfg, job, log, got, progress, settings, first=restarts == 0):
+                return got
+            restarts += 1
+            if restarts > (got.total or 0) + 2:  # every benchmark had its chance
+                got.failures.append(Failure("crash", f"gave up after {restarts} worker restarts"))
+                return got
+    finally:
+        shutil.rmtree(log_dir, ignore_errors=True)
+
+
+def _drive(cfg, job, log, got: _Collector, progress: Progress, settings: Settings, *, first: bool) -> bool:
+    """One worker's life. True when the suite is done, False to start another."""
+    worker = _start_worker(cfg, job, log)
+    todo: list[tuple[TaskSpec, str]] = []
+    current: int | None = None
+    discovered = False
+    try:
+        for msg in worker.messages(settings.timeout):
+            kind = msg["type"]
+            if kind == "hello":
+                got.fingerprint = protocol.fingerprint(msg["fingerprint"])
+            elif kind == "discovered":
+                discovered = True
+                todo = [(protocol.spec(b["spec"]), b["origin"]) for b in msg["benchmarks"]]
+                got.listed = todo
+                if first:
+                    got.failures.extend(protocol.failure(f) for f in msg["failures"])
+                    got.total = len(todo)
+                    progress.benchmarks_found(len(todo))
+            elif kind == "start":
+                current = msg["index"]
+                progress.benchmark_started(str(todo[current][0].id))
+            elif kind in ("result", "failed"):
+                spec, origin = todo[msg["index"]]
+                if kind == "result":
+                    res = BenchmarkResult(spec, origin, (protocol.sample(msg["sample"]),))
+                else:
+                    res = BenchmarkResult(spec, origin, failure=protocol.failure(msg["failure"]))
+                got.results[_key(spec)] = res
+                current = None
+                progress.benchmark_finished()
+            elif kind == "done":
+                return True
+    except WorkerHung:
+        worker.kill()
+        if current is None:
+            phase = "importing the suites" if not discovered else "between benchmarks"
+            got.failures.append(Failure("timeout", f"worker silent for {settings.timeout:g}s while {phase}; {_tail(worker.log) or 'no output'}"))
+            return True
+        spec, origin = todo[current]
+        got.results[_key(spec)] = BenchmarkResult(
+            spec, origin, failure=Failure("timeout", f"still running after {settings.timeout:g}s (timeout; raise it with --timeout)", origin)
+        )
+        progress.benchmark_finished()
+        return False
+    except WorkerDied:
+        why = worker.death()
+        if current is None:
+            if not discovered:
+                got.failures.append(Failure("crash", f"{why} while importing the suites"))
+                return True
+            # Died between benchmarks: nothing to blame; a fresh worker takes the rest.
+            got.failures.append(Failure("crash", f"{why} between benchmarks"))
+            return False
+        spec, origin = todo[current]
+        got.results[_key(spec)] = BenchmarkResult(spec, origin, failure=Failure("crash", why, origin))
+        progress.benchmark_finished()
+        return False
+    finally:
+        worker.kill()
+    return True
+
+
+def _build(cfg: Config, code_dir: Path) -> Failure | None:
+    if not cfg.build_command:
+        return None
+    try:
+        proc = subprocess.run(
+            cfg.build_command,
+            shell=True,
+            cwd=code_dir,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=cfg.timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return Failure("build", f"build_command still running after {cfg.timeout:g}s", cfg.build_command)
+    if proc.returncode != 0:
+        tail = " | ".join(proc.stdout.decode(errors="replace").strip().splitlines()[-3:])
+        return Failure("build", f"exited with status {proc.returncode}: {tail}", cfg.build_command)
+    return None
+
+
+# -- a range of commits -------------------------------------------------
+
+
+def settings_for(cfg: Config, options: Options) -> Settings:
+    return Settings(
+        mode=options.mode,
+        min_run_time=cfg.min_run_time,
+        warmup=cfg.warmup,
+        timeout=cfg.timeout,
+        benchmarks_from=options.benchmarks_from,
+        bench_filter=options.bench,
+        regress_version=__version__,
+    )
+
+
+def list_benchmarks(cfg: Config) -> _Collector:
+    """Discover the working tree's suites against the working tree's code."""
+    _require_suites(cfg)
+    return measure_commit(
+        cfg,
+        code_dir=cfg.root,
+        suite_dir=cfg.benchmarks_dir,
+        shown_root=cfg.root,
+        info=CommitInfo(WORKTREE, (), "", "", 0, 0, ""),
+        settings=Settings(timeout=cfg.timeout),
+        progress=NoProgress(),
+        mode="list",
+    )
+
+
+def _require_suites(cfg: Config) -> None:
+    if not cfg.benchmarks_dir.is_dir():
+        raise RegressError(
+            f"no benchmark folder {cfg.benchmarks_dir}; create it with a bench_*.py suite, "
+            "or set benchmarks = \"...\" in [tool.regress] of pyproject.toml"
+        )
+
+
+def run(cfg: Config, options: Options, progress: Progress | None = None) -> RunSummary:
+    progress = progress or NoProgress()
+    if options.benchmarks_from not in ("worktree", "commit"):
+        raise RegressError(f"--benchmarks-from must be 'worktree' or 'commit', not {options.benchmarks_from!r}")
+    repo = gitrepo.open_repo(cfg.root)
+    if options.benchmarks_from == "worktree":
+        _require_suites(cfg)
+    revs = list(options.revisions) or ["HEAD"]
+    wants_worktree = WORKTREE in revs
+    shas = gitrepo.resolve(repo, [r for r in revs if r != WORKTREE])
+    store = Store(cfg.results_dir)
+    settings = settings_for(cfg, options)
+    summary = RunSummary()
+    with store.lock():
+        gitrepo.prune_stale_worktrees(repo)
+        plan: list[str] = []
+        for sha in shas:
+            existing = store.load(cfg.machine_name, cfg.env, sha)
+            if options.skip_existing and existing is not None and existing.complete:
+                summary.skipped.append(sha)
+            else:
+                plan.append(sha)
+        if wants_worktree:
+            plan.append(WORKTREE)
+        for k, sha in enumerate(plan, 1):
+            info = gitrepo.worktree_info(repo) if sha == WORKTREE else gitrepo.commit_info(repo, sha)
+            progress.commit_started(k, len(plan), info)
+            existing = None if sha == WORKTREE else store.load(cfg.machine_name, cfg.env, sha)
+            done = {_key(r.spec) for r in existing.results if r.ok} if existing and not existing.complete else set()
+            if sha == WORKTREE:
+                ctx = contextlib.nullcontext(cfg.root)
+            else:
+                ctx = gitrepo.worktree(repo, sha)
+            with ctx as code_dir:
+                result = _measure_and_save(cfg, store, code_dir, info, settings, options, progress, done)
+            summary.measured.append(result)
+            progress.commit_finished(result)
+    return summary
+
+
+def _measure_and_save(cfg, store: Store, code_dir: Path, info: CommitInfo, settings: Settings, options: Options, progress, done) -> CommitResult:
+    started = time.time()
+    if options.benchmarks_from == "commit":
+        suite_dir, shown_root = code_dir / cfg.benchmarks, code_dir
+    else:
+        suite_dir, shown_root = cfg.benchmarks_dir, cfg.root
+    got = _Collector()
+    complete = False
+    try:
+        build_failure = _build(cfg, code_dir)
+        if build_failure is not None:
+            got.failures.append(build_failure)
+        elif not suite_dir.is_dir():
+            got.failures.append(Failure("suite", f"no benchmark folder {cfg.benchmarks}/ in this commit", info.short))
+        else:
+            measure_commit(
+                cfg,
+                code_dir=code_dir,
+                suite_dir=suite_dir,
+                shown_root=shown_root,
+                info=info,
+                settings=settings,
+                progress=progress,
+                skip=done,
+                collector=got,
+            )
+        complete = True
+    finally:
+        # Also on Ctrl-C: whatever finished is kept, marked incomplete so a
+        # rerun with --skip-existing measures the rest.
+        if complete or got.results:
+            result = CommitResult(
+                commit=info,
+                machine=cfg.machine_name,
+                env=cfg.env,
+                fingerprint=got.fingerprint or Fingerprint(machine=cfg.machine_name),
+                settings=settings,
+                results=tuple(got.results.values()),
+                failures=tuple(got.failures),
+                complete=complete,
+                started_at=started,
+                finished_at=time.time(),
+            )
+            store.save(result)
+    return result

@@ -1,0 +1,192 @@
+"""The results folder: one pickle per commit, machine and environment.
+
+Layout: <results>/<machine>/<env>/<sha>.pkl (the uncommitted working tree is
+stored as WORKTREE.pkl). Writes are atomic (temp file, fsync, rename), so a
+killed run never leaves half a file. Loading never runs code: the unpickler
+only builds the record classes of `regress.model` and plain containers.
+
+Format versions (bump FORMAT_VERSION and add a line for every change):
+  1  first format: {"format": "regress-results", "version": 1, "result": CommitResult}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import io
+import os
+import pickle
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from . import model
+from .errors import RegressError
+from .model import WORKTREE, CommitResult, merge_results
+
+FORMAT = "regress-results"
+FORMAT_VERSION = 1
+
+_MODEL_CLASSES = frozenset(
+    {
+        "BenchmarkId",
+        "TaskSpec",
+        "Sample",
+        "Failure",
+        "BenchmarkResult",
+        "CommitInfo",
+        "Fingerprint",
+        "Settings",
+        "CommitResult",
+    }
+)
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+
+
+class _AllowListUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str):
+        if module == "regress.model" and name in _MODEL_CLASSES:
+            return getattr(model, name)
+        raise pickle.UnpicklingError(f"refusing to load {module}.{name}")
+
+
+def check_name(kind: str, value: str) -> str:
+    """Machine and env names become folder names: keep them plain."""
+    if not _SAFE_NAME.match(value) or value in {".", ".."}:
+        raise RegressError(
+            f"{kind} name {value!r} can't be a folder name; use letters, digits, '.', '_', '+' or '-'"
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class Store:
+    root: Path
+
+    def path(self, machine: str, env: str, sha: str) -> Path:
+        return self.root / check_name("machine", machine) / check_name("env", env) / f"{sha}.pkl"
+
+    # -- reading ---------------------------------------------------------
+
+    def load_file(self, path: Path) -> CommitResult:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise RegressError(f"cannot read result file {path}: {exc.strerror}") from None
+        return decode(data, str(path))
+
+    def load(self, machine: str, env: str, sha: str) -> CommitResult | None:
+        path = self.path(machine, env, sha)
+        return self.load_file(path) if path.exists() else None
+
+    def machines(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+    def envs(self, machine: str) -> list[str]:
+        folder = self.root / machine
+        return sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+
+    def shas(self, machine: str, env: str) -> list[str]:
+        folder = self.root / machine / env
+        if not folder.is_dir():
+            return []
+        return sorted(p.stem for p in folder.glob("*.pkl"))
+
+    def load_all(self, machine: str, env: str) -> list[CommitResult]:
+        folder = self.root / machine / env
+        return [self.load_file(folder / f"{sha}.pkl") for sha in self.shas(machine, env)]
+
+    # -- writing ---------------------------------------------------------
+
+    def save(self, result: CommitResult) -> Path:
+        """Write `result`, merged into what is already stored for that commit."""
+        path = self.path(result.machine, result.env, result.commit.sha)
+        if path.exists():
+            old = self.load_file(path)
+            result = merge_results(old, result, replace_all=result.commit.sha == WORKTREE)
+        write_atomic(path, encode(result))
+        return path
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Only one `regress run` writes to a results folder at a time."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        lock_path = self.root / ".lock"
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+                raise RegressError(
+                    f"results folder {self.root} is in use by another regress run (pid {holder}); "
+                    "wait for it to finish, or pass --results to use another folder"
+                ) from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+            yield
+        finally:
+            os.close(fd)
+
+
+def encode(result: CommitResult) -> bytes:
+    return pickle.dumps(
+        {"format": FORMAT, "version": FORMAT_VERSION, "result": result},
+        protocol=pickle.HIGHEST_PROTOCOL,
+    )
+
+
+def decode(data: bytes, where: str) -> CommitResult:
+    try:
+        envelope = _AllowListUnpickler(io.BytesIO(data)).load()
+    except pickle.UnpicklingError as exc:
+        raise RegressError(
+            f"{where} is not a regress result file ({exc}); nothing was run from it; delete or move it away"
+        ) from None
+    except Exception as exc:  # truncated or garbage bytes raise many kinds
+        raise RegressError(
+            f"{where} is corrupt ({type(exc).__name__}); delete it and measure that commit again"
+        ) from None
+    if not isinstance(envelope, dict) or envelope.get("format") != FORMAT:
+        raise RegressError(f"{where} is not a regress result file; delete or move it away")
+    version = envelope.get("version")
+    if not isinstance(version, int):
+        raise RegressError(f"{where} has no format version; delete it and measure that commit again")
+    if version > FORMAT_VERSION:
+        raise RegressError(
+            f"{where} was written by a newer regress (format {version}, this one reads {FORMAT_VERSION}); "
+            "upgrade regress (pip install -U regress)"
+        )
+    if version < FORMAT_VERSION:  # pragma: no cover - no older format exists yet
+        raise RegressError(
+            f"{where} uses result format {version}, which this regress no longer reads; measure that commit again"
+        )
+    result = envelope.get("result")
+    if not isinstance(result, CommitResult):
+        raise RegressError(f"{where} holds no commit result; delete or move it away")
+    return result
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)

@@ -1,0 +1,42 @@
+"""Terminal tables: torch's own Compare, rebuilt from stored records."""
+
+from __future__ import annotations
+
+from .model import CommitResult
+
+
+def measurements(result: CommitResult) -> list:
+    """torch Measurements for every successful benchmark, rounds merged."""
+    from torch.utils.benchmark.utils.common import Measurement
+    from torch.utils.benchmark.utils.common import TaskSpec as TorchTaskSpec
+
+    out = []
+    for r in result.results:
+        if not r.ok:
+            continue
+        spec = TorchTaskSpec(
+            stmt=r.spec.stmt,
+            setup=r.spec.setup,
+            global_setup=r.spec.global_setup,
+            label=r.spec.label,
+            sub_label=r.spec.sub_label,
+            description=r.spec.description,
+            env=r.spec.env,
+            num_threads=r.spec.num_threads,
+        )
+        rounds = [Measurement(s.number_per_run, list(s.raw_times), spec) for s in r.samples]
+        out.extend(Measurement.merge(rounds))
+    return out
+
+
+def compare_table(result: CommitResult, *, color: bool) -> str:
+    from torch.utils.benchmark import Compare
+
+    ms = measurements(result)
+    if not ms:
+        return ""
+    table = Compare(ms)
+    table.trim_significant_figures()
+    if color:
+        table.colorize(rowwise=True)
+    return str(table).rstrip()
