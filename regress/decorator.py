@@ -13,6 +13,7 @@ call) or, when `stmt=` is given, a dict of globals for that statement.
 from __future__ import annotations
 
 import itertools
+import string
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 
@@ -23,6 +24,12 @@ def _format(template: str | None, values: Mapping[str, Any], default: str | None
         return template.format(**values)
     except (KeyError, IndexError) as exc:
         raise ValueError(f"{template!r} names {exc} which is not a parameter") from None
+
+
+def _fields(template: str | None) -> set[str]:
+    if not template:
+        return set()
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
 class BenchmarkDefinition:
@@ -62,7 +69,9 @@ class BenchmarkDefinition:
 
         for values in self.grid():
             made = self.fn(**values)
-            default_sub = ", ".join(f"{k}={v}" for k, v in values.items()) or None
+            # Parameters the description already shows are left out of the row name.
+            shown = _fields(self.description)
+            default_sub = ", ".join(f"{k}={v}" for k, v in values.items() if k not in shown) or None
             sub_label = _format(self.sub_label, values, default_sub)
             description = _format(self.description, values, None)
             if self.stmt is not None:

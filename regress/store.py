@@ -45,11 +45,15 @@ _MODEL_CLASSES = frozenset(
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 
+class _Refused(pickle.UnpicklingError):
+    pass
+
+
 class _AllowListUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str):
         if module == "regress.model" and name in _MODEL_CLASSES:
             return getattr(model, name)
-        raise pickle.UnpicklingError(f"refusing to load {module}.{name}")
+        raise _Refused(f"refusing to load {module}.{name}")
 
 
 def check_name(kind: str, value: str) -> str:
@@ -143,7 +147,7 @@ def encode(result: CommitResult) -> bytes:
 def decode(data: bytes, where: str) -> CommitResult:
     try:
         envelope = _AllowListUnpickler(io.BytesIO(data)).load()
-    except pickle.UnpicklingError as exc:
+    except _Refused as exc:
         raise RegressError(
             f"{where} is not a regress result file ({exc}); nothing was run from it; delete or move it away"
         ) from None

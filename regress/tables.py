@@ -20,7 +20,7 @@ def measurements(result: CommitResult) -> list:
             global_setup=r.spec.global_setup,
             label=r.spec.label,
             sub_label=r.spec.sub_label,
-            description=r.spec.description,
+            description=r.spec.description or "",  # torch's Compare fails on None columns
             env=r.spec.env,
             num_threads=r.spec.num_threads,
         )

@@ -1,0 +1,110 @@
+"""Shared fixtures: real git repositories in temp folders and the real CLI in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+# The checkout under test, whatever is installed: tests may run from a worktree.
+SRC_ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli_env(extra: dict | None = None) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REGRESS_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC_ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env.setdefault("GIT_AUTHOR_NAME", "Test Author")
+    env.setdefault("GIT_AUTHOR_EMAIL", "author@example.com")
+    env.setdefault("GIT_COMMITTER_NAME", "Test Author")
+    env.setdefault("GIT_COMMITTER_EMAIL", "author@example.com")
+    env.update(extra or {})
+    return env
+
+
+def regress_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "regress", *args]
+
+
+@dataclass
+class Repo:
+    """A real git repository with a tiny package and a benchmark suite."""
+
+    path: Path
+
+    def git(self, *args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=self.path, env=cli_env(), check=True, capture_output=True, text=True
+        ).stdout.strip()
+
+    def write(self, rel: str, text: str) -> None:
+        p = self.path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text).lstrip())
+
+    def commit(self, message: str, files: dict[str, str] | None = None) -> str:
+        for rel, text in (files or {}).items():
+            self.write(rel, text)
+        self.git("add", "-A")
+        self.git("commit", "-q", "--allow-empty", "-m", message)
+        return self.git("rev-parse", "HEAD")
+
+    def regress(self, *args: str, timeout: float = 300, env: dict | None = None, check: bool | None = None):
+        proc = subprocess.run(
+            regress_cmd(*args), cwd=self.path, env=cli_env(env), capture_output=True, text=True, timeout=timeout
+        )
+        if check is True:
+            assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+        return proc
+
+
+PYPROJECT = """
+[project]
+name = "mypkg"
+version = "0"
+
+[tool.regress]
+min_run_time = 0.01
+machine = "testbox"
+"""
+
+PKG = """
+import time
+
+def work(n):
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+"""
+
+SUITE = """
+import torch.utils.benchmark as benchmark
+from mypkg import work
+
+def bench_work():
+    for n in (100, 1000):
+        yield benchmark.Timer(stmt="work(n)", globals={"work": work, "n": n},
+                              label="work", sub_label=f"n={n}")
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    r = Repo(tmp_path / "project")
+    r.path.mkdir()
+    r.git("init", "-q", "-b", "main")
+    r.commit(
+        "initial",
+        {
+            "pyproject.toml": PYPROJECT,
+            "src/mypkg/__init__.py": PKG,
+            "benchmarks/bench_work.py": SUITE,
+            ".gitignore": ".regress/\n",
+        },
+    )
+    return r
