@@ -117,6 +117,19 @@ class BenchmarkResult:
         """Per-execution times of every round together."""
         return tuple(t for s in self.samples for t in s.times)
 
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    @property
+    def quartiles(self) -> tuple[float, float, float]:
+        """25th, 50th and 75th percentile of `times` (one time: all three equal)."""
+        times = self.times
+        if len(times) < 2:
+            return (times[0],) * 3
+        q1, q2, q3 = statistics.quantiles(times, n=4, method="inclusive")
+        return q1, q2, q3
+
 
 @dataclass(frozen=True)
 class CommitInfo:

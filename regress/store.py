@@ -104,6 +104,11 @@ class Store:
         folder = self.root / machine / env
         return [self.load_file(folder / f"{sha}.pkl") for sha in self.shas(machine, env)]
 
+    def history(self, machine: str, env: str) -> list[CommitResult]:
+        """Every commit measured on machine/env, oldest first (the WORKTREE left out)."""
+        results = [r for r in self.load_all(machine, env) if r.commit.sha != WORKTREE]
+        return sorted(results, key=lambda r: (r.commit.committed_at, r.commit.authored_at))
+
     # -- writing ---------------------------------------------------------
 
     def save(self, result: CommitResult) -> Path:

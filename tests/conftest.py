@@ -13,6 +13,8 @@ import pytest
 
 # The checkout under test, whatever is installed: tests may run from a worktree.
 SRC_ROOT = Path(__file__).resolve().parents[1]
+if sys.path[0] != str(SRC_ROOT):
+    sys.path.insert(0, str(SRC_ROOT))
 
 
 def cli_env(extra: dict | None = None) -> dict:
