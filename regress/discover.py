@@ -24,8 +24,9 @@ from .model import BenchmarkId, Failure, TaskSpec
 class Entry:
     spec: TaskSpec
     origin: str
-    timer: Any  # torch.utils.benchmark.Timer
+    timer: Any  # torch.utils.benchmark.Timer, or None when skipped
     module: types.ModuleType
+    skip: str | None = None  # why it can't run on this machine
 
 
 def suite_files(folder: Path) -> list[Path]:
@@ -108,13 +109,27 @@ def _timers(obj: Any) -> Iterable[Any]:
         raise TypeError("returned None; a bench_ function must return a Timer or an iterable of Timers")
     out = list(made)
     for t in out:
-        if not isinstance(t, Timer):
+        if not isinstance(t, Timer) and not getattr(t, "__regress_skipped__", False):
             raise TypeError(f"yielded {type(t).__name__}; expected torch.utils.benchmark.Timer")
     return out
 
 
+def _needs_missing_cuda(exc: BaseException) -> bool:
+    """A plain bench_ function that touched CUDA on a machine without it."""
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            return False
+    except Exception:  # noqa: BLE001
+        return False
+    text = f"{type(exc).__name__} {exc}".lower()
+    return "cuda" in text or "nvidia driver" in text
+
+
 def _spec(timer: Any, default_label: str, env: str) -> TaskSpec:
-    ts = timer._task_spec  # torch's frozen TaskSpec, unchanged since 1.8
+    # torch's frozen TaskSpec (unchanged since 1.8), or regress's Skipped marker.
+    ts = timer if getattr(timer, "__regress_skipped__", False) else timer._task_spec
     return TaskSpec(
         stmt=ts.stmt,
         setup=ts.setup,
@@ -152,10 +167,17 @@ def discover(folder: Path, *, env: str, shown_root: Path | None = None) -> tuple
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 where = _where(exc, path, shown)
-                failures.append(Failure("suite", f"{name} {_describe(exc)}", where if ":" in where else origin))
+                if _needs_missing_cuda(exc):
+                    failures.append(Failure("skipped", f"{name} needs CUDA, which this machine lacks", origin))
+                else:
+                    failures.append(Failure("suite", f"{name} {_describe(exc)}", where if ":" in where else origin))
                 continue
             for timer in timers:
-                entries.append(Entry(_spec(timer, f"{prefix}.{name}", env), origin, timer, module))
+                spec = _spec(timer, f"{prefix}.{name}", env)
+                if getattr(timer, "__regress_skipped__", False):
+                    entries.append(Entry(spec, origin, None, module, skip=timer.reason))
+                else:
+                    entries.append(Entry(spec, origin, timer, module))
     return _drop_duplicates(entries, failures)
 
 
