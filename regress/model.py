@@ -81,6 +81,24 @@ class Sample:
 
 
 @dataclass(frozen=True)
+class InstructionCount:
+    """One callgrind run of a benchmark: instructions per call, one per repeat.
+
+    Kept apart from wall times, never averaged with them. The first repeat is
+    kept but not used: Python specialises its bytecode during it.
+    """
+
+    number: int
+    per_call: tuple[int, ...]
+    started_at: float = 0.0
+
+    @property
+    def value(self) -> int:
+        kept = self.per_call[1:] if len(self.per_call) > 1 else self.per_call
+        return int(statistics.median(kept))
+
+
+@dataclass(frozen=True)
 class Failure:
     """Why a benchmark or a whole commit has no (or incomplete) samples.
 
@@ -103,6 +121,7 @@ class BenchmarkResult:
     origin: str
     samples: tuple[Sample, ...] = ()
     failure: Failure | None = None
+    counts: tuple[InstructionCount, ...] = ()
 
     @property
     def id(self) -> BenchmarkId:
@@ -110,7 +129,18 @@ class BenchmarkResult:
 
     @property
     def ok(self) -> bool:
+        """Has wall-time samples and its latest attempt did not fail."""
         return self.failure is None and bool(self.samples)
+
+    @property
+    def counted(self) -> bool:
+        """Has instruction counts and its latest attempt did not fail."""
+        return self.failure is None and bool(self.counts)
+
+    @property
+    def instructions(self) -> int:
+        """Instructions per call: median over every stored callgrind run."""
+        return int(statistics.median(c.value for c in self.counts))
 
     @property
     def times(self) -> tuple[float, ...]:
@@ -207,25 +237,27 @@ def merge_results(
 ) -> CommitResult:
     """Add a new run of a commit to what is already stored for it.
 
-    A benchmark measured again with the same spec gains the new rounds; one
-    whose spec changed, or that failed before, is replaced; benchmarks not
-    measured this time are kept. Nothing measured is dropped unless
-    `replace_all` (the WORKTREE, which is re-measured from scratch).
+    Nothing measured is dropped: a benchmark measured again with the same spec
+    keeps its old rounds and instruction counts and gains the new ones; its
+    failure state is the latest attempt's (a skip changes nothing). Only a
+    changed spec (a different benchmark under the same identity) replaces it.
+    Benchmarks not measured this time are kept. `replace_all` is for the
+    WORKTREE, which is re-measured from scratch.
     """
     if replace_all:
         return new
     merged = old.by_id()
     for res in new.results:
         prev = merged.get(res.id)
-        if (
-            prev is not None
-            and prev.ok
-            and res.ok
-            and prev.spec == res.spec
-        ):
-            res = replace(res, samples=prev.samples + res.samples)
-        elif prev is not None and prev.ok and not res.ok and res.failure and res.failure.kind == "skipped":
-            res = prev
+        if prev is not None and prev.spec == res.spec:
+            skipped = res.failure is not None and res.failure.kind == "skipped"
+            res = replace(
+                res,
+                origin=res.origin,
+                samples=prev.samples + res.samples,
+                counts=prev.counts + res.counts,
+                failure=prev.failure if skipped else res.failure,
+            )
         merged[res.id] = res
     return replace(
         new,

@@ -7,6 +7,8 @@ only builds the record classes of `regress.model` and plain containers.
 
 Format versions (bump FORMAT_VERSION and add a line for every change):
   1  first format: {"format": "regress-results", "version": 1, "result": CommitResult}
+  2  BenchmarkResult.counts (InstructionCount records) added; version 1 files
+     read as having no counts
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from .errors import RegressError
 from .model import WORKTREE, CommitResult, merge_results
 
 FORMAT = "regress-results"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
 _MODEL_CLASSES = frozenset(
     {
@@ -36,6 +39,7 @@ _MODEL_CLASSES = frozenset(
         "Sample",
         "Failure",
         "BenchmarkResult",
+        "InstructionCount",
         "CommitInfo",
         "Fingerprint",
         "Settings",
@@ -170,7 +174,7 @@ def decode(data: bytes, where: str) -> CommitResult:
             f"{where} was written by a newer regress (format {version}, this one reads {FORMAT_VERSION}); "
             "upgrade regress (pip install -U regress)"
         )
-    if version < FORMAT_VERSION:  # pragma: no cover - no older format exists yet
+    if version not in READABLE_VERSIONS:
         raise RegressError(
             f"{where} uses result format {version}, which this regress no longer reads; measure that commit again"
         )

@@ -134,3 +134,42 @@ def test_failure_and_quartiles():
     assert q1 < q2 < q3 and abs(q2 - 3e-4) < 1e-12
     failed = result(samples=(), failure=Failure("error", "boom")).results[0]
     assert not failed.ok
+
+
+def test_a_failed_rerun_keeps_what_was_measured(tmp_path):
+    store = Store(tmp_path)
+    store.save(result(samples=((1.0e-3,),)))
+    store.save(result(samples=(), failure=Failure("crash", "worker killed by SIGSEGV")))
+    (r,) = store.load("box", "default", "a" * 40).results
+    assert not r.ok and r.failure.kind == "crash"
+    assert [s.raw_times for s in r.samples] == [(1.0e-3,)]
+    store.save(result(samples=((2.0e-3,),)))
+    (r,) = store.load("box", "default", "a" * 40).results
+    assert r.ok and len(r.samples) == 2
+
+
+def test_instruction_counts_live_beside_times(tmp_path):
+    from dataclasses import replace
+
+    from regress.model import InstructionCount
+
+    store = Store(tmp_path)
+    store.save(result(samples=((1.0e-3,),)))
+    counted = result(samples=())
+    bench = replace(counted.results[0], counts=(InstructionCount(20, (1010, 1000, 1002, 1001), 1.0),))
+    store.save(replace(counted, results=(bench,)))
+    (r,) = store.load("box", "default", "a" * 40).results
+    assert r.ok and r.counted
+    assert r.instructions == 1001  # first repeat dropped, median of the rest
+    assert r.times == (1.0e-4,)
+
+
+def test_format_1_files_still_load():
+    r = result()
+    old_bench = r.results[0]
+    state = dict(old_bench.__dict__)
+    del state["counts"]  # what a format-1 writer pickled
+    object.__setattr__(old_bench, "__dict__", state)
+    data = pickle.dumps({"format": "regress-results", "version": 1, "result": r})
+    loaded = decode(data, "old.pkl")
+    assert loaded.results[0].counts == () and loaded.results[0].ok
