@@ -40,3 +40,20 @@ def compare_table(result: CommitResult, *, color: bool) -> str:
     if color:
         table.colorize(rowwise=True)
     return str(table).rstrip()
+
+
+def instruction_table(result: CommitResult) -> str:
+    """Instruction counts per call, grouped by label like Compare (never mixed with times)."""
+    rows = [r for r in result.results if r.counted]
+    if not rows:
+        return ""
+    out = []
+    for label in dict.fromkeys(r.id.label for r in rows):
+        group = [r for r in rows if r.id.label == label]
+        names = [f"{r.id.sub_label}" + (f" / {r.id.description}" if r.id.description else "") for r in group]
+        width = max(len(n) for n in names)
+        out.append(f"[{label}] instructions per call (callgrind)")
+        for name, r in zip(names, group):
+            out.append(f"  {name:<{width}}  {r.instructions:>14,}")
+        out.append("")
+    return "\n".join(out).rstrip()
