@@ -6,6 +6,7 @@ Real git repositories, the real CLI in a subprocess, real torch timing.
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 
 import git
@@ -123,10 +124,10 @@ def test_range_runs_oldest_first_against_each_commits_code_leaving_the_checkout_
 
 
 def repo_pyproject(**extra) -> str:
-    lines = [f"{k} = {v!r}" if isinstance(v, str) else f"{k} = {v}" for k, v in extra.items()]
+    lines = [f"{k} = {json.dumps(v)}" for k, v in extra.items()]  # JSON strings and numbers are TOML too
     return "\n".join(
-        ['[project]', 'name = "mypkg"', 'version = "0"', "", "[tool.regress]", "min_run_time = 0.01", 'machine = "testbox"', *lines, ""]
-    ).replace("'", '"')
+        ["[project]", 'name = "mypkg"', 'version = "0"', "", "[tool.regress]", "min_run_time = 0.01", 'machine = "testbox"', *lines, ""]
+    )
 
 
 def test_worktree_pseudo_commit_and_benchmarks_from(repo):
