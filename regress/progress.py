@@ -77,7 +77,8 @@ class ConsoleProgress:
         title = f"commit {k}/{n} {info.short} {info.subject[:50]}"
         if self._bar:
             self._bar.update(self._commits, total=n, completed=k - 1, description=title)
-            self._bar.update(self._benches, total=None, completed=0, description="  importing the suites")
+            self._bar.remove_task(self._benches)  # a fresh row: this commit's suite size is not known yet
+            self._benches = self._bar.add_task("  importing the suites", total=None, eta=False)
         else:
             left = self.left()
             tail = f" ({format_seconds(left)} left)" if left is not None else ""

@@ -3,6 +3,9 @@
 The parent never imports torch: each commit costs one worker start. A worker
 that dies (segfault, abort) or hangs (per-benchmark timeout) is recorded
 against the benchmark it was running and a fresh worker takes the rest.
+Interrupted (Ctrl-C, SIGTERM) or killed, a range keeps every finished commit
+on disk whole; a commit cut short is kept marked incomplete, and
+`--skip-existing` later measures only what it lacks.
 """
 
 from __future__ import annotations
@@ -467,7 +470,7 @@ class _Saver:
     saved: set = field(default_factory=set)
     last: float = field(default_factory=time.monotonic)
 
-    def _unsaved(self, got: _Collector) -> list[BenchmarkResult]:
+    def unsaved(self, got: _Collector) -> list[BenchmarkResult]:
         if self.base.commit.sha == WORKTREE:
             return list(got.results.values())
         return [r for key, r in got.results.items() if key not in self.saved]
@@ -477,7 +480,7 @@ class _Saver:
             replace(
                 self.base,
                 fingerprint=got.fingerprint or self.base.fingerprint,
-                results=tuple(self._unsaved(got)),
+                results=tuple(self.unsaved(got)),
                 failures=tuple(got.failures),
                 complete=complete,
                 finished_at=time.time(),
@@ -487,7 +490,7 @@ class _Saver:
         self.last = time.monotonic()
 
     def checkpoint(self, got: _Collector, every: float = CHECKPOINT_S) -> None:
-        if time.monotonic() - self.last >= every and self._unsaved(got):
+        if time.monotonic() - self.last >= every and self.unsaved(got):
             self.save(got, complete=False)
 
 
@@ -533,7 +536,7 @@ def _measure_and_save(cfg, store: Store, code_dir: Path, info: CommitInfo, setti
     finally:
         # Also on Ctrl-C: whatever finished is kept, marked incomplete so a
         # rerun with --skip-existing measures the rest.
-        if complete or saver._unsaved(got):
+        if complete or saver.unsaved(got):
             saver.save(got, complete=complete)
             _trace("saved", sha=info.sha)
     return replace(

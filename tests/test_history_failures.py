@@ -249,6 +249,20 @@ def test_ctrl_c_mid_commit_saves_what_finished_and_skip_existing_measures_only_t
     assert [r.id.label for r in partial.results] == ["work"] and partial.results[0].ok
     assert "incomplete" in repo.regress("show", c2, check=True).stdout
 
+    # A cancelled CI job (SIGTERM) is handled the same way; the partial commit keeps what it had.
+    (gate / "waiting").unlink()
+    proc = subprocess.Popen(regress_cmd("run", "HEAD~3..HEAD", "--bench", "n=100 |gate", "--skip-existing"),
+                            cwd=repo.path, env=cli_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (gate / "waiting").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
+    assert len(worktrees(repo)) == 1 and list(scratch.iterdir()) == []
+    assert load(repo, c2) == partial
+
     (gate / "open").write_text("")
     rerun = repo.regress("run", "HEAD~3..HEAD", "--bench", "n=100 |gate", "--skip-existing", env=env, check=True)
     assert "1 commit already measured" in rerun.stdout
