@@ -112,8 +112,10 @@ def cmd_run(args) -> int:
         summary = runner.run(cfg, options, progress)
     finally:
         progress.close()
-    for sha in summary.skipped:
-        print(f"{sha[:10]} already measured, skipped")
+    if summary.skipped:
+        n = len(summary.skipped)
+        print(f"{n} commit{'s' if n != 1 else ''} already measured, skipped (--skip-existing): "
+              + " ".join(sha[:10] for sha in summary.skipped[:5]) + (" ..." if n > 5 else ""))
     for result in summary.measured:
         _print_commit_summary(result)
     if not summary.measured:

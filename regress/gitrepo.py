@@ -76,9 +76,30 @@ def resolve(repo: git.Repo, revs: list[str]) -> list[str]:
         if not rev or rev.startswith("-"):
             raise RegressError(f"'{rev}' is not a revision; give a commit, branch, tag or range")
         shas.extend(_rev_list(repo, rev) if _RANGE.search(rev) else [_rev_parse(repo, rev)])
-    unique = list(dict.fromkeys(shas))
-    dates = {sha: repo.commit(sha).committed_date for sha in unique}
-    return sorted(unique, key=lambda sha: dates[sha])  # stable: ties keep git's order
+    return _oldest_first(repo, list(dict.fromkeys(shas)))
+
+
+def _oldest_first(repo: git.Repo, shas: list[str]) -> list[str]:
+    """Parents before children, whatever the dates say.
+
+    Commit dates are no order: a rebase stamps a whole branch with one second,
+    and clocks skew. git's topological order over the span the commits share
+    (from their common ancestor on) is.
+    """
+    if len(shas) < 2:
+        return shas
+    try:
+        bases = repo.git.merge_base("--octopus", *shas).split()
+    except git.GitCommandError:  # unrelated histories: walk all of them
+        bases = []
+    stops = [f"^{p.hexsha}" for b in bases for p in repo.commit(b).parents]
+    with tempfile.TemporaryFile() as revs:  # thousands of shas: stdin, not argv
+        revs.write("\n".join(shas + stops).encode() + b"\n")
+        revs.seek(0)
+        out = repo.git.rev_list("--topo-order", "--reverse", "--stdin", istream=revs)
+    wanted = set(shas)
+    order = [sha for sha in out.split() if sha in wanted]
+    return order + [sha for sha in shas if sha not in set(order)]
 
 
 def commit_info(repo: git.Repo, sha: str) -> CommitInfo:

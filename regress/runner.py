@@ -3,6 +3,9 @@
 The parent never imports torch: each commit costs one worker start. A worker
 that dies (segfault, abort) or hangs (per-benchmark timeout) is recorded
 against the benchmark it was running and a fresh worker takes the rest.
+Interrupted (Ctrl-C, SIGTERM) or killed, a range keeps every finished commit
+on disk whole; a commit cut short is kept marked incomplete, and
+`--skip-existing` later measures only what it lacks.
 """
 
 from __future__ import annotations
@@ -10,15 +13,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import selectors
-import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterator, Protocol
+from typing import IO, Callable, Iterator, Protocol
 
 from . import __version__, gitrepo, protocol
 from .config import Config
@@ -36,6 +40,23 @@ from .model import (
 from .store import Store
 
 WORKER = Path(__file__).with_name("worker.py")
+
+# Starting a worker (interpreter, `import torch`, the suites) is not a
+# benchmark: it gets at least this long, however short --timeout is.
+DISCOVERY_TIMEOUT_FLOOR = 600.0
+# A build_command compiles; a per-benchmark timeout is no limit for it.
+BUILD_TIMEOUT_FLOOR = 3600.0
+# Finished benchmarks of a long commit are written at least this often, so a
+# SIGKILL loses at most this much measuring.
+CHECKPOINT_S = 30.0
+
+
+def _trace(event: str, **fields) -> None:
+    """Timestamps for scripts/overhead.py, written only when REGRESS_TRACE names a file."""
+    path = os.environ.get("REGRESS_TRACE")
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"t": time.time(), "event": event, **fields}) + "\n")
 
 
 class Progress(Protocol):
@@ -84,11 +105,12 @@ class WorkerHung(Exception):
 class _Worker:
     proc: subprocess.Popen
     fd: int
-    log: Path
+    log: IO[bytes]  # the worker's stdout/stderr; unlinked, so a SIGKILL leaves nothing behind
+    timeout: float
     buffer: bytes = b""
 
-    def messages(self, timeout: float) -> Iterator[dict]:
-        """Messages as they come; WorkerHung if none arrives within `timeout`."""
+    def messages(self) -> Iterator[dict]:
+        """Messages as they come; WorkerHung if none arrives within `self.timeout` (read anew each time)."""
         sel = selectors.DefaultSelector()
         sel.register(self.fd, selectors.EVENT_READ)
         try:
@@ -96,7 +118,7 @@ class _Worker:
                 while b"\n" in self.buffer:
                     line, self.buffer = self.buffer.split(b"\n", 1)
                     yield protocol.decode(line)
-                if not sel.select(timeout):
+                if not sel.select(self.timeout):
                     raise WorkerHung()
                 chunk = os.read(self.fd, 1 << 16)
                 if not chunk:
@@ -112,6 +134,15 @@ class _Worker:
         self.proc.wait()
         with contextlib.suppress(OSError):
             os.close(self.fd)
+        self.log.close()
+
+    def tail(self, lines: int = 3) -> str:
+        """The last lines it printed; only once it is dead (the file offset is shared)."""
+        with contextlib.suppress(OSError, ValueError):
+            self.log.seek(max(0, self.log.seek(0, os.SEEK_END) - 4096))
+            text = self.log.read().decode("utf-8", errors="replace").strip().splitlines()
+            return " | ".join(line.strip() for line in text[-lines:])
+        return ""
 
     def death(self) -> str:
         """Why it died, with the tail of what it printed."""
@@ -123,34 +154,27 @@ class _Worker:
                 why = f"killed by signal {-code}"
         else:
             why = f"exited with status {code}"
-        tail = _tail(self.log)
+        tail = self.tail()
         return f"worker {why}" + (f"; last output: {tail}" if tail else "")
 
 
-def _tail(path: Path, lines: int = 3) -> str:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
-    except OSError:
-        return ""
-    return " | ".join(line.strip() for line in text[-lines:])
-
-
-def _start_worker(cfg: Config, job: dict, log: Path) -> _Worker:
+def _start_worker(cfg: Config, job: dict, timeout: float) -> _Worker:
     read_fd, write_fd = os.pipe()
+    log = tempfile.TemporaryFile(prefix="regress-worker-")
     try:
-        with open(log, "ab") as out:
-            proc = subprocess.Popen(
-                [cfg.python_exe, str(WORKER), str(write_fd)],
-                stdin=subprocess.PIPE,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                cwd=job["cwd"],
-                pass_fds=(write_fd,),
-                start_new_session=True,  # Ctrl-C is the parent's to handle; kill takes the whole group
-                env={**os.environ, "PYTHONUNBUFFERED": "1", "REGRESS_PARENT_PID": str(os.getpid())},
-            )
+        proc = subprocess.Popen(
+            [cfg.python_exe, str(WORKER), str(write_fd)],
+            stdin=subprocess.PIPE,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=job["cwd"],
+            pass_fds=(write_fd,),
+            start_new_session=True,  # Ctrl-C is the parent's to handle; kill takes the whole group
+            env={**os.environ, "PYTHONUNBUFFERED": "1", "REGRESS_PARENT_PID": str(os.getpid())},
+        )
     except OSError as exc:
         os.close(read_fd)
+        log.close()
         raise RegressError(f"cannot start the worker interpreter {cfg.python_exe}: {exc.strerror}; check --python") from None
     finally:
         os.close(write_fd)
@@ -160,7 +184,7 @@ def _start_worker(cfg: Config, job: dict, log: Path) -> _Worker:
         proc.stdin.close()
     except BrokenPipeError:
         pass
-    return _Worker(proc, read_fd, log)
+    return _Worker(proc, read_fd, log, timeout)
 
 
 # -- one commit ---------------------------------------------------------
@@ -200,50 +224,50 @@ def measure_commit(
     skip: set[tuple] = frozenset(),  # type: ignore[assignment]
     mode: str = "measure",
     collector: _Collector | None = None,
+    on_result: Callable[[], None] | None = None,
 ) -> _Collector:
     """Run the suite against `code_dir` in as many workers as it takes."""
     got = collector if collector is not None else _Collector()
-    log_dir = Path(tempfile.mkdtemp(prefix="regress-log-"))
-    log = log_dir / "worker.log"
-    try:
-        restarts = 0
-        while True:
-            job = {
-                "cwd": str(code_dir),
-                "import_path": str(_import_path(cfg, code_dir)),
-                "benchmarks_dir": str(suite_dir),
-                "shown_root": str(shown_root),
-                "machine": cfg.machine_name,
-                "env": cfg.env,
-                "min_run_time": settings.min_run_time,
-                "warmup": settings.warmup,
-                "bench_filter": settings.bench_filter,
-                "skip": [list(k) for k in set(skip) | set(got.results)],
-                "mode": mode,
-            }
-            if _drive(cfg, job, log, got, progress, settings, first=restarts == 0):
-                return got
-            restarts += 1
-            if restarts > (got.total or 0) + 2:  # every benchmark had its chance
-                got.failures.append(Failure("crash", f"gave up after {restarts} worker restarts"))
-                return got
-    finally:
-        shutil.rmtree(log_dir, ignore_errors=True)
+    restarts = 0
+    while True:
+        job = {
+            "cwd": str(code_dir),
+            "import_path": str(_import_path(cfg, code_dir)),
+            "benchmarks_dir": str(suite_dir),
+            "shown_root": str(shown_root),
+            "machine": cfg.machine_name,
+            "env": cfg.env,
+            "min_run_time": settings.min_run_time,
+            "warmup": settings.warmup,
+            "bench_filter": settings.bench_filter,
+            "skip": [list(k) for k in set(skip) | set(got.results)],
+            "mode": mode,
+        }
+        if _drive(cfg, job, got, progress, settings, first=restarts == 0, on_result=on_result):
+            return got
+        restarts += 1
+        if restarts > (got.total or 0) + 2:  # every benchmark had its chance
+            got.failures.append(Failure("crash", f"gave up after {restarts} worker restarts"))
+            return got
 
 
-def _drive(cfg, job, log, got: _Collector, progress: Progress, settings: Settings, *, first: bool) -> bool:
+def _drive(cfg, job, got: _Collector, progress: Progress, settings: Settings, *, first: bool, on_result=None) -> bool:
     """One worker's life. True when the suite is done, False to start another."""
-    worker = _start_worker(cfg, job, log)
+    _trace("worker_start", sha_dir=job["cwd"])
+    worker = _start_worker(cfg, job, max(settings.timeout, DISCOVERY_TIMEOUT_FLOOR))
     todo: list[tuple[TaskSpec, str]] = []
     current: int | None = None
     discovered = False
     try:
-        for msg in worker.messages(settings.timeout):
+        for msg in worker.messages():
             kind = msg["type"]
             if kind == "hello":
+                _trace("hello")
                 got.fingerprint = protocol.fingerprint(msg["fingerprint"])
             elif kind == "discovered":
+                _trace("discovered", count=len(msg["benchmarks"]))
                 discovered = True
+                worker.timeout = settings.timeout  # from here on, the per-benchmark limit
                 todo = [(protocol.spec(b["spec"]), b["origin"]) for b in msg["benchmarks"]]
                 got.listed = todo
                 if first:
@@ -251,9 +275,11 @@ def _drive(cfg, job, log, got: _Collector, progress: Progress, settings: Setting
                     got.total = len(todo)
                     progress.benchmarks_found(len(todo))
             elif kind == "start":
+                _trace("bench_start", index=msg["index"])
                 current = msg["index"]
                 progress.benchmark_started(str(todo[current][0].id))
             elif kind in ("result", "failed"):
+                _trace("bench_end", index=msg["index"])
                 spec, origin = todo[msg["index"]]
                 if kind == "result":
                     res = BenchmarkResult(spec, origin, (protocol.sample(msg["sample"]),))
@@ -262,13 +288,15 @@ def _drive(cfg, job, log, got: _Collector, progress: Progress, settings: Setting
                 got.results[_key(spec)] = res
                 current = None
                 progress.benchmark_finished()
+                if on_result is not None:
+                    on_result()
             elif kind == "done":
                 return True
     except WorkerHung:
         worker.kill()
         if current is None:
             phase = "importing the suites" if not discovered else "between benchmarks"
-            got.failures.append(Failure("timeout", f"worker silent for {settings.timeout:g}s while {phase}; {_tail(worker.log) or 'no output'}"))
+            got.failures.append(Failure("timeout", f"worker silent for {worker.timeout:g}s while {phase}; {worker.tail() or 'no output'}"))
             return True
         spec, origin = todo[current]
         got.results[_key(spec)] = BenchmarkResult(
@@ -297,21 +325,30 @@ def _drive(cfg, job, log, got: _Collector, progress: Progress, settings: Setting
 def _build(cfg: Config, code_dir: Path) -> Failure | None:
     if not cfg.build_command:
         return None
-    try:
-        proc = subprocess.run(
+    limit = max(cfg.timeout, BUILD_TIMEOUT_FLOOR)
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(
             cfg.build_command,
             shell=True,
             cwd=code_dir,
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
+            stdout=out,
             stderr=subprocess.STDOUT,
-            timeout=cfg.timeout,
+            start_new_session=True,  # a timeout or Ctrl-C stops the compiler too, not just the shell
         )
-    except subprocess.TimeoutExpired:
-        return Failure("build", f"build_command still running after {cfg.timeout:g}s", cfg.build_command)
-    if proc.returncode != 0:
-        tail = " | ".join(proc.stdout.decode(errors="replace").strip().splitlines()[-3:])
-        return Failure("build", f"exited with status {proc.returncode}: {tail}", cfg.build_command)
+        try:
+            code = proc.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            return Failure("build", f"build_command still running after {limit:g}s", cfg.build_command)
+        finally:
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        if code != 0:
+            out.seek(0)
+            tail = " | ".join(out.read().decode(errors="replace").strip().splitlines()[-3:])
+            return Failure("build", f"exited with status {code}: {tail}", cfg.build_command)
     return None
 
 
@@ -353,10 +390,37 @@ def _require_suites(cfg: Config) -> None:
         )
 
 
-def run(cfg: Config, options: Options, progress: Progress | None = None) -> RunSummary:
-    progress = progress or NoProgress()
+def _check(options: Options) -> None:
     if options.benchmarks_from not in ("worktree", "commit"):
         raise RegressError(f"--benchmarks-from must be 'worktree' or 'commit', not {options.benchmarks_from!r}")
+    try:
+        re.compile(options.bench)
+    except re.error as exc:
+        raise RegressError(f"--bench {options.bench!r} is not a regular expression ({exc}); quote it, or escape the special characters") from None
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """A cancelled CI job (SIGTERM) cleans up and keeps finished work, like Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def run(cfg: Config, options: Options, progress: Progress | None = None) -> RunSummary:
+    """Measure the commits `options` names, oldest first; each saved as soon as it is done."""
+    progress = progress or NoProgress()
+    _check(options)
+    _trace("run_start")
     repo = gitrepo.open_repo(cfg.root)
     if options.benchmarks_from == "worktree":
         _require_suites(cfg)
@@ -366,31 +430,68 @@ def run(cfg: Config, options: Options, progress: Progress | None = None) -> RunS
     store = Store(cfg.results_dir)
     settings = settings_for(cfg, options)
     summary = RunSummary()
-    with store.lock():
+    with _sigterm_as_interrupt(), store.lock():
         gitrepo.prune_stale_worktrees(repo)
-        plan: list[str] = []
+        plan: list[tuple[str, set[tuple]]] = []  # (sha, benchmarks already measured)
         for sha in shas:
-            existing = store.load(cfg.machine_name, cfg.env, sha)
-            if options.skip_existing and existing is not None and existing.complete:
+            existing = store.load(cfg.machine_name, cfg.env, sha) if options.skip_existing else None
+            if existing is None:
+                plan.append((sha, set()))
+            elif existing.complete:
                 summary.skipped.append(sha)
-            else:
-                plan.append(sha)
+            else:  # interrupted earlier: measure only what it lacks
+                plan.append((sha, {_key(r.spec) for r in existing.results if r.ok}))
         if wants_worktree:
-            plan.append(WORKTREE)
-        for k, sha in enumerate(plan, 1):
+            plan.append((WORKTREE, set()))
+        for k, (sha, done) in enumerate(plan, 1):
             info = gitrepo.worktree_info(repo) if sha == WORKTREE else gitrepo.commit_info(repo, sha)
             progress.commit_started(k, len(plan), info)
-            existing = None if sha == WORKTREE else store.load(cfg.machine_name, cfg.env, sha)
-            done = {_key(r.spec) for r in existing.results if r.ok} if existing and not existing.complete else set()
-            if sha == WORKTREE:
-                ctx = contextlib.nullcontext(cfg.root)
-            else:
-                ctx = gitrepo.worktree(repo, sha)
+            _trace("commit_start", sha=sha)
+            ctx = contextlib.nullcontext(cfg.root) if sha == WORKTREE else gitrepo.worktree(repo, sha)
             with ctx as code_dir:
                 result = _measure_and_save(cfg, store, code_dir, info, settings, options, progress, done)
+            _trace("commit_end", sha=sha)
             summary.measured.append(result)
             progress.commit_finished(result)
+    _trace("run_end")
     return summary
+
+
+@dataclass
+class _Saver:
+    """Writes one commit's results to the store: at checkpoints while it runs, and at the end.
+
+    Each write carries only results not yet written (the store merges them
+    into the file), except for the WORKTREE, whose file every write replaces.
+    """
+
+    store: Store
+    base: CommitResult
+    saved: set = field(default_factory=set)
+    last: float = field(default_factory=time.monotonic)
+
+    def unsaved(self, got: _Collector) -> list[BenchmarkResult]:
+        if self.base.commit.sha == WORKTREE:
+            return list(got.results.values())
+        return [r for key, r in got.results.items() if key not in self.saved]
+
+    def save(self, got: _Collector, *, complete: bool) -> None:
+        self.store.save(
+            replace(
+                self.base,
+                fingerprint=got.fingerprint or self.base.fingerprint,
+                results=tuple(self.unsaved(got)),
+                failures=tuple(got.failures),
+                complete=complete,
+                finished_at=time.time(),
+            )
+        )
+        self.saved.update(got.results)
+        self.last = time.monotonic()
+
+    def checkpoint(self, got: _Collector, every: float = CHECKPOINT_S) -> None:
+        if time.monotonic() - self.last >= every and self.unsaved(got):
+            self.save(got, complete=False)
 
 
 def _measure_and_save(cfg, store: Store, code_dir: Path, info: CommitInfo, settings: Settings, options: Options, progress, done) -> CommitResult:
@@ -400,6 +501,17 @@ def _measure_and_save(cfg, store: Store, code_dir: Path, info: CommitInfo, setti
     else:
         suite_dir, shown_root = cfg.benchmarks_dir, cfg.root
     got = _Collector()
+    saver = _Saver(
+        store,
+        CommitResult(
+            commit=info,
+            machine=cfg.machine_name,
+            env=cfg.env,
+            fingerprint=Fingerprint(machine=cfg.machine_name),
+            settings=settings,
+            started_at=started,
+        ),
+    )
     complete = False
     try:
         build_failure = _build(cfg, code_dir)
@@ -418,23 +530,19 @@ def _measure_and_save(cfg, store: Store, code_dir: Path, info: CommitInfo, setti
                 progress=progress,
                 skip=done,
                 collector=got,
+                on_result=lambda: saver.checkpoint(got),
             )
         complete = True
     finally:
         # Also on Ctrl-C: whatever finished is kept, marked incomplete so a
         # rerun with --skip-existing measures the rest.
-        if complete or got.results:
-            result = CommitResult(
-                commit=info,
-                machine=cfg.machine_name,
-                env=cfg.env,
-                fingerprint=got.fingerprint or Fingerprint(machine=cfg.machine_name),
-                settings=settings,
-                results=tuple(got.results.values()),
-                failures=tuple(got.failures),
-                complete=complete,
-                started_at=started,
-                finished_at=time.time(),
-            )
-            store.save(result)
-    return result
+        if complete or saver.unsaved(got):
+            saver.save(got, complete=complete)
+            _trace("saved", sha=info.sha)
+    return replace(
+        saver.base,
+        fingerprint=got.fingerprint or saver.base.fingerprint,
+        results=tuple(got.results.values()),
+        failures=tuple(got.failures),
+        finished_at=time.time(),
+    )

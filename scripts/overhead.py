@@ -1,0 +1,173 @@
+"""How much of `regress run` over a range is not measuring, per commit, against one `import torch`.
+
+    python scripts/overhead.py [--commits 8] [--repeats 3]
+
+Builds a throwaway git repository with a tiny package, a tiny suite and N
+commits, runs the real CLI (`python -m regress run HEAD~N..HEAD`) with
+REGRESS_TRACE set, and splits its wall time into measuring (from each
+benchmark's start message to its result, as the parent saw them) and
+everything else: the CLI's start, worktrees, worker starts (interpreter,
+`import torch`, the suites), storing. Overhead per commit is that remainder
+over N; the target is at most 1.5 times a bare `python -c 'import torch'`.
+Medians over the repeats, since a shared machine is noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+TARGET = 1.5
+
+PACKAGE = """
+import torch
+
+def scale(x, k):
+    return x * k  # commit {i}
+"""
+
+SUITE = """
+import torch
+import torch.utils.benchmark as benchmark
+from tinypkg import scale
+
+
+def bench_scale():
+    x = torch.ones(256)
+    for k in (2, 3):
+        yield benchmark.Timer(stmt="scale(x, k)", globals={"scale": scale, "x": x, "k": k},
+                              label="scale", sub_label=f"k={k}")
+"""
+
+PYPROJECT = """
+[project]
+name = "tinypkg"
+version = "0"
+
+[tool.regress]
+min_run_time = 0.05
+machine = "overhead"
+"""
+
+
+def _env(**extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REGRESS_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(CHECKOUT), env.get("PYTHONPATH", "")]))
+    for key in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
+        env.setdefault(key, "overhead")
+    for key in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"):
+        env.setdefault(key, "overhead@example.com")
+    env.update(extra)
+    return env
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, env=_env(), check=True, capture_output=True)
+
+
+def make_repo(root: Path, commits: int) -> None:
+    root.mkdir(parents=True)
+    _git(root, "init", "-q", "-b", "main")
+    (root / "pyproject.toml").write_text(PYPROJECT.lstrip())
+    (root / ".gitignore").write_text(".regress/\n")
+    (root / "benchmarks").mkdir()
+    (root / "benchmarks" / "bench_scale.py").write_text(SUITE.lstrip())
+    (root / "src" / "tinypkg").mkdir(parents=True)
+    for i in range(commits + 1):  # one more, so HEAD~N..HEAD has N
+        (root / "src" / "tinypkg" / "__init__.py").write_text(textwrap.dedent(PACKAGE.format(i=i)).lstrip())
+        _git(root, "add", "-A")
+        _git(root, "commit", "-q", "-m", f"commit {i}")
+
+
+def time_import_torch() -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import torch"], check=True, env=_env())
+    return time.perf_counter() - started
+
+
+def one_run(root: Path, commits: int, trace: Path) -> dict:
+    shutil.rmtree(root / ".regress", ignore_errors=True)
+    trace.unlink(missing_ok=True)
+    started = time.time()
+    proc = subprocess.run(
+        [sys.executable, "-m", "regress", "run", f"HEAD~{commits}..HEAD"],
+        cwd=root,
+        env=_env(REGRESS_TRACE=str(trace)),
+        capture_output=True,
+        text=True,
+    )
+    ended = time.time()
+    if proc.returncode != 0:
+        sys.exit(f"regress run failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    return split(events, started, ended, commits)
+
+
+def split(events: list[dict], started: float, ended: float, commits: int) -> dict:
+    """Wall time cut into phases, from the parent's trace."""
+    t = lambda name: [e["t"] for e in events if e["event"] == name]  # noqa: E731
+    starts, ends = t("bench_start"), t("bench_end")
+    assert len(starts) == len(ends) and len(t("commit_start")) == commits, "unexpected trace"
+    measuring = sum(b - a for a, b in zip(starts, ends))
+    phases = {"measuring": measuring, "wall": ended - started}
+    phases["cli start (python, imports, resolve, lock)"] = t("commit_start")[0] - started
+    phases["worktree add"] = sum(w - c for c, w in zip(t("commit_start"), _first_after(t("worker_start"), t("commit_start"))))
+    phases["worker start to hello (python, import torch)"] = sum(h - w for w, h in zip(t("worker_start"), t("hello")))
+    phases["hello to discovered (suite imports)"] = sum(d - h for h, d in zip(t("hello"), t("discovered")))
+    phases["storing"] = sum(s - e for e, s in zip(_last_before(ends, t("saved")), t("saved")))
+    phases["worktree remove"] = sum(c - s for s, c in zip(t("saved"), t("commit_end")))
+    phases["cli end (summary, exit)"] = ended - t("run_end")[0]
+    phases["overhead"] = phases["wall"] - measuring
+    return phases
+
+
+def _first_after(times: list[float], marks: list[float]) -> list[float]:
+    return [min(x for x in times if x >= m) for m in marks]
+
+
+def _last_before(times: list[float], marks: list[float]) -> list[float]:
+    return [max(x for x in times if x <= m) for m in marks]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--commits", type=int, default=8)
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="regress-overhead-") as tmp:
+        root = Path(tmp) / "tinyproject"
+        make_repo(root, args.commits)
+        imports, runs = [], []
+        for _ in range(args.repeats):  # interleaved, so both see the same machine
+            imports.append(time_import_torch())
+            runs.append(one_run(root, args.commits, Path(tmp) / "trace.jsonl"))
+            imports.append(time_import_torch())
+    torch_import = statistics.median(imports)
+    med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    n = args.commits
+    per_commit = med["overhead"] / n
+    print(f"python -c 'import torch': {torch_import:.3f}s (median of {len(imports)})")
+    print(f"regress run HEAD~{n}..HEAD: wall {med['wall']:.2f}s, measuring {med['measuring']:.2f}s, "
+          f"overhead {med['overhead']:.2f}s (medians of {args.repeats})")
+    print("where the overhead goes, per commit:")
+    for k, v in med.items():
+        if k not in ("wall", "measuring", "overhead"):
+            print(f"  {k:48s} {v / n:6.3f}s")
+    ratio = per_commit / torch_import
+    verdict = "within" if ratio <= TARGET else "OVER"
+    print(f"overhead per commit: {per_commit:.3f}s = {ratio:.2f}x one `import torch` ({verdict} the {TARGET}x target)")
+    sys.exit(0 if ratio <= TARGET else 1)
+
+
+if __name__ == "__main__":
+    main()
