@@ -57,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bench", metavar="REGEX", default="", help="only benchmarks whose identity matches")
     p.add_argument("--benchmarks-from", choices=("worktree", "commit"), default="worktree", help="suite definitions from the working tree (default) or each commit")
     p.add_argument("--benchmarks", metavar="DIR", help="benchmark folder (default: benchmarks)")
-    p.add_argument("--mode", choices=("time",), default="time", help="what to measure")
+    p.add_argument("--mode", choices=("time", "instructions"), default="time",
+                   help="wall time (default) or callgrind instruction counts (needs valgrind)")
     p.add_argument("--python", metavar="PATH", help="interpreter the benchmarks run under")
     p.add_argument("--min-run-time", type=_positive_float, metavar="SECONDS", help="blocked_autorange min_run_time per benchmark")
     p.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="per-benchmark time limit (default 600)")
@@ -89,11 +90,16 @@ def _err(line: str) -> None:
 
 def cmd_list(args) -> int:
     found = runner.list_benchmarks(_config(args))
-    for spec, origin in found.listed:
-        print(f"{spec.id}\t{origin}")
+    for spec, origin, skip in found.listed:
+        print(f"{spec.id}\t{origin}" + (f"\t(skipped here: {skip})" if skip else ""))
+    problems = []
     for f in found.failures:
-        _err(f"regress: error: {f.where}: {f.message}" if f.where else f"regress: error: {f.message}")
-    return 2 if found.failures else 0
+        if f.kind == "skipped":
+            print(f"{f.where}\t(skipped here: {f.message})")
+        else:
+            problems.append(f)
+            _err(f"regress: error: {f.where}: {f.message}" if f.where else f"regress: error: {f.message}")
+    return 2 if problems else 0
 
 
 def cmd_run(args) -> int:
@@ -121,27 +127,33 @@ def cmd_run(args) -> int:
     if not summary.measured:
         return 0
     newest = summary.measured[-1]
-    if any(f.kind == "suite" for f in newest.failures):
-        for f in newest.failures:
+    if any(f.kind == "suite" for f in newest.problems):
+        for f in newest.problems:
             if f.kind == "suite":
                 _err(f"regress: error: {f.where}: {f.message}; fix the suite file")
         return 2
-    return 1 if newest.failed or newest.failures else 0
+    return 1 if newest.failed or newest.problems else 0
 
 
 def _print_commit_summary(result: CommitResult) -> None:
-    ok = sum(r.ok for r in result.results)
+    ok = sum(r.ok or r.counted for r in result.results)
     head = f"{result.commit.short} {result.commit.subject[:60]}: {ok} measured"
-    problems = [f"  {r.id}: {r.failure}" for r in result.failed] + [f"  {f}" for f in result.failures]
+    problems = [f"  {r.id}: {r.failure}" for r in result.failed] + [f"  {f}" for f in result.problems]
+    skipped = len(result.skipped) + len(result.failures) - len(result.problems)
     if problems:
         head += f", {len(problems)} problem{'s' if len(problems) != 1 else ''}"
+    if skipped:
+        head += f", {skipped} skipped"
     print(head)
     for line in problems:
         print(line)
+    reasons = {r.failure.message for r in result.skipped} | {f.message for f in result.failures if f.kind == "skipped"}
+    for reason in sorted(reasons):
+        print(f"  skipped: {reason}")
 
 
 def cmd_show(args) -> int:
-    from .tables import compare_table
+    from .tables import compare_table, instruction_table
 
     cfg = _config(args)
     store = Store(cfg.results_dir)
@@ -158,13 +170,15 @@ def cmd_show(args) -> int:
     c = result.commit
     print(f"{c.short} {c.subject}")
     print(f"machine {result.machine}, env {result.env}: torch {result.fingerprint.torch_version}, {result.fingerprint.cpu}")
-    table = compare_table(result, color=sys.stdout.isatty())
-    if table:
-        print(table)
+    for table in (compare_table(result, color=sys.stdout.isatty()), instruction_table(result)):
+        if table:
+            print(table)
     for r in result.failed:
         print(f"failed: {r.id}: {r.failure}")
+    for r in result.skipped:
+        print(f"skipped: {r.id}: {r.failure.message}")
     for f in result.failures:
-        print(f"problem: {f}")
+        print(f"{'skipped' if f.kind == 'skipped' else 'problem'}: {f}")
     if not result.complete:
         print("incomplete: the run was interrupted; `regress run --skip-existing` measures the rest")
     return 0

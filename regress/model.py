@@ -229,7 +229,17 @@ class CommitResult:
 
     @property
     def failed(self) -> tuple[BenchmarkResult, ...]:
-        return tuple(r for r in self.results if r.failure is not None)
+        """Benchmarks whose latest attempt failed (a skip is not a failure)."""
+        return tuple(r for r in self.results if r.failure is not None and r.failure.kind != "skipped")
+
+    @property
+    def skipped(self) -> tuple[BenchmarkResult, ...]:
+        return tuple(r for r in self.results if r.failure is not None and r.failure.kind == "skipped")
+
+    @property
+    def problems(self) -> tuple[Failure, ...]:
+        """Commit-level failures: broken suites, a failed build (skips left out)."""
+        return tuple(f for f in self.failures if f.kind != "skipped")
 
 
 def merge_results(

@@ -10,7 +10,7 @@ import dataclasses
 import json
 from typing import Any
 
-from .model import Failure, Fingerprint, Sample, TaskSpec
+from .model import Failure, Fingerprint, InstructionCount, Sample, TaskSpec
 
 
 def encode(kind: str, **fields: Any) -> bytes:
@@ -41,3 +41,7 @@ def failure(d: dict) -> Failure:
 
 def fingerprint(d: dict) -> Fingerprint:
     return Fingerprint(**d)
+
+
+def count(d: dict) -> InstructionCount:
+    return InstructionCount(int(d["number"]), tuple(int(c) for c in d["per_call"]), float(d["started_at"]))

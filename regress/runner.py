@@ -10,11 +10,14 @@ on disk whole; a commit cut short is kept marked incomplete, and
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import json
 import os
 import re
 import selectors
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -24,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Callable, Iterator, Protocol
 
-from . import __version__, gitrepo, protocol
+from . import __version__, callgrind, gitrepo, protocol
 from .config import Config
 from .errors import RegressError
 from .model import (
@@ -158,19 +161,39 @@ class _Worker:
         return f"worker {why}" + (f"; last output: {tail}" if tail else "")
 
 
+@functools.cache
+def _callgrind_plan() -> callgrind.Plan:
+    """Valgrind checked and the helper compiled once per regress process."""
+    work = Path(tempfile.mkdtemp(prefix="regress-callgrind-"))
+    atexit.register(shutil.rmtree, work, True)
+    return callgrind.prepare(work)
+
+
+def _worker_command(cfg: Config, job: dict, fd: int) -> tuple[list[str], dict]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "REGRESS_PARENT_PID": str(os.getpid())}
+    cmd = [cfg.python_exe, str(WORKER), str(fd)]
+    if job["mode"] == "instructions":
+        # One valgrind process for the whole suite. One OpenMP/MKL thread and a
+        # fixed hash seed keep repeated counts identical.
+        cmd = callgrind.command(_callgrind_plan(), cfg.python_exe) + cmd[1:]
+        env.update(PYTHONHASHSEED="0", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    return cmd, env
+
+
 def _start_worker(cfg: Config, job: dict, timeout: float) -> _Worker:
     read_fd, write_fd = os.pipe()
     log = tempfile.TemporaryFile(prefix="regress-worker-")
+    cmd, env = _worker_command(cfg, job, write_fd)
     try:
         proc = subprocess.Popen(
-            [cfg.python_exe, str(WORKER), str(write_fd)],
+            cmd,
             stdin=subprocess.PIPE,
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=job["cwd"],
             pass_fds=(write_fd,),
             start_new_session=True,  # Ctrl-C is the parent's to handle; kill takes the whole group
-            env={**os.environ, "PYTHONUNBUFFERED": "1", "REGRESS_PARENT_PID": str(os.getpid())},
+            env=env,
         )
     except OSError as exc:
         os.close(read_fd)
@@ -209,7 +232,7 @@ class _Collector:
     failures: list[Failure] = field(default_factory=list)
     fingerprint: Fingerprint | None = None
     total: int | None = None
-    listed: list[tuple[TaskSpec, str]] = field(default_factory=list)
+    listed: list[tuple[TaskSpec, str, str | None]] = field(default_factory=list)
 
 
 def measure_commit(
@@ -241,8 +264,16 @@ def measure_commit(
             "warmup": settings.warmup,
             "bench_filter": settings.bench_filter,
             "skip": [list(k) for k in set(skip) | set(got.results)],
-            "mode": mode,
+            "mode": "list" if mode == "list" else settings.mode,
         }
+        if job["mode"] == "instructions":
+            plan = _callgrind_plan()
+            job.update(
+                callgrind_dir=str(plan.out_dir),
+                callgrind_helper=str(plan.helper) if plan.helper else None,
+                instr_number=callgrind.NUMBER,
+                instr_repeats=callgrind.REPEATS,
+            )
         if _drive(cfg, job, got, progress, settings, first=restarts == 0, on_result=on_result):
             return got
         restarts += 1
@@ -269,7 +300,7 @@ def _drive(cfg, job, got: _Collector, progress: Progress, settings: Settings, *,
                 discovered = True
                 worker.timeout = settings.timeout  # from here on, the per-benchmark limit
                 todo = [(protocol.spec(b["spec"]), b["origin"]) for b in msg["benchmarks"]]
-                got.listed = todo
+                got.listed = [(spec, origin, b.get("skip")) for (spec, origin), b in zip(todo, msg["benchmarks"])]
                 if first:
                     got.failures.extend(protocol.failure(f) for f in msg["failures"])
                     got.total = len(todo)
@@ -278,11 +309,13 @@ def _drive(cfg, job, got: _Collector, progress: Progress, settings: Settings, *,
                 _trace("bench_start", index=msg["index"])
                 current = msg["index"]
                 progress.benchmark_started(str(todo[current][0].id))
-            elif kind in ("result", "failed"):
+            elif kind in ("result", "counted", "failed"):
                 _trace("bench_end", index=msg["index"])
                 spec, origin = todo[msg["index"]]
                 if kind == "result":
                     res = BenchmarkResult(spec, origin, (protocol.sample(msg["sample"]),))
+                elif kind == "counted":
+                    res = BenchmarkResult(spec, origin, counts=(protocol.count(msg["count"]),))
                 else:
                     res = BenchmarkResult(spec, origin, failure=protocol.failure(msg["failure"]))
                 got.results[_key(spec)] = res

@@ -50,7 +50,10 @@ def instruction_table(result: CommitResult) -> str:
     out = []
     for label in dict.fromkeys(r.id.label for r in rows):
         group = [r for r in rows if r.id.label == label]
-        names = [f"{r.id.sub_label}" + (f" / {r.id.description}" if r.id.description else "") for r in group]
+        names = [
+            f"{r.id.sub_label}" + (f" / {r.id.description}" if r.id.description else "") + f" [{r.id.num_threads}t]"
+            for r in group
+        ]
         width = max(len(n) for n in names)
         out.append(f"[{label}] instructions per call (callgrind)")
         for name, r in zip(names, group):

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -48,7 +49,7 @@ def _die_with_parent() -> None:
 def main() -> None:
     _die_with_parent()
     from regress import discover, machine, protocol, timing
-    from regress.model import Failure
+    from regress.model import Failure, InstructionCount
 
     out = os.fdopen(int(sys.argv[1]), "wb", buffering=0)
 
@@ -72,20 +73,33 @@ def main() -> None:
         todo.append(e)
     send(
         "discovered",
-        benchmarks=[{"spec": e.spec, "origin": e.origin} for e in todo],
+        benchmarks=[{"spec": e.spec, "origin": e.origin, "skip": e.skip} for e in todo],
         failures=failures,
     )
     if job["mode"] == "list":
         send("done")
         return
 
+    counter = None
     main_module = sys.modules.get("__main__")
     for index, e in enumerate(todo):
         send("start", index=index)
+        if e.skip:
+            send("failed", index=index, failure=Failure("skipped", e.skip, e.origin))
+            continue
         # Recipe-style Timers say setup='from __main__ import f': let __main__
         # be the suite module while its benchmarks run.
         sys.modules["__main__"] = e.module
         try:
+            if job["mode"] == "instructions":
+                if counter is None:  # only now: imports and discovery ran uninstrumented
+                    from regress import callgrind
+
+                    counter = callgrind.Counter(job["callgrind_dir"], job.get("callgrind_helper"))
+                started = time.time()
+                per_call = counter.count(e.timer, number=job["instr_number"], repeats=job["instr_repeats"])
+                send("counted", index=index, count=InstructionCount(job["instr_number"], per_call, started))
+                continue
             s = timing.measure(e.timer, min_run_time=job["min_run_time"], warmup=job["warmup"])
         except Exception as exc:  # noqa: BLE001 - the benchmark's failure is data
             tb = traceback.extract_tb(exc.__traceback__)
