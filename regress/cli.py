@@ -161,26 +161,38 @@ def cmd_show(args) -> int:
         sha = WORKTREE
     else:
         (sha,) = gitrepo.resolve(gitrepo.open_repo(cfg.root), [args.revision])
-    result = store.load(cfg.machine_name, cfg.env, sha)
-    if result is None:
-        raise RegressError(
-            f"no results for {args.revision} ({sha[:10]}) on machine '{cfg.machine_name}', env '{cfg.env}' "
-            f"in {cfg.results_dir}; measure it with `regress run {args.revision}`"
-        )
-    c = result.commit
+    results = []
+    for env in cfg.env.split(","):  # --env a,b: both environments in one table (A/B)
+        result = store.load(cfg.machine_name, env, sha)
+        if result is None:
+            raise RegressError(
+                f"no results for {args.revision} ({sha[:10]}) on machine '{cfg.machine_name}', env '{env}' "
+                f"in {cfg.results_dir}; measure it with `regress run {args.revision}`"
+                + (f" --env {env}" if env != "default" else "")
+            )
+        results.append(result)
+    c = results[0].commit
     print(f"{c.short} {c.subject}")
-    print(f"machine {result.machine}, env {result.env}: torch {result.fingerprint.torch_version}, {result.fingerprint.cpu}")
-    for table in (compare_table(result, color=sys.stdout.isatty()), instruction_table(result)):
-        if table:
-            print(table)
-    for r in result.failed:
-        print(f"failed: {r.id}: {r.failure}")
-    for r in result.skipped:
-        print(f"skipped: {r.id}: {r.failure.message}")
-    for f in result.failures:
-        print(f"{'skipped' if f.kind == 'skipped' else 'problem'}: {f}")
-    if not result.complete:
-        print("incomplete: the run was interrupted; `regress run --skip-existing` measures the rest")
+    for result in results:
+        fp = result.fingerprint
+        print(f"machine {result.machine}, env {result.env}: torch {fp.torch_version}, python {fp.python}, {fp.cpu}"
+              + (f", {fp.cuda_device}" if fp.cuda_device else ""))
+    table = compare_table(results, color=sys.stdout.isatty())
+    if table:
+        print(table)
+    for result in results:
+        prefix = f"({result.env}) " if len(results) > 1 else ""
+        counts = instruction_table(result)
+        if counts:
+            print(prefix + counts)
+        for r in result.failed:
+            print(f"failed: {prefix}{r.id}: {r.failure}")
+        for r in result.skipped:
+            print(f"skipped: {prefix}{r.id}: {r.failure.message}")
+        for f in result.failures:
+            print(f"{'skipped' if f.kind == 'skipped' else 'problem'}: {prefix}{f}")
+        if not result.complete:
+            print(f"incomplete: {prefix}the run was interrupted; `regress run --skip-existing` measures the rest")
     return 0
 
 

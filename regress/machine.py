@@ -50,6 +50,7 @@ def fingerprint(machine: str) -> Fingerprint:
         cpu=_cpu_model(),
         cores=_cores(),
         python=sys.version.split()[0],
+        executable=sys.executable,
         torch_version=str(torch.__version__),
         torch_git=str(getattr(torch.version, "git_version", "")),
         torch_debug=bool(getattr(torch.version, "debug", False)),

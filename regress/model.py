@@ -186,6 +186,7 @@ class Fingerprint:
     cpu: str = ""
     cores: int = 0
     python: str = ""
+    executable: str = ""
     torch_version: str = ""
     torch_git: str = ""
     torch_debug: bool = False

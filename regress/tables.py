@@ -6,7 +6,11 @@ from .model import CommitResult
 
 
 def measurements(result: CommitResult) -> list:
-    """torch Measurements for every successful benchmark, rounds merged."""
+    """torch Measurements for every successful benchmark, rounds merged.
+
+    Each carries the result's environment as torch's `env`, so results of
+    several environments in one Compare get torch's "(env)" row prefix.
+    """
     from torch.utils.benchmark.utils.common import Measurement
     from torch.utils.benchmark.utils.common import TaskSpec as TorchTaskSpec
 
@@ -21,7 +25,7 @@ def measurements(result: CommitResult) -> list:
             label=r.spec.label,
             sub_label=r.spec.sub_label,
             description=r.spec.description or "",  # torch's Compare fails on None columns
-            env=r.spec.env,
+            env=result.env,
             num_threads=r.spec.num_threads,
         )
         rounds = [Measurement(s.number_per_run, list(s.raw_times), spec) for s in r.samples]
@@ -29,10 +33,12 @@ def measurements(result: CommitResult) -> list:
     return out
 
 
-def compare_table(result: CommitResult, *, color: bool) -> str:
+def compare_table(results: CommitResult | list[CommitResult], *, color: bool) -> str:
+    """One Compare over one result, or over several environments' results (A/B)."""
     from torch.utils.benchmark import Compare
 
-    ms = measurements(result)
+    results = results if isinstance(results, list) else [results]
+    ms = [m for result in results for m in measurements(result)]
     if not ms:
         return ""
     table = Compare(ms)

@@ -1,0 +1,55 @@
+"""Recipe step 6: A/B between two real environments (virtual environments with different builds of a library)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+from regress.store import Store
+
+SUITE = """
+import torch.utils.benchmark as benchmark
+import fastlib
+
+def bench_lib():
+    for n in (200, 2000):
+        yield benchmark.Timer(stmt="fastlib.work(n)", globals={"fastlib": fastlib, "n": n},
+                              label="lib", sub_label=f"n={n}")
+"""
+
+SLOW_BUILD = "def work(n):\n    return sum(i * i for i in range(n))\n"
+FAST_BUILD = "def work(n):\n    return (n - 1) * n * (2 * n - 1) // 6\n"
+
+
+def make_venv(path: Path, build: str) -> Path:
+    """A real venv sharing this interpreter's torch, with its own build of `fastlib`."""
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(path)], check=True)
+    python = path / "bin" / "python"
+    purelib = subprocess.check_output(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True
+    ).strip()
+    assert purelib != sysconfig.get_paths()["purelib"]
+    (Path(purelib) / "fastlib.py").write_text(build)
+    return python
+
+
+def test_two_environments_are_stored_apart_and_compared(repo, tmp_path):
+    repo.commit("suite needs fastlib", {"benchmarks/bench_work.py": SUITE})
+    slow = make_venv(tmp_path / "venv-slow", SLOW_BUILD)
+    fast = make_venv(tmp_path / "venv-fast", FAST_BUILD)
+    repo.regress("run", "HEAD", "--python", str(slow), "--env", "lib-1.0", check=True)
+    repo.regress("run", "HEAD", "--python", str(fast), "--env", "lib-2.0", check=True)
+    sha = repo.git("rev-parse", "HEAD")
+    store = Store(repo.path / ".regress")
+    assert store.envs("testbox") == ["lib-1.0", "lib-2.0"]
+    a, b = store.load("testbox", "lib-1.0", sha), store.load("testbox", "lib-2.0", sha)
+    assert a.fingerprint.executable == str(slow) and b.fingerprint.executable == str(fast)
+    assert {r.spec.env for r in a.results} == {"lib-1.0"}
+    big = [r for r in a.results if r.id.sub_label == "n=2000"][0].median
+    big_fast = [r for r in b.results if r.id.sub_label == "n=2000"][0].median
+    assert big > 10 * big_fast  # the fast build really is what ran
+    table = repo.regress("show", "HEAD", "--env", "lib-1.0,lib-2.0", check=True).stdout
+    assert "(lib-1.0)" in table and "(lib-2.0)" in table
+    assert "no results" in repo.regress("show", "HEAD").stderr  # the default env was never measured
