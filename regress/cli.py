@@ -62,10 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--python", metavar="PATH", help="interpreter the benchmarks run under")
     p.add_argument("--min-run-time", type=_positive_float, metavar="SECONDS", help="blocked_autorange min_run_time per benchmark")
     p.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="per-benchmark time limit (default 600)")
+    p.add_argument("--shard", type=_shard, metavar="K/N", help="only the K-th of N shares of the benchmarks (parallel CI jobs; `regress merge` joins them)")
 
     p = sub.add_parser("show", help="a commit's results as a Compare table")
     _common(p)
     p.add_argument("revision", nargs="?", default="HEAD", metavar="REV")
+    _add_ci_commands(sub)
     return parser
 
 
@@ -112,6 +114,7 @@ def cmd_run(args) -> int:
         bench=args.bench,
         benchmarks_from=args.benchmarks_from,
         mode=args.mode,
+        shard=args.shard,
     )
     progress = ConsoleProgress()
     try:
@@ -215,3 +218,98 @@ def main(argv: list[str] | None = None) -> int:
 
 def entry() -> None:
     sys.exit(main())
+
+
+# -- CI: shards, merging, the results branch ---------------------------------
+
+
+def _shard(text: str):
+    from .shard import parse
+
+    try:
+        return parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _retries(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+def _project_only(p: argparse.ArgumentParser) -> None:
+    """-C and --results: these commands take every machine and environment at once."""
+    p.add_argument("-C", dest="project", metavar="DIR", help="the project (default: current folder)")
+    p.add_argument("--results", metavar="DIR", help="results folder (default: .regress)")
+    p.set_defaults(machine=None, env=None)
+
+
+def _add_ci_commands(sub) -> None:
+    from .results_branch import BRANCH, REMOTE
+
+    p = sub.add_parser("merge", help="merge results folders (CI shards, other machines) into the results folder")
+    _project_only(p)
+    p.add_argument("sources", nargs="+", metavar="DIR", help="results folders, each laid out <machine>/<env>/<sha>.pkl")
+
+    p = sub.add_parser("results", help="the results branch of the remote: pull restores it, push adds to it")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    actions.required = True
+    for name, text in (("pull", "merge the results branch into the results folder"),
+                       ("push", "add the results folder to the results branch (created on first use)")):
+        q = actions.add_parser(name, help=text)
+        _project_only(q)
+        q.add_argument("--remote", default=REMOTE, metavar="NAME", help=f"git remote (default: {REMOTE})")
+        q.add_argument("--branch", default=BRANCH, metavar="NAME", help=f"results branch (default: {BRANCH})")
+        if name == "push":
+            q.add_argument("--retries", type=_retries, default=8, metavar="N",
+                           help="pushes to try when other jobs push at the same time (default 8)")
+
+
+def _conflicts(synced, done: str) -> int:
+    if not synced.conflicts:
+        return 0
+    for c in synced.conflicts:
+        _err(f"  conflict: {c}")
+    n = len(synced.conflicts)
+    raise RegressError(
+        f"{n} conflicting duplicate{'s' if n != 1 else ''} refused (listed above), {done}; "
+        "measure different builds under different --env names, and give changed benchmarks new names"
+    )
+
+
+def cmd_merge(args) -> int:
+    from . import ci
+
+    cfg = _config(args)
+    synced = ci.merge(cfg, [Path(s) for s in args.sources])
+    print(f"merged {synced.files} result file{'s' if synced.files != 1 else ''} from {len(args.sources)} "
+          f"folder{'s' if len(args.sources) != 1 else ''} into {cfg.results_dir}: {synced.written} changed")
+    return _conflicts(synced, "everything else was merged")
+
+
+def cmd_results(args) -> int:
+    from . import ci
+
+    cfg = _config(args)
+    where = f"{args.remote}/{args.branch}"
+    if args.action == "pull":
+        synced = ci.pull(cfg, remote=args.remote, branch=args.branch)
+        if synced.tip is None:
+            print(f"no branch {where} yet: nothing to restore (`regress results push` creates it)")
+        else:
+            print(f"restored {where} ({synced.tip[:10]}): {synced.files} result files, {synced.written} changed in {cfg.results_dir}")
+        return _conflicts(synced, "the local copies were kept")
+    synced = ci.push(cfg, remote=args.remote, branch=args.branch, retries=args.retries, say=_err)
+    if synced.written:
+        print(f"pushed {synced.written} result file{'s' if synced.written != 1 else ''} to {where} ({synced.tip[:10]})")
+    else:
+        print(f"{where} already holds every result in {cfg.results_dir}; nothing to push")
+    return _conflicts(synced, "the branch's copies were kept and everything else was pushed")
+
+
+COMMANDS.update(merge=cmd_merge, results=cmd_results)

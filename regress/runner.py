@@ -40,6 +40,7 @@ from .model import (
     Settings,
     TaskSpec,
 )
+from .shard import Shard
 from .store import Store
 
 WORKER = Path(__file__).with_name("worker.py")
@@ -85,6 +86,7 @@ class Options:
     bench: str = ""
     benchmarks_from: str = "worktree"  # or "commit"
     mode: str = "time"
+    shard: Shard | None = None  # --shard K/N: only this share of the benchmarks
 
 
 @dataclass
@@ -248,6 +250,7 @@ def measure_commit(
     mode: str = "measure",
     collector: _Collector | None = None,
     on_result: Callable[[], None] | None = None,
+    shard: Shard | None = None,
 ) -> _Collector:
     """Run the suite against `code_dir` in as many workers as it takes."""
     got = collector if collector is not None else _Collector()
@@ -263,6 +266,7 @@ def measure_commit(
             "min_run_time": settings.min_run_time,
             "warmup": settings.warmup,
             "bench_filter": settings.bench_filter,
+            "shard": [shard.index, shard.total] if shard else None,
             "skip": [list(k) for k in set(skip) | set(got.results)],
             "mode": "list" if mode == "list" else settings.mode,
         }
@@ -470,9 +474,9 @@ def run(cfg: Config, options: Options, progress: Progress | None = None) -> RunS
             existing = store.load(cfg.machine_name, cfg.env, sha) if options.skip_existing else None
             if existing is None:
                 plan.append((sha, set()))
-            elif existing.complete:
+            elif existing.complete and options.shard is None:
                 summary.skipped.append(sha)
-            else:  # interrupted earlier: measure only what it lacks
+            else:  # interrupted earlier, or holds other shards' share: measure only what it lacks
                 plan.append((sha, {_key(r.spec) for r in existing.results if r.ok}))
         if wants_worktree:
             plan.append((WORKTREE, set()))
@@ -564,6 +568,7 @@ def _measure_and_save(cfg, store: Store, code_dir: Path, info: CommitInfo, setti
                 skip=done,
                 collector=got,
                 on_result=lambda: saver.checkpoint(got),
+                shard=options.shard,
             )
         complete = True
     finally:

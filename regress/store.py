@@ -26,6 +26,7 @@ from typing import Iterator
 
 from . import model
 from .errors import RegressError
+from .merge import Conflict, combine
 from .model import WORKTREE, CommitResult, merge_results
 
 FORMAT = "regress-results"
@@ -124,6 +125,46 @@ class Store:
         write_atomic(path, encode(result))
         return path
 
+    # -- merging results from elsewhere (`regress merge`, the results branch) --
+
+    def result_files(self) -> dict[str, Path]:
+        """Every commit's file here by its relative name (machine/env/sha.pkl); the WORKTREE left out."""
+        if not self.root.is_dir():
+            return {}
+        found = {}
+        for path in sorted(self.root.glob("*/*/*.pkl")):
+            rel = path.relative_to(self.root).as_posix()
+            if parse_relpath(rel) is not None and path.stem != WORKTREE:
+                found[rel] = path
+        return found
+
+    def raw(self, rel: str) -> bytes:
+        """A result file's bytes as stored, to tell whether another copy is identical."""
+        try:
+            return (self.root / rel).read_bytes()
+        except OSError as exc:
+            raise RegressError(f"cannot read result file {self.root / rel}: {exc.strerror}") from None
+
+    def load_checked(self, rel: str, path: Path) -> CommitResult:
+        """A file's result, which must be the one its name says (a moved file would land on the wrong commit)."""
+        return check_relpath(rel, self.load_file(path), str(path))
+
+    def absorb(self, incoming: CommitResult) -> tuple[bool, tuple[Conflict, ...]]:
+        """Merge a result measured elsewhere into this folder; on a conflict what is here is kept.
+
+        Returns whether the file changed, and the refused conflicts.
+        """
+        path = self.path(incoming.machine, incoming.env, incoming.commit.sha)
+        if not path.exists():
+            write_atomic(path, encode(incoming))
+            return True, ()
+        old = self.load_file(path)
+        merged, conflicts = combine(old, incoming)
+        if merged == old:
+            return False, conflicts
+        write_atomic(path, encode(merged))
+        return True, conflicts
+
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """Only one `regress run` writes to a results folder at a time."""
@@ -144,6 +185,36 @@ class Store:
             yield
         finally:
             os.close(fd)
+
+
+_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+
+
+def relpath(result: CommitResult) -> str:
+    """Where a result lives inside a results folder (or on the results branch)."""
+    return f"{check_name('machine', result.machine)}/{check_name('env', result.env)}/{result.commit.sha}.pkl"
+
+
+def parse_relpath(rel: str) -> tuple[str, str, str] | None:
+    """(machine, env, sha) of a committed result's relative name; None for anything else."""
+    parts = rel.split("/")
+    if len(parts) != 3 or not parts[2].endswith(".pkl"):
+        return None
+    machine, env, sha = parts[0], parts[1], parts[2][: -len(".pkl")]
+    if not (_SAFE_NAME.match(machine) and _SAFE_NAME.match(env) and _SHA.match(sha)):
+        return None
+    return machine, env, sha
+
+
+def check_relpath(rel: str, result: CommitResult, where: str) -> CommitResult:
+    expected = parse_relpath(rel)
+    actual = (result.machine, result.env, result.commit.sha)
+    if expected != actual:
+        raise RegressError(
+            f"{where} holds results of {actual[0]}/{actual[1]}/{actual[2][:10]}, not what its name says; "
+            "move it back to <machine>/<env>/<sha>.pkl or delete it"
+        )
+    return result
 
 
 def encode(result: CommitResult) -> bytes:

@@ -48,7 +48,7 @@ def _die_with_parent() -> None:
 
 def main() -> None:
     _die_with_parent()
-    from regress import discover, machine, protocol, timing
+    from regress import discover, machine, protocol, shard, timing
     from regress.model import Failure, InstructionCount
 
     out = os.fdopen(int(sys.argv[1]), "wb", buffering=0)
@@ -64,11 +64,14 @@ def main() -> None:
         Path(job["benchmarks_dir"]), env=job["env"], shown_root=Path(job["shown_root"])
     )
     pattern = re.compile(job.get("bench_filter") or "")
+    only = shard.Shard(*job["shard"]) if job.get("shard") else None
     skip = {tuple(s) for s in job.get("skip", [])}
     todo = []
     for e in entries:
         bid = e.spec.id
-        if not pattern.search(str(bid)) or (bid.label, bid.sub_label, bid.description, bid.num_threads) in skip:
+        if not pattern.search(str(bid)) or (only is not None and not only.takes(bid)):
+            continue
+        if (bid.label, bid.sub_label, bid.description, bid.num_threads) in skip:
             continue
         todo.append(e)
     send(
