@@ -43,5 +43,5 @@ def parse(text: str) -> Shard:
         raise ValueError(f"{text!r} is not a shard; write it as K/N, like 1/4")
     index, total = int(m.group(1)), int(m.group(2))
     if total < 1 or not 1 <= index <= total:
-        raise ValueError(f"{text!r}: K must be between 1 and N (N at least 1), like 1/4 .. 4/4")
+        raise ValueError(f"{text!r} is not a shard; K/N needs 1 <= K <= N, like 1/4 .. 4/4")
     return Shard(index, total)
