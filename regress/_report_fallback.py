@@ -71,8 +71,9 @@ def compare(base: CommitResult | None, head: CommitResult | None, *, threshold: 
     return out
 
 
-def find_steps(history: list[CommitResult], *, threshold: float = 0.05, window: int = 5) -> list[Step]:
-    """Commits where a benchmark's median moves by more than `threshold` and stays there."""
+def find_steps(history: list[CommitResult], *, threshold: float = 0.05, window: int = 3) -> list[Step]:
+    """Commits where a benchmark's median moves by more than `threshold` and stays there:
+    the `window` medians after are all above (or all below) the `window` before."""
     series: dict[BenchmarkId, list[tuple[int, str, float]]] = {}
     for i, cr in enumerate(history):
         for r in cr.results:
@@ -82,33 +83,23 @@ def find_steps(history: list[CommitResult], *, threshold: float = 0.05, window: 
     steps = []
     for bid, points in series.items():
         meds = [p[2] for p in points]
-        best: tuple[float, int] | None = None
-        k = window
-        while k <= len(points) - window:
+        last = len(meds) - window
+
+        def separation(k: int) -> float:
             before, after = meds[k - window : k], meds[k : k + window]
-            lo_b, hi_b, lo_a, hi_a = min(before), max(before), min(after), max(after)
-            ratio = 1.0
-            if lo_a > hi_b or hi_a < lo_b:  # every point after above (or below) every point before
-                ratio = statistics.median(after) / statistics.median(before)
-            if abs(ratio - 1) > threshold:
-                if best is None or abs(ratio - 1) > abs(best[0] - 1):
-                    best = (ratio, k)
-                k += 1
-                continue
-            if best is not None:
-                steps.append(_step(bid, points, meds, best, window))
-                k = best[1] + window
-                best = None
-                continue
+            return max(min(after) / max(before), min(before) / max(after))
+
+        k = window
+        while k <= last:
+            if separation(k) > 1:
+                k = max(range(k, min(k + window, last + 1)), key=separation)
+                before = statistics.median(meds[k - window : k])
+                after = statistics.median(meds[k : k + window])
+                if abs(after / before - 1) > threshold:
+                    index, sha, _ = points[k]
+                    direction = "regression" if after > before else "improvement"
+                    steps.append(Step(bid, sha, index, before, after, after / before, direction))
+                    k += window
+                    continue
             k += 1
-        if best is not None:
-            steps.append(_step(bid, points, meds, best, window))
     return sorted(steps, key=lambda s: (s.index, s.id))
-
-
-def _step(bid, points, meds, best, window) -> Step:
-    ratio, k = best
-    before = statistics.median(meds[k - window : k])
-    after = statistics.median(meds[k : k + window])
-    index, sha, _ = points[k]
-    return Step(bid, sha, index, before, after, ratio, "regression" if ratio > 1 else "improvement")

@@ -419,9 +419,15 @@ class _Site:
             newest = s.history[-1]
             base = next((cr for cr in s.history if cr.commit.sha == self.baseline), None) if self.baseline else s.history[0]
             comparisons = [
-                self._comparison("Against the previous measured commit", s.history[-2] if len(s.history) > 1 else None, newest,
-                                 "This is the only commit measured on this series."),
                 self._comparison(
+                    "previous",
+                    "Against the previous measured commit",
+                    s.history[-2] if len(s.history) > 1 else None,
+                    newest,
+                    "This is the only commit measured on this series.",
+                ),
+                self._comparison(
+                    "baseline",
                     "Against the baseline" + ("" if self.baseline else " (the oldest measured commit)"),
                     base if base is not newest else None,
                     newest,
@@ -461,9 +467,9 @@ class _Site:
             n_changes=len(self.changes),
         )
 
-    def _comparison(self, title: str, base: CommitResult | None, head: CommitResult, missing: str) -> dict:
+    def _comparison(self, kind: str, title: str, base: CommitResult | None, head: CommitResult, missing: str) -> dict:
         if base is None:
-            return {"title": title, "base": None, "missing": missing}
+            return {"kind": kind, "title": title, "base": None, "missing": missing}
         verdicts = compare(base, head, threshold=self.threshold)
         counts = {}
         for v in verdicts:
@@ -474,6 +480,7 @@ class _Site:
             key=lambda v: (rank.get(v.verdict, len(rank)), -abs((v.ratio or 1) - 1)),
         )
         return {
+            "kind": kind,
             "title": title,
             "base": base.commit,
             "counts": sorted(counts.items(), key=lambda kv: rank.get(kv[0], len(rank))),
