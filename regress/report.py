@@ -283,6 +283,7 @@ class _Site:
     # -- writing --------------------------------------------------------------
 
     def write(self, previous: dict[str, str]) -> tuple[int, int]:
+        """Write the site; returns (pages written, pages kept as they were)."""
         files: dict[str, str] = {}
         written = kept = 0
 
@@ -319,8 +320,9 @@ class _Site:
             page(self.label_href[label], digest, lambda label=label, grid=grid, sections=sections, data=data: self._label_page(label, grid, sections, data))
 
         page("index.html", None, self._overview)
-        page("regressions.json", None, self._regressions_json)
-        page("regressions.atom", None, self._feed)
+        for rel, render in (("regressions.json", self._regressions_json), ("regressions.atom", self._feed)):
+            _write(self.out / rel, render())
+            files[rel] = ""
 
         for rel in set(previous) - set(files):  # pages of benchmarks and labels that are gone
             stale = self.out / rel
