@@ -85,7 +85,7 @@ def find_steps(history: list[CommitResult], *, threshold: float = 0.05, window: 
         meds = [p[2] for p in points]
         last = len(meds) - window
 
-        def separation(k: int) -> float:
+        def separation(k: int, meds=meds) -> float:
             before, after = meds[k - window : k], meds[k : k + window]
             return max(min(after) / max(before), min(before) / max(after))
 

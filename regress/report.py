@@ -248,12 +248,14 @@ class _Site:
         }
         # A page is rewritten when its inputs or anything that renders it changes.
         sources = "".join((folder / n).read_text(encoding="utf-8") for n in ("base.html", "macros.html", "label.html", "bench.html"))
-        self.version = hashlib.sha1(f"{SITE_FORMAT} {__version__} {sources} {self.assets}".encode()).hexdigest()
+        self.version = hashlib.sha1(
+            f"{SITE_FORMAT} {__version__} {sources} {self.assets} {title} {repo_url}".encode()
+        ).hexdigest()
 
     # -- shared bits ----------------------------------------------------------
 
     def _context(self, root: str) -> dict:
-        return {"root": root, "title": self.title, "assets": self.assets, "repo_url": self.repo_url, "n_commits": len(self.commits)}
+        return {"root": root, "title": self.title, "assets": self.assets, "repo_url": self.repo_url}
 
     def _changes(self) -> list[dict]:
         """Every change point of every series, most recent commit first."""
@@ -310,7 +312,7 @@ class _Site:
 
         for bid in self.ids:
             data = script_json(self._bench_data(bid))
-            digest = hashlib.sha1(f"{self.version} {data} {self.repo_url}".encode()).hexdigest()
+            digest = hashlib.sha1(f"{self.version} {data}".encode()).hexdigest()
             page(self.bench_href[bid], digest, lambda bid=bid, data=data: self._bench_page(bid, data))
         for label, ids in self.labels.items():
             grid = grid_for(ids)
@@ -462,6 +464,7 @@ class _Site:
         return self.env.get_template("index.html").render(
             **self._context(""),
             built_at=time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+            n_commits=len(self.commits),
             series=series,
             benchmarks=self.ids,
             labels=labels,

@@ -237,11 +237,10 @@ def label_tables(series: Series, grid: Grid, *, threshold: float) -> list[dict]:
     units, texts = format_tables(medians, figures, columns)
     where_failed = np.searchsorted(order, [f.commit for fs in fails for f in fs]).tolist()
     failed_cells = [(k, f.message[:300]) for k, fs in enumerate(fails) for f in fs]
-    tables = []
-    for row, (ci, unit, text_row, extra_row) in enumerate(zip(commits, units, texts, extra)):
-        tables.append(
-            {"c": ci, "unit": unit, "cells": [None if t is None else [t, e[0], e[1]] for t, e in zip(text_row, extra_row)]}
-        )
+    tables = [
+        {"c": ci, "unit": unit, "cells": [None if t is None else [t, e[0], e[1]] for t, e in zip(text_row, extra_row)]}
+        for ci, unit, text_row, extra_row in zip(commits, units, texts, extra)
+    ]
     for row, (k, message) in zip(where_failed, failed_cells):
         tables[row]["cells"][k] = ["failed", "fail", message]
     return tables
