@@ -31,6 +31,7 @@ from importlib import resources
 from pathlib import Path
 
 import jinja2
+from markupsafe import Markup
 
 from . import __version__
 from .errors import RegressError
@@ -89,12 +90,15 @@ def build(
     started = time.perf_counter()
     repo_url = _check_repo_url(repo_url)
     previous = _read_manifest(out)
+    templates, plotly = _templates(), _plotly_js()
     gc_was_enabled = gc.isenabled()
     gc.disable()  # a million small records: the cyclic collector would triple the load time
     try:
         all_series = _load(store, threshold)
-        site = _Site(out, all_series, repo_url=repo_url, threshold=threshold, title=title or "regress", baseline=baseline)
-        written, kept = site.write(previous if incremental else {})
+        site = _Site(out, all_series, templates, plotly, repo_url=repo_url, threshold=threshold, title=title or "regress", baseline=baseline)
+        written, kept = site.write(previous, keep_unchanged=incremental)
+    except OSError as exc:
+        raise RegressError(f"cannot write the site to {out}: {exc.strerror} ({exc.filename}); check the folder and free space") from None
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -153,12 +157,12 @@ def _write(path: Path, data: str | bytes) -> None:
     os.replace(tmp, path)
 
 
-def script_json(obj) -> jinja2.utils.markupsafe.Markup:
+def script_json(obj) -> Markup:
     """JSON that is safe inside <script>: no '<', '>' or '&' can end the element or open a comment."""
     text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     for ch, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         text = text.replace(ch, escaped)
-    return jinja2.utils.markupsafe.Markup(text)
+    return Markup(text)
 
 
 def _templates():
@@ -188,17 +192,24 @@ def _plotly_js() -> tuple[str, Path]:
 # -- the pages ----------------------------------------------------------------
 
 
-def _name(bid: BenchmarkId) -> str:
-    return str(bid)
-
-
 def _short_name(bid: BenchmarkId) -> str:
     """The benchmark without its label (shown under the label's heading)."""
     return str(bid)[len(bid.label) + 3 :]
 
 
 class _Site:
-    def __init__(self, out: Path, series: list[Series], *, repo_url: str, threshold: float, title: str, baseline: str | None):
+    def __init__(
+        self,
+        out: Path,
+        series: list[Series],
+        templates,
+        plotly: tuple[str, Path],
+        *,
+        repo_url: str,
+        threshold: float,
+        title: str,
+        baseline: str | None,
+    ):
         self.out = out
         self.series = series
         self.repo_url = repo_url
@@ -229,7 +240,7 @@ class _Site:
         self.label_href = {label: f"label/{label_slug(label)}.html" for label in self.labels}
         self.changes = self._changes()
         self._option_texts: dict[str, str] = {}
-        folder = _templates()
+        folder = templates
         self.env = jinja2.Environment(
             loader=jinja2.FunctionLoader(lambda name: (folder / name).read_text(encoding="utf-8")),
             autoescape=True,
@@ -239,7 +250,7 @@ class _Site:
         )
         self.env.filters["iso"] = iso
         self.static = {name: (folder / "static" / name).read_bytes() for name in ("regress.css", "regress.js")}
-        plotly_name, self.plotly_path = _plotly_js()
+        plotly_name, self.plotly_path = plotly
         # Assets are named by content, so a browser never runs a stale copy from its cache.
         self.assets = {
             "plotly": plotly_name,
@@ -273,7 +284,7 @@ class _Site:
         st: Step = ch["step"]
         return {
             "commit": ch["commit"],
-            "name": _name(st.id),
+            "name": str(st.id),
             "href": root + self.bench_href[st.id],
             "series": ch["series"].name,
             "before": fmt_time(st.before),
@@ -284,14 +295,19 @@ class _Site:
 
     # -- writing --------------------------------------------------------------
 
-    def write(self, previous: dict[str, str]) -> tuple[int, int]:
-        """Write the site; returns (pages written, pages kept as they were)."""
+    def write(self, previous: dict[str, str], *, keep_unchanged: bool) -> tuple[int, int]:
+        """Write the site; returns (pages written, pages kept as they were).
+
+        previous: the manifest of the site already in the folder. Its files that
+        this build does not write are removed; with `keep_unchanged`, its pages
+        whose inputs have the same digest now are kept as they are.
+        """
         files: dict[str, str] = {}
         written = kept = 0
 
         def page(rel: str, digest: str | None, render) -> None:
             nonlocal written, kept
-            if digest is not None and previous.get(rel) == digest and (self.out / rel).is_file():
+            if keep_unchanged and digest is not None and previous.get(rel) == digest and (self.out / rel).is_file():
                 kept += 1
             else:
                 _write(self.out / rel, render())
@@ -375,7 +391,7 @@ class _Site:
         return self.env.get_template("bench.html").render(
             **self._context("../"),
             bid=bid,
-            name=_name(bid),
+            name=str(bid),
             label_href="../" + self.label_href[bid.label],
             steps=steps,
             data=data,
@@ -459,7 +475,7 @@ class _Site:
                 for s in self.series:
                     track = s.tracks.get(bid)
                     latest.append(fmt_time(float(track.median[-1])) if track is not None else "")
-                benchmarks.append({"name": _name(bid), "short": _short_name(bid), "href": self.bench_href[bid], "latest": latest})
+                benchmarks.append({"name": str(bid), "short": _short_name(bid), "href": self.bench_href[bid], "latest": latest})
             labels.append({"name": label, "href": self.label_href[label], "benchmarks": benchmarks})
         return self.env.get_template("index.html").render(
             **self._context(""),
@@ -491,7 +507,7 @@ class _Site:
             "counts": sorted(counts.items(), key=lambda kv: rank.get(kv[0], len(rank))),
             "notable": [
                 {
-                    "name": _name(v.id),
+                    "name": str(v.id),
                     "href": self.bench_href.get(v.id, ""),
                     "base": fmt_time(v.base_median),
                     "head": fmt_time(v.head_median),
@@ -518,7 +534,7 @@ class _Site:
                     "committed_at": iso(c.committed_at),
                     "url": f"{self.repo_url}/commit/{c.sha}" if self.repo_url else None,
                     "benchmark": {"label": st.id.label, "sub_label": st.id.sub_label, "description": st.id.description, "num_threads": st.id.num_threads},
-                    "name": _name(st.id),
+                    "name": str(st.id),
                     "before": st.before,
                     "after": st.after,
                     "ratio": st.ratio,

@@ -264,6 +264,7 @@ def test_report_errors_are_one_line(project, tmp_path):
     assert (foreign / "index.html").read_text() == "mine"
     (tmp_path / "afile").write_text("x")
     fails("--out", str(tmp_path / "afile"), contains="is a file")
+    fails("--out", str(tmp_path / "afile" / "site"), contains="cannot write the site to")
     bad = tmp_path / "bad-url"
     shutil.copytree(project.repo.path, bad, ignore=shutil.ignore_patterns("site*"))
     (bad / "pyproject.toml").write_text('[tool.regress]\nrepo_url = "javascript:alert(1)"\n')
@@ -310,8 +311,16 @@ def test_incremental_rebuild_keeps_pages_without_new_results(project, tmp_path):
     matmul_label = next((site / "label").glob("matmul-*")).relative_to(site).as_posix()
     assert rewritten == {"index.html", changed_bench, matmul_label}
     assert "21 commits" in proc.stdout
+    # A page of a benchmark that is gone is removed; files regress never wrote stay.
+    manifest = json.loads((site / ".regress-site.json").read_text())
+    manifest["files"]["bench/gone-0123abcd.html"] = "x"
+    (site / ".regress-site.json").write_text(json.dumps(manifest))
+    (site / "bench" / "gone-0123abcd.html").write_text("old")
+    (site / "CNAME").write_text("bench.example.com\n")
     proc = repo.regress("report", check=True)  # a full build writes everything again
     assert "12 pages written" in proc.stdout, proc.stdout
+    assert not (site / "bench" / "gone-0123abcd.html").exists() and (site / "CNAME").is_file()
+    assert all(p.stat().st_mtime != old for p in site.rglob("*.html"))
 
 
 def test_templates_ship_inside_the_wheel(tmp_path):
