@@ -199,7 +199,7 @@ def cmd_report(args) -> int:
     kept = f", {summary.kept} kept unchanged" if args.incremental else ""
     print(
         f"site written to {out / 'index.html'}: {summary.commits} commits, {summary.benchmarks} benchmarks, "
-        f"{summary.series} machine/env series; {summary.written} pages written{kept} in {summary.seconds:.1f} s"
+        f"{summary.series} machine/env series; {summary.written} page{'' if summary.written == 1 else 's'} written{kept} in {summary.seconds:.1f} s"
     )
     return 0
 

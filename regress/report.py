@@ -406,7 +406,7 @@ class _Site:
             if tables:
                 for t in tables:
                     t["sha"] = s.history[t.pop("c")].commit.sha
-                    t["unit_name"] = UNIT_ENGLISH[t["unit"]]
+                    t["unit_name"] = UNIT_ENGLISH.get(t["unit"], "")
                 sections.append({"name": s.name, "tables": tables})
         return sections
 

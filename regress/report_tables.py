@@ -82,7 +82,7 @@ def summarize_times(times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 
 def format_tables(medians: np.ndarray, figures: np.ndarray, columns: np.ndarray) -> tuple[list[str], list[list[str | None]]]:
-    """Compare tables, one per row: (unit per row, cell texts per row).
+    """Compare tables, one per row: (unit per row, "" if it has no cell; cell texts per row).
 
     medians/figures: rows x cells (NaN where a cell has no measurement);
     columns: the column (description) number of each cell. Like torch, each
@@ -108,4 +108,5 @@ def format_tables(medians: np.ndarray, figures: np.ndarray, columns: np.ndarray)
         [f"{v:.{d}f}" if p else None for v, d, p in zip(vr, dr, pr)]
         for vr, dr, pr in zip(values_l, decimals_l, present_l)
     ]
-    return [UNITS[u] for u in unit.tolist()], texts
+    measured = present.any(axis=1).tolist()
+    return [UNITS[u] if m else "" for u, m in zip(unit.tolist(), measured)], texts

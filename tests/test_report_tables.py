@@ -99,4 +99,4 @@ def test_format_tables_leaves_missing_cells_empty():
     figures = np.array([[3, 1, 2], [1, 1, 1]])
     units, texts = format_tables(medians, figures, np.array([0, 1, 1]))
     assert units[0] == "us" and texts[0] == ["1.50", None, "2200"]
-    assert texts[1] == [None, None, None]
+    assert units[1] == "" and texts[1] == [None, None, None]

@@ -62,6 +62,7 @@
     var rows = Array.prototype.slice.call(document.querySelectorAll("tr[data-name]"));
     var names = rows.map(function (r) { return r.getAttribute("data-name").toLowerCase(); });
     var groups = Array.prototype.slice.call(document.querySelectorAll("tbody.label-group"));
+    var tables = Array.prototype.filter.call(document.querySelectorAll("table"), function (t) { return t.querySelector("tr[data-name]"); });
     var indexRows = document.querySelectorAll("table.index tr[data-name]");
     function apply() {
       var terms = input.value.toLowerCase().split(/\s+/).filter(Boolean);
@@ -69,6 +70,10 @@
         row.hidden = !terms.every(function (t) { return names[i].indexOf(t) >= 0; });
       });
       groups.forEach(function (g) { g.hidden = !g.querySelector("tr[data-name]:not([hidden])"); });
+      tables.forEach(function (t) {
+        t.hidden = !t.querySelector("tr[data-name]:not([hidden])");
+        if (t.parentElement.tagName === "DETAILS") t.parentElement.hidden = t.hidden;
+      });
       var shown = Array.prototype.filter.call(indexRows, function (r) { return !r.hidden; }).length;
       status.hidden = !terms.length;
       status.textContent = shown + " of " + indexRows.length + " benchmarks match “" + input.value.trim() + "”";
@@ -99,7 +104,8 @@
         });
         Array.prototype.forEach.call(bodies, function (b) { b.hidden = !b.querySelector("tr:not(.group):not([hidden])"); });
         fillCommit(section.querySelector(".selected-commit"), table.sha);
-        section.querySelector(".unit").textContent = "Times are in " + table.unit_name + "s (" + table.unit + ").";
+        section.querySelector(".unit").textContent = table.unit
+          ? "Times are in " + table.unit_name + "s (" + table.unit + ")." : "Nothing was measured at this commit.";
       }
       select.addEventListener("change", function () { show(Number(select.value)); });
       show(Number(select.value));
