@@ -196,11 +196,7 @@ def cmd_report(args) -> int:
         incremental=args.incremental,
         title=cfg.root.name,
     )
-    kept = f", {summary.kept} kept unchanged" if args.incremental else ""
-    print(
-        f"site written to {out / 'index.html'}: {summary.commits} commits, {summary.benchmarks} benchmarks, "
-        f"{summary.series} machine/env series; {summary.written} page{'' if summary.written == 1 else 's'} written{kept} in {summary.seconds:.1f} s"
-    )
+    print(summary.describe())
     return 0
 
 

@@ -65,10 +65,21 @@ class Summary:
     out: Path
     written: int
     kept: int
+    incremental: bool
     commits: int
     benchmarks: int
     series: int
     seconds: float
+
+    def describe(self) -> str:
+        def n(count: int, what: str) -> str:
+            return f"{count} {what}{'' if count == 1 else 's'}"
+
+        kept = f", {self.kept} kept unchanged" if self.incremental else ""
+        return (
+            f"site written to {self.out / 'index.html'}: {n(self.commits, 'commit')}, {n(self.benchmarks, 'benchmark')}, "
+            f"{self.series} machine/env series; {n(self.written, 'page')} written{kept} in {self.seconds:.1f} s"
+        )
 
 
 def build(
@@ -102,7 +113,7 @@ def build(
     finally:
         if gc_was_enabled:
             gc.enable()
-    return Summary(out, written, kept, len(site.commits), len(site.ids), len(all_series), time.perf_counter() - started)
+    return Summary(out, written, kept, incremental, len(site.commits), len(site.ids), len(all_series), time.perf_counter() - started)
 
 
 def _check_repo_url(url: str) -> str:
