@@ -3,7 +3,7 @@
 One `Series` per machine and environment (never joined with another). For
 every commit of a series and every benchmark it measured, the report needs
 the median, the quartiles and torch's significant-figure estimate; they are
-computed once here (`Series.points`) and shared by every page.
+computed once here (`Series.tracks`) and shared by every page.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def summarize(series: Series, *, threshold: float) -> Series:
     for ci, cr in enumerate(series.history):
         for r in cr.results:
             bid = r.id
-            if r.ok:
+            if r.ok and any(s.raw_times for s in r.samples):
                 rows.setdefault(bid, []).append(len(commit_of))
                 commit_of.append(ci)
                 total = 0
