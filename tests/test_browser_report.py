@@ -105,8 +105,12 @@ def visit(browser: Browser):
     context.close()
 
 
-def _chart_ready(page: Page) -> None:
-    page.wait_for_function("document.getElementById('chart').data !== undefined && document.querySelector('#chart .scatterlayer') !== null")
+def _open_chart(visit, site: Path, name_part: str) -> Visit:
+    """A chart page, once Plotly has drawn it, checked for errors and network use."""
+    v = visit(bench_page(site, name_part))
+    v.page.wait_for_function("document.getElementById('chart').data !== undefined && document.querySelector('#chart .scatterlayer') !== null")
+    v.assert_clean(site)
+    return v
 
 
 def _traces(page: Page, kind: str) -> list[dict]:
@@ -196,10 +200,8 @@ def test_evil_label_page_shows_its_name_as_text(sites, visit):
 
 
 def test_trend_chart_points_change_points_hover_and_local_commit(sites, visit):
-    v = visit(bench_page(sites.local, "matmul-n-64-float32-1-thread"))
+    v = _open_chart(visit, sites.local, "matmul-n-64-float32-1-thread")
     page = v.page
-    _chart_ready(page)
-    v.assert_clean(sites.local)
     medians = _traces(page, "median")
     assert [(t["name"], len(t["x"]), t["drawn"]) for t in medians] == [
         ("box-a / default", N_COMMITS, N_COMMITS),
@@ -245,10 +247,8 @@ def test_trend_chart_points_change_points_hover_and_local_commit(sites, visit):
 
 
 def test_chart_marks_failures_switches_axis_and_hides_series(sites, visit):
-    v = visit(bench_page(sites.local, "matmul-n-128-float64-2-threads"))
+    v = _open_chart(visit, sites.local, "matmul-n-128-float64-2-threads")
     page = v.page
-    _chart_ready(page)
-    v.assert_clean(sites.local)
     failed = _traces(page, "failed")
     assert [(len(t["x"]), t["drawn"]) for t in failed] == [(1, 1)]
     assert failed[0]["x"] == [sites.shas[FAIL_AT][:10]]
@@ -267,10 +267,8 @@ def test_chart_marks_failures_switches_axis_and_hides_series(sites, visit):
 
 
 def test_click_opens_commit_on_repository_host(sites, visit):
-    v = visit(bench_page(sites.linked, "matmul-n-64-float32-1-thread"))
+    v = _open_chart(visit, sites.linked, "matmul-n-64-float32-1-thread")
     page = v.page
-    _chart_ready(page)
-    v.assert_clean(sites.linked)
     median = _traces(page, "median")[0]
     point = page.locator("#chart .scatterlayer .trace").nth(median["index"]).locator(".point").nth(3)
     box = point.bounding_box()
