@@ -67,6 +67,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("show", help="a commit's results as a Compare table")
     _common(p)
     p.add_argument("revision", nargs="?", default="HEAD", metavar="REV")
+
+    p = sub.add_parser("report", help="build the static site (default folder site/)")
+    p.add_argument("-C", dest="project", metavar="DIR", help="the project (default: current folder)")
+    p.add_argument("--results", metavar="DIR", help="results folder (default: .regress)")
+    p.add_argument("--out", metavar="DIR", help="folder to write the site to (default: site/ in the project)")
+    p.add_argument("--baseline", metavar="REV", help="commit the newest one is compared against (default: the oldest measured)")
+    p.add_argument("--incremental", action="store_true", help="keep pages whose benchmarks have no new results")
+    p.set_defaults(machine=None, env=None)  # the site shows every machine and environment
     _add_ci_commands(sub)
     return parser
 
@@ -199,7 +207,31 @@ def cmd_show(args) -> int:
     return 0
 
 
-COMMANDS = {"list": cmd_list, "run": cmd_run, "show": cmd_show}
+def cmd_report(args) -> int:
+    from . import report
+
+    cfg = _config(args)
+    baseline = None
+    if args.baseline:
+        shas = gitrepo.resolve(gitrepo.open_repo(cfg.root), [args.baseline])
+        if len(shas) != 1:
+            raise RegressError(f"--baseline takes one commit, not the range '{args.baseline}'")
+        baseline = shas[0]
+    out = Path(args.out) if args.out else cfg.root / "site"
+    summary = report.build(
+        Store(cfg.results_dir),
+        out,
+        baseline=baseline,
+        repo_url=cfg.repo_url,
+        threshold=cfg.threshold,
+        incremental=args.incremental,
+        title=cfg.root.name,
+    )
+    print(summary.describe())
+    return 0
+
+
+COMMANDS = {"list": cmd_list, "run": cmd_run, "show": cmd_show, "report": cmd_report}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -61,9 +61,9 @@ def main() -> int:
         t = time.perf_counter()
         subprocess.run(
             [sys.executable, "-c",
-             "import torch, torch.utils.benchmark as b; x = torch.ones(64, 64); "
-             "print(b.Timer('x + x', globals={'x': x}).collect_callgrind(number=20).counts())"],
-            check=True, env=env, capture_output=True,
+             "import torch.utils.benchmark as b; "
+             "print(b.Timer('x + x', setup='x = torch.ones(64, 64)').collect_callgrind(number=20).counts())"],
+            check=True, cwd=tmp,
         )
         one_collect = time.perf_counter() - t
         print(f"one torch collect_callgrind call (1 benchmark): {one_collect:.1f}s")

@@ -1,0 +1,112 @@
+"""torch's Compare number formatting, mirrored with numpy for the HTML tables.
+
+`torch.utils.benchmark.Compare` with `trim_significant_figures()` picks one
+time unit per table (from its smallest median), estimates each measurement's
+significant figures from the spread of its interquartile times, rounds each
+median to them, and prints every cell of a column with as many decimals as
+its least precise cell allows. The report needs that for every commit of
+every label (200,000 cells at scale), so it is done here in bulk without
+torch, whose per-call tensor overhead would cost seconds. torch computes in
+float32 (`torch.tensor(python_float)`); so do these functions, and the tests
+check them against torch digit for digit.
+
+Sources mirrored: torch/utils/benchmark/utils/common.py (`select_unit`,
+`trim_sigfig`, `Measurement.significant_figures`) and compare.py (`_Column`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_MAX_SIGNIFICANT_FIGURES = 4
+_MIN_CONFIDENCE_INTERVAL = 25e-9  # 25 ns
+
+UNITS = ("ns", "us", "ms", "s")
+UNIT_SCALE = np.array([1e-9, 1e-6, 1e-3, 1.0])
+UNIT_ENGLISH = {"ns": "nanosecond", "us": "microsecond", "ms": "millisecond", "s": "second"}
+
+
+def _log10_f32(x) -> np.ndarray:
+    """torch.tensor(x).log10(): float32 in, float32 out."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log10(np.asarray(x, dtype=np.float64).astype(np.float32).astype(np.float64)).astype(np.float32)
+
+
+def unit_index(t) -> np.ndarray:
+    """Index into UNITS of torch's `select_unit(t)` (which says "s" below 1 ns, as torch does)."""
+    k = np.floor_divide(_log10_f32(t).astype(np.float64), 3)
+    return np.select([k == -3, k == -2, k == -1], [0, 1, 2], 3)
+
+
+def select_unit(t: float) -> tuple[str, float]:
+    i = int(unit_index(t))
+    return UNITS[i], float(UNIT_SCALE[i])
+
+
+def trim_sigfig(x, n) -> np.ndarray:
+    """`x` rounded to `n` significant figures (x > 0), as float32 like torch's."""
+    x = np.asarray(x, dtype=np.float64)
+    magnitude = np.ceil(_log10_f32(np.abs(x)).astype(np.float64))
+    scale = np.power(10.0, magnitude - n)
+    return (np.round((x / scale).astype(np.float32)) * scale.astype(np.float32)).astype(np.float32)
+
+
+def summarize_times(times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Quartiles and torch's significant figures for rows of per-run times (all rows one length).
+
+    q1 and q3 as `statistics.quantiles(n=4, method="inclusive")`, the median
+    as `statistics.median`: what `BenchmarkResult.quartiles`/`median` give.
+    """
+    times = np.sort(times, axis=1)
+    n = times.shape[1]
+    if n < 2:
+        one = times[:, 0]
+        q1 = median = q3 = one
+    else:
+        m = n - 1
+        q = []
+        for i in (1, 3):
+            j, delta = divmod(i * m, 4)
+            q.append((times[:, j] * (4 - delta) + times[:, j + 1] * delta) / 4)
+        q1, q3 = q
+        half = n // 2
+        median = times[:, half] if n % 2 else (times[:, half - 1] + times[:, half]) / 2
+    # Measurement.significant_figures: spread of the interquartile points, in float32.
+    upper = int(np.ceil(np.float32(3 * n / 4)))
+    points = times[:, n // 4 : upper].astype(np.float32).astype(np.float64)
+    std = points.std(axis=1).astype(np.float32).astype(np.float64)
+    sqrt_k = float(np.float32(np.sqrt(points.shape[1])))
+    ci = np.maximum(1.645 * std / sqrt_k, _MIN_CONFIDENCE_INTERVAL)
+    figures = np.floor(_log10_f32(median / ci)).astype(np.int64)
+    return q1, median, q3, np.clip(figures, 1, _MAX_SIGNIFICANT_FIGURES)
+
+
+def format_tables(medians: np.ndarray, figures: np.ndarray, columns: np.ndarray) -> tuple[list[str], list[list[str | None]]]:
+    """Compare tables, one per row: (unit per row, "" if it has no cell; cell texts per row).
+
+    medians/figures: rows x cells (NaN where a cell has no measurement);
+    columns: the column (description) number of each cell. Like torch, each
+    table's unit comes from its smallest median, and every cell of a column
+    gets the decimals of its least precise cell.
+    """
+    rows, ncells = medians.shape
+    if rows == 0:
+        return [], []
+    present = ~np.isnan(medians)
+    smallest = np.where(present, medians, np.inf).min(axis=1)
+    unit = unit_index(np.where(np.isfinite(smallest), smallest, 1.0))
+    scaled = medians / UNIT_SCALE[unit][:, None]
+    leading = np.ceil(_log10_f32(np.where(present, scaled, 1.0)).astype(np.float64)).astype(np.int64)
+    want = np.where(present, np.maximum(figures - leading, 0), np.iinfo(np.int64).max)
+    decimals = np.empty_like(want)
+    for c in np.unique(columns):
+        in_column = columns == c
+        decimals[:, in_column] = want[:, in_column].min(axis=1, keepdims=True)
+    values = trim_sigfig(np.where(present, scaled, 1.0), np.where(present, figures, 1))
+    values_l, decimals_l, present_l = values.tolist(), decimals.tolist(), present.tolist()
+    texts = [
+        [f"{v:.{d}f}" if p else None for v, d, p in zip(vr, dr, pr)]
+        for vr, dr, pr in zip(values_l, decimals_l, present_l)
+    ]
+    measured = present.any(axis=1).tolist()
+    return [UNITS[u] if m else "" for u, m in zip(unit.tolist(), measured)], texts

@@ -1,0 +1,102 @@
+"""The report's Compare tables say exactly what torch's Compare (trim_significant_figures) says."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from regress.model import BenchmarkResult, CommitInfo, CommitResult, Fingerprint, Sample, Settings, TaskSpec
+from regress.report_data import Series, grid_for, label_tables, summarize
+from regress.report_tables import format_tables, select_unit, summarize_times, trim_sigfig
+from regress.tables import compare_table
+
+
+def _torch_cells(text: str) -> tuple[dict[tuple[int, str, str], str], str]:
+    """Parse torch's rendered table: {(threads, row, column): cell}, and its unit line."""
+    lines = text.splitlines()
+    header = [c.strip() for c in lines[1].split("|")]
+    cells, threads, unit = {}, None, ""
+    for line in lines[2:]:
+        if line.startswith("Times are in"):
+            unit = line
+        elif "threads:" in line:
+            threads = int(line.split()[0])
+        elif "|" in line:
+            parts = [c.strip() for c in line.split("|")]
+            for column, value in zip(header[1:], parts[1:]):
+                if value:
+                    cells[(threads, parts[0], column)] = value
+    return cells, unit
+
+
+def _commit(i: int, results) -> CommitResult:
+    info = CommitInfo(f"{i:040x}", (), "A", "a@example.com", 1_700_000_000 + i, 1_700_000_000 + i, f"commit {i}")
+    return CommitResult(info, "m", "e", Fingerprint("m"), Settings(), tuple(results))
+
+
+def test_label_tables_match_torch_compare_digit_for_digit():
+    rng = random.Random(7)
+    specs = [
+        TaskSpec(stmt=f"f{sub}{desc}", label="ops", sub_label=sub, description=desc, num_threads=threads)
+        for threads in (1, 4)
+        for sub in ("[1, 64]", "[64, 1024]", "[1024, 10000]")
+        for desc in ("mul/sum", "bmm")
+    ]
+    history = []
+    for i in range(12):
+        results = []
+        for spec in specs:
+            if rng.random() < 0.15:  # not measured at this commit: a blank cell
+                continue
+            level = 10 ** rng.uniform(-7.5, -1.5)
+            noise = rng.choice([0.0005, 0.005, 0.03, 0.2])
+            number = max(1, int(1e-3 / level))
+            samples = tuple(
+                Sample(number, tuple(level * number * rng.lognormvariate(0, noise) for _ in range(rng.choice([3, 7, 10]))))
+                for _ in range(rng.choice([1, 2, 3]))
+            )
+            results.append(BenchmarkResult(spec, "here", samples))
+        rng.shuffle(results)
+        history.append(_commit(i, results))
+
+    series = summarize(Series("m", "e", history), threshold=0.05)
+    grid = grid_for(sorted(series.ids))
+    tables = label_tables(series, grid, threshold=0.05)
+    assert [t["c"] for t in tables] == list(range(12))
+    for table in tables:
+        expected, unit_line = _torch_cells(compare_table(history[table["c"]], color=False))
+        ours = {}
+        for bid, cell in zip(grid.cells, table["cells"]):
+            if cell is not None:
+                ours[(bid.num_threads, bid.sub_label, bid.description)] = cell[0]
+        assert ours == expected
+        assert unit_line.endswith(f"({table['unit']}).")
+    figures = np.concatenate([t.figures for t in series.tracks.values()])
+    assert set(figures.tolist()) == {1, 2, 3, 4}  # every precision torch can pick was exercised
+
+
+def test_summaries_and_units_match_torch_measurements():
+    from torch.utils.benchmark.utils import common
+
+    rng = random.Random(3)
+    for _ in range(300):
+        n = rng.choice([1, 2, 5, 10, 31])
+        number = rng.choice([1, 100])
+        level, noise = 10 ** rng.uniform(-9.5, 0.5), rng.choice([1e-4, 1e-2, 0.3])
+        raw = [level * number * rng.lognormvariate(0, noise) for _ in range(n)]
+        m = common.Measurement(number, raw, common.TaskSpec("x", "pass"))
+        q1, median, q3, figures = (float(a[0]) for a in summarize_times(np.array([[t / number for t in raw]])))
+        assert median == m.median or abs(median - m.median) < 1e-15
+        assert figures == m.significant_figures
+        assert select_unit(median) == common.select_unit(median)
+        for k in (1, 2, 3, 4):
+            assert float(trim_sigfig(median / 1e-6, k)) == common.trim_sigfig(median / 1e-6, k)
+
+
+def test_format_tables_leaves_missing_cells_empty():
+    medians = np.array([[1.5e-6, np.nan, 2.25e-3], [np.nan, np.nan, np.nan]])
+    figures = np.array([[3, 1, 2], [1, 1, 1]])
+    units, texts = format_tables(medians, figures, np.array([0, 1, 1]))
+    assert units[0] == "us" and texts[0] == ["1.50", None, "2200"]
+    assert units[1] == "" and texts[1] == [None, None, None]
