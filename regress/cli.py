@@ -339,6 +339,8 @@ def cmd_results(args) -> int:
     synced = ci.push(cfg, remote=args.remote, branch=args.branch, retries=args.retries, say=_err)
     if synced.written:
         print(f"pushed {synced.written} result file{'s' if synced.written != 1 else ''} to {where} ({synced.tip[:10]})")
+    elif synced.tip is None:
+        print(f"no results in {cfg.results_dir} to push; measure some with `regress run HEAD`")
     else:
         print(f"{where} already holds every result in {cfg.results_dir}; nothing to push")
     return _conflicts(synced, "the branch's copies were kept and everything else was pushed")

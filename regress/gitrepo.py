@@ -178,3 +178,13 @@ def worktree(repo: git.Repo, sha: str) -> Iterator[Path]:
         yield path
     finally:
         _remove_worktree(repo, path)
+
+
+def merge_base(repo: git.Repo, a: str, b: str) -> str:
+    """The commit a pull request of `b` into `a` branched from: what its changes are measured against."""
+    try:
+        return repo.git.merge_base(a, b).split()[0]
+    except (git.GitCommandError, IndexError):
+        raise RegressError(
+            f"{a[:10]} and {b[:10]} share no history; compare them directly with `regress compare {a[:10]} {b[:10]}`"
+        ) from None

@@ -178,6 +178,8 @@ def test_results_branch_mistakes_are_one_line(origin, tmp_path):
     a = clone(origin, "a")
     proc = regress(a, "results", "pull", check=True)
     assert "no branch origin/regress-results yet" in proc.stdout
+    assert "no results in" in regress(a, "results", "push", check=True).stdout
+    assert git(origin, "branch", "--list", "regress-results") == ""
     assert "no git remote 'upstream'" in error_line(regress(a, "results", "push", "--remote", "upstream"))
     assert "not a valid branch name" in error_line(regress(a, "results", "pull", "--branch", "a..b"))
     assert "--retries" in error_line(regress(a, "results", "push", "--retries", "0"))
