@@ -243,6 +243,7 @@ class _Site:
         for s in series:
             seen.update(dict.fromkeys(s.tracks))
             seen.update(dict.fromkeys(s.failed))
+            seen.update(dict.fromkeys(s.counts))
         self.ids = list(seen)
         self.labels: dict[str, list[BenchmarkId]] = {}
         for bid in self.ids:
@@ -372,7 +373,8 @@ class _Site:
         for s, shas in zip(self.series, self.shas):
             track = s.tracks.get(bid)
             failed = s.failed.get(bid, [])
-            if track is None and not failed:
+            counted = s.counts.get(bid, [])
+            if track is None and not failed and not counted:
                 continue
             commits = track.commits.tolist() if track is not None else []
             medians = track.median.tolist() if track is not None else []
@@ -393,9 +395,26 @@ class _Site:
                     "q3": round6(track.q3) if track is not None else [],
                     "failed": fails,
                     "steps": [[st.sha, *round6([st.before, st.after, st.ratio]), st.direction] for st in steps],
+                    "instr": [[shas[c], n] for c, n in counted],
                 }
             )
         return {"series": out}
+
+    def _instruction_rows(self, bid: BenchmarkId) -> list[dict]:
+        """Newest first, per series, with the change against the previous count."""
+        rows = []
+        for s, shas in zip(self.series, self.shas):
+            counted = s.counts.get(bid, [])
+            for k in range(len(counted) - 1, max(-1, len(counted) - 31), -1):
+                ci, n = counted[k]
+                prev = counted[k - 1][1] if k > 0 else None
+                rows.append({
+                    "series": s.name,
+                    "commit": self._commit(shas[ci]),
+                    "count": f"{n:,}",
+                    "change": f"{(n / prev - 1) * 100:+.2f}%" if prev else "",
+                })
+        return rows
 
     def _bench_page(self, bid: BenchmarkId, data) -> str:
         steps = [self._change_row(ch, "../") for ch in self.changes if ch["step"].id == bid]
@@ -405,6 +424,7 @@ class _Site:
             name=str(bid),
             label_href="../" + self.label_href[bid.label],
             steps=steps,
+            instructions=self._instruction_rows(bid),
             data=data,
         )
 

@@ -58,6 +58,8 @@ class Series:
     tracks: dict[BenchmarkId, Track] = field(default_factory=dict)
     failed: dict[BenchmarkId, list[Failed]] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)
+    # Instruction counts (callgrind), apart from times: (commit index, per call).
+    counts: dict[BenchmarkId, list[tuple[int, int]]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -65,7 +67,7 @@ class Series:
 
     @property
     def ids(self) -> set[BenchmarkId]:
-        return set(self.tracks) | set(self.failed)
+        return set(self.tracks) | set(self.failed) | set(self.counts)
 
 
 def summarize(series: Series, *, threshold: float) -> Series:
@@ -85,6 +87,8 @@ def summarize(series: Series, *, threshold: float) -> Series:
     for ci, cr in enumerate(series.history):
         for r in cr.results:
             bid = r.id
+            if r.counted:
+                series.counts.setdefault(bid, []).append((ci, r.instructions))
             if r.ok and any(s.raw_times for s in r.samples):
                 rows.setdefault(bid, []).append(len(commit_of))
                 commit_of.append(ci)
@@ -95,13 +99,14 @@ def summarize(series: Series, *, threshold: float) -> Series:
                     sample_len.append(len(sample.raw_times))
                     total += len(sample.raw_times)
                 result_len.append(total)
-            else:
-                failed.setdefault(bid, []).append(Failed(ci, str(r.failure) if r.failure else "no samples"))
+            elif r.failure is not None and r.failure.kind != "skipped":
+                failed.setdefault(bid, []).append(Failed(ci, str(r.failure)))
+            # else: skipped here (no GPU, say) or instruction counts only: not a failure
     # A commit whose build or suite failed has no result for what it could not run.
     known = set(rows) | set(failed)
     for ci, cr in enumerate(series.history):
-        if cr.failures:
-            message = "; ".join(str(f) for f in cr.failures)
+        if cr.problems:
+            message = "; ".join(str(f) for f in cr.problems)
             for bid in known - {r.id for r in cr.results}:
                 failed.setdefault(bid, []).append(Failed(ci, message))
     for entries in failed.values():

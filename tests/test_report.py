@@ -344,3 +344,34 @@ def test_templates_ship_inside_the_wheel(tmp_path):
         env={**os.environ, "PYTHONPATH": str(tmp_path / "installed")}, cwd=tmp_path, capture_output=True, text=True, check=True,
     )
     assert str(tmp_path / "installed" / "regress" / "templates") in proc.stdout
+
+
+def test_instruction_counts_and_skips_on_chart_pages(project, tmp_path):
+    """Counts are shown apart from times; a benchmark skipped (no GPU) is not drawn as failed."""
+    from dataclasses import replace
+
+    from regress.model import InstructionCount
+
+    results = tmp_path / "results"
+    shutil.copytree(project.results, results)
+    store = Store(results)
+    newest = store.load("box-a", "default", project.shas[-1])
+    prev = store.load("box-a", "default", project.shas[-2])
+    cuda = TaskSpec(stmt="x @ x", label="matmul", sub_label="n=64, device=cuda", description="float32")
+    for result, count in ((prev, 100_000), (newest, 112_000)):
+        counted = tuple(
+            replace(r, counts=(InstructionCount(20, (count + 50, count, count, count, count, count)),))
+            if r.id == STEPPED else r
+            for r in result.results
+        ) + (BenchmarkResult(cuda, "benchmarks/x.py:9", failure=Failure("skipped", "CUDA is not available")),)
+        store.save(replace(result, results=counted))
+    out = tmp_path / "site"
+    project.repo.regress("report", "--results", str(results), "--out", str(out), check=True)
+    page = bench_page(out, "matmul-n-64-float32-1-thread").read_text()
+    assert "Instruction counts" in page and "112,000" in page and "100,000" in page and "+12.00%" in page
+    data = json.loads(re.search(r'id="bench-data">(.*?)</script>', page, re.S).group(1))
+    (a,) = [s for s in data["series"] if s["name"] == "box-a / default"]
+    assert [n for _, n in a["instr"]] == [100_000, 112_000]
+    cuda_page = bench_page(out, "device-cuda").read_text()
+    cuda_data = json.loads(re.search(r'id="bench-data">(.*?)</script>', cuda_page, re.S).group(1))
+    assert all(not s["failed"] for s in cuda_data["series"])
