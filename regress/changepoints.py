@@ -34,8 +34,10 @@ WINDOW = 5
 CLIP = 3.0
 # A new level held this many commits or fewer and then undone is a blip, not a step.
 BLIP = 3
-# Commits on a new level before it counts: 2, so one outlier is never a step.
+# Commits on a new level before it counts: 2, so one outlier is never a step;
+# at the end of the history 3, as nothing after can show two outliers for a blip.
 MIN_SEGMENT = 2
+TAIL = 3
 # Same-direction steps closer than this (in commits) are one gradual slide.
 SLIDE_GAP = 4
 # The noise scale never falls below this (log units), so a nearly constant
@@ -147,6 +149,8 @@ def find_steps(history: list[CommitResult], *, threshold: float = 0.05, penalty:
                 continue
             if _blip(moves, k, threshold):
                 continue
+            if bounds[b + 2] == len(logs) and len(after) < TAIL:
+                continue  # the newest commits: an outlier pair until a third agrees
             p = float(_sps.mannwhitneyu(after, before, alternative="two-sided").pvalue)
             if not p < stats.ALPHA:
                 continue

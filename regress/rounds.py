@@ -16,6 +16,7 @@ from typing import Callable
 
 from . import gitrepo, runner
 from .config import Config
+from .errors import RegressError
 from .model import WORKTREE, CommitInfo, CommitResult, Fingerprint, Settings, merge_results
 from .store import Store
 
@@ -50,6 +51,11 @@ def measure_rounds(
             info = gitrepo.worktree_info(repo) if sha == WORKTREE else gitrepo.commit_info(repo, sha)
             existing = store.load(cfg.machine_name, cfg.env, sha)
             settings = _settings(cfg, existing, bench)
+            if settings.benchmarks_from == "worktree" and not cfg.benchmarks_dir.is_dir():
+                raise RegressError(
+                    f"no benchmark folder {cfg.benchmarks_dir}; create it with a bench_*.py suite, "
+                    'or set benchmarks = "..." in [tool.regress] of pyproject.toml'
+                )
             code_dir = cfg.root if sha == WORKTREE else stack.enter_context(gitrepo.worktree(repo, sha))
             build_failure = runner._build(cfg, code_dir)  # noqa: SLF001 - runner's one build step, reused as is
             plan.append((info, settings, code_dir, build_failure))

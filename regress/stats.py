@@ -40,6 +40,9 @@ DRIFT = 0.01
 # How much of each side's floor gap (fastest to third-fastest round) counts as
 # extra uncertainty of its floor.
 GAP_WEIGHT = 0.25
+# How much of each side's busyness counts as extra uncertainty of its floor:
+# when most rounds were slowed, the fastest may have been slowed too.
+BUSY_WEIGHT = 0.05
 BOOTSTRAP_RESAMPLES = 2000
 # torch's Measurement warns above these IQR/median ratios.
 IQR_WARN = 0.10
@@ -68,6 +71,11 @@ def floor_gap(values) -> float:
         return math.inf
     low = np.sort(np.asarray(values, dtype=float))
     return float(math.log(low[min(2, len(low) - 1)] / low[0]))
+
+
+def busyness(values) -> float:
+    """log(median round / fastest round): how much of the run the machine was busy."""
+    return float(math.log(np.median(values) / np.min(values))) if len(values) else 0.0
 
 
 def spread(values) -> tuple[float, float] | None:
@@ -124,7 +132,10 @@ def shift(base, head) -> Shift:
     if not (math.isfinite(low) and math.isfinite(high)):  # every resample equal
         low = high = d
     b_gap, h_gap = floor_gap(base), floor_gap(head)
-    extra = _Z * math.sqrt(DRIFT**2 + (GAP_WEIGHT * b_gap) ** 2 + (GAP_WEIGHT * h_gap) ** 2)
+    b_busy, h_busy = busyness(base), busyness(head)
+    extra = _Z * math.sqrt(
+        DRIFT**2 + (GAP_WEIGHT * b_gap) ** 2 + (GAP_WEIGHT * h_gap) ** 2 + (BUSY_WEIGHT * b_busy) ** 2 + (BUSY_WEIGHT * h_busy) ** 2
+    )
     below = math.hypot(max(d - low, 0.0), extra)
     above = math.hypot(max(high - d, 0.0), extra)
     toward_one = below if d > 0 else above

@@ -69,9 +69,10 @@ def test_two_commit_blip_that_comes_back_is_not_a_step():
     assert find_steps(history(levels, seed=3)) == []
 
 
-def test_step_at_the_end_needs_two_commits():
+def test_step_at_the_end_needs_three_commits():
     assert find_steps(history([1e-4] * 30 + [1.3e-4])) == []
-    (step,) = find_steps(history([1e-4] * 30 + [1.3e-4] * 2))
+    assert find_steps(history([1e-4] * 30 + [1.3e-4] * 2)) == []
+    (step,) = find_steps(history([1e-4] * 30 + [1.3e-4] * 3))
     assert step.index == 30
 
 

@@ -255,3 +255,11 @@ def test_missing_because_of_build_or_suite_failure_is_failed():
 def test_negative_threshold_is_refused():
     with pytest.raises(ValueError):
         compare(None, None, threshold=-0.1)
+
+
+def test_a_run_on_a_busy_machine_widens_the_interval():
+    calm = [1e-4 * (1 + 0.001 * k) for k in range(10)]
+    busy = calm[:3] + [v * 2 for v in calm[3:]]  # 7 of 10 rounds slowed: the floor is suspect too
+    s_calm, s_busy = stats.shift(calm, calm), stats.shift(calm, busy)
+    assert s_calm.ratio == s_busy.ratio == pytest.approx(1.0)
+    assert math.log(s_busy.high / s_busy.low) > 1.5 * math.log(s_calm.high / s_calm.low)
