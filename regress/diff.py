@@ -191,11 +191,12 @@ def _only(r: BenchmarkResult, verdict: str, reason: str, side: str) -> Verdict:
 def _pair(bid: BenchmarkId, b: BenchmarkResult | None, h: BenchmarkResult | None,
           base: CommitResult | None, head: CommitResult | None, threshold: float) -> Verdict:
     if h is not None and h.failure is not None:
-        v = _only(b, "failed", "", "base") if b is not None and b.ok else None
-        reason = f"failed at head: {h.failure}"
-        if v is None:
-            return Verdict(bid, "failed", None, None, None, None, None, None, reason)
-        return replace(v, verdict="failed", reason=reason)
+        # A skip (say, a CUDA benchmark on a machine without a GPU) is not a failure.
+        verdict = "missing" if h.failure.kind == "skipped" else "failed"
+        reason = f"{'skipped' if verdict == 'missing' else 'failed'} at head: {h.failure}"
+        if b is None or not b.ok:
+            return Verdict(bid, verdict, None, None, None, None, None, None, reason)
+        return replace(_only(b, verdict, "", "base"), reason=reason)
     if h is None or not h.samples:
         if b is None or not b.ok:
             why = f"failed at base: {b.failure}" if b is not None and b.failure else "no samples at either commit"

@@ -263,6 +263,7 @@ def analyze(args) -> None:
         print(f"{pair:6} {group:10} {n:4d}  {rate:8.1%}  {c['regression']:10d} {c['improvement']:11d} {c['unchanged']:9d} {c['noisy']:5d} {other:5d}   ({label})")
     if args.others:
         other_methods(meta, args.rounds, args.threshold)
+        estimators(meta, args.rounds)
 
 
 def other_methods(meta: dict, rounds: int | None, threshold: float) -> None:
@@ -304,6 +305,41 @@ def other_methods(meta: dict, rounds: int | None, threshold: float) -> None:
     for m in methods:
         cells = [f"{pair} {counts[(m, pair)]['hit'] / counts[(m, pair)]['n']:6.1%}" for pair in PAIRS]
         print(f"  {m:32s} " + "   ".join(cells))
+
+
+def estimators(meta: dict, rounds: int | None) -> None:
+    """How far apart separate runs of the same code land, by the statistic that summarises a commit."""
+    import numpy as np
+
+    from regress.store import Store
+
+    def fastest(s):
+        return min(s.raw_times) / s.number_per_run
+
+    ways = {
+        "median of the rounds' medians": lambda r: np.median([s.median for s in r.samples]),
+        "every block pooled, median (torch's merged Measurement)": lambda r: np.median(r.times),
+        "median of the rounds' fastest blocks": lambda r: np.median([fastest(s) for s in r.samples]),
+        "fastest round's fastest block (regress)": lambda r: min(fastest(s) for s in r.samples),
+    }
+    logs: dict[tuple[str, str], list[float]] = {}
+    for trial in meta["trials"]:
+        store = Store(Path(trial["results"]))
+        loaded = {n: _first_rounds(store.load("evalbox", "default", sha), rounds).by_id() for n, sha in meta["shas"].items()}
+        for bid, base in loaded["base"].items():
+            if bid.num_threads != 1:
+                continue
+            for way, f in ways.items():
+                for pair, name in PAIRS.items():
+                    logs.setdefault((way, pair), []).append(float(np.log(f(loaded[name][bid]) / f(base))))
+    print("\nlog(head/base) of 1-thread benchmarks by statistic: spread is the scaled MAD over benchmarks and trials")
+    print(f"  {'statistic':56s} {'A/A spread':>10} {'A/A worst':>9} {'+5% 5th pct':>11} {'+10% 5th pct':>12}")
+    for way in ways:
+        aa = np.array(logs[(way, "A/A")])
+        mad = 1.4826 * np.median(np.abs(aa - np.median(aa)))
+        p5 = np.exp(np.quantile(logs[(way, "+5%")], 0.05))
+        p10 = np.exp(np.quantile(logs[(way, "+10%")], 0.05))
+        print(f"  {way:56s} {mad:10.1%} {np.exp(np.max(np.abs(aa))):8.2f}x {p5:10.3f}x {p10:11.3f}x")
 
 
 def _n_bench(meta: dict) -> int:

@@ -196,3 +196,25 @@ def test_compare_measure_alternates_fresh_rounds(repo):
     (v,) = json.loads(proc.stdout)["verdicts"]
     assert v["verdict"] == "noisy" and v["base_rounds"] == v["head_rounds"] == 2
     assert "only 2 round(s)" in v["reason"]
+
+
+def test_plan_more_takes_what_noisy_verdicts_ask_for():
+    import re
+
+    from regress.diff import Verdict
+    from regress.model import BenchmarkId
+    from regress.rounds import MAX_ROUNDS, exact_filter, plan_more
+
+    def v(sub, verdict, b, h, needed=None):
+        return Verdict(BenchmarkId("ops", sub, "", 1), verdict, 1.0, 1.0, None, None, 1.0, None, "", b, h, rounds_needed=needed)
+
+    verdicts = [v("a (x)", "noisy", 10, 12, 20), v("b", "unchanged", 10, 10), v("c", "noisy", 2, 2, 10), v("d", "new", 0, 10)]
+    take, chosen = plan_more(verdicts)
+    assert take == 18 and [c.id.sub_label for c in chosen] == ["a (x)", "c"]
+    take, chosen = plan_more(verdicts, rounds=12)
+    assert take == 10 and len(chosen) == 3
+    assert plan_more([v("b", "unchanged", 10, 10)]) == (0, [])
+    assert plan_more([v("a", "noisy", 1, 1, 500)])[0] == MAX_ROUNDS - 1
+    pattern = re.compile(exact_filter(c.id for c in chosen))
+    assert pattern.search("ops / a (x) [1 thread]") and pattern.search("ops / c [1 thread]")
+    assert not pattern.search("ops / a (x) [2 threads]") and not pattern.search("ops / cc [1 thread]")

@@ -252,6 +252,13 @@ def test_missing_because_of_build_or_suite_failure_is_failed():
     assert v.verdict == "missing" and "--bench" in v.reason
 
 
+def test_skipped_at_head_is_missing_not_failed():
+    base = commit("a", bench([1e-4] * 3))
+    skipped = BenchmarkResult(TaskSpec("add()", label="ops", sub_label="add"), "o", failure=Failure("skipped", "needs CUDA"))
+    (v,) = compare(base, commit("b", skipped))
+    assert v.verdict == "missing" and "needs CUDA" in v.reason and v.base_median == pytest.approx(1e-4)
+
+
 def test_negative_threshold_is_refused():
     with pytest.raises(ValueError):
         compare(None, None, threshold=-0.1)
