@@ -70,7 +70,7 @@ def _within_round_iqr(result: BenchmarkResult) -> float:
     return worst
 
 
-def _why_noisy(base: BenchmarkResult, head: BenchmarkResult, shift: stats.Shift, threshold: float) -> list[str]:
+def _why_noisy(base: BenchmarkResult, head: BenchmarkResult, shift: stats.Shift, threshold: float, cores: int) -> list[str]:
     """What the samples say about the instability."""
     notes = []
     for side, gap in (("base", shift.base_gap), ("head", shift.head_gap)):
@@ -81,13 +81,20 @@ def _why_noisy(base: BenchmarkResult, head: BenchmarkResult, shift: stats.Shift,
         notes.append(f"IQR within a round reaches {within * 100:.0f}% of the median (torch: significant environmental influence)")
     elif within >= stats.IQR_WARN:
         notes.append(f"IQR within a round reaches {within * 100:.0f}% of the median (torch: system fluctuation)")
-    if head.spec.num_threads > 1:
-        notes.append(f"{head.spec.num_threads} threads are easily disturbed on a shared machine")
+    threads = head.spec.num_threads
+    if cores and threads >= cores:
+        notes.append(f"{threads} thread{'s' if threads > 1 else ''} on a {cores}-core machine can't keep out of a neighbour's way")
+    elif threads > 1:
+        notes.append(f"{threads} threads are easily disturbed on a shared machine")
     return notes
 
 
-def judge(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = 0.05) -> Verdict:
-    """Verdict for one benchmark measured successfully at both commits."""
+def judge(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = 0.05, cores: int = 0) -> Verdict:
+    """Verdict for one benchmark measured successfully at both commits.
+
+    `cores`: the machine's core count (0 if unknown); a benchmark that uses
+    all of them gets a wider allowance for drift between runs.
+    """
     bv, hv = stats.round_values(base), stats.round_values(head)
     b_level, h_level = stats.level(bv), stats.level(hv)
     ratio = h_level / b_level
@@ -115,7 +122,7 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = 0.
             rounds_needed=stats.RECOMMENDED_ROUNDS,
             **common,
         )
-    s = stats.shift(bv, hv)
+    s = stats.shift(bv, hv, drift=stats.drift_for(head.spec.num_threads, cores))
     common.update(p_value=s.p_value, ci_low=s.low, ci_high=s.high)
     up, down = 1.0 + threshold, 1.0 / (1.0 + threshold)
     p_text = "p<0.001" if s.p_value < 0.001 else f"p={s.p_value:.2g}"
@@ -137,10 +144,17 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = 0.
             reason=f"no change beyond ±{threshold * 100:g}% ({evidence}){spec_note}",
             **common,
         )
-    notes = _why_noisy(base, head, s, threshold)
+    notes = _why_noisy(base, head, s, threshold, cores)
     needed = max(2 * have, stats.RECOMMENDED_ROUNDS)
     gap = max(s.base_gap, s.head_gap)
-    if gap > math.log1p(threshold) or head.spec.num_threads > 1 and gap > math.log1p(threshold / 2):
+    all_cores = bool(cores) and head.spec.num_threads >= cores
+    if all_cores:
+        needed = None  # rounds can't beat the drift between runs
+        helps = (
+            f"a benchmark using all {cores} cores drifts about ±{stats.DRIFT_ALL_CORES * 100:g}% between runs on a shared "
+            "machine, more than rounds can average away: judge it on a machine with spare cores, or with fewer threads"
+        )
+    elif gap > math.log1p(threshold) or head.spec.num_threads > 1 and gap > math.log1p(threshold / 2):
         helps = (
             f"more rounds may not settle it: measure on a quieter machine or with fewer threads, "
             f"or try {needed} rounds per side (`regress compare BASE HEAD --measure --rounds {needed}`)"
@@ -189,7 +203,7 @@ def _only(r: BenchmarkResult, verdict: str, reason: str, side: str) -> Verdict:
 
 
 def _pair(bid: BenchmarkId, b: BenchmarkResult | None, h: BenchmarkResult | None,
-          base: CommitResult | None, head: CommitResult | None, threshold: float) -> Verdict:
+          base: CommitResult | None, head: CommitResult | None, threshold: float, cores: int) -> Verdict:
     if h is not None and h.failure is not None:
         # A skip (say, a CUDA benchmark on a machine without a GPU) is not a failure.
         verdict = "missing" if h.failure.kind == "skipped" else "failed"
@@ -221,7 +235,7 @@ def _pair(bid: BenchmarkId, b: BenchmarkResult | None, h: BenchmarkResult | None
         else:
             why = "not measured at base"
         return _only(h, "new", why, "head")
-    return judge(b, h, threshold=threshold)
+    return judge(b, h, threshold=threshold, cores=cores)
 
 
 def _order(v: Verdict) -> tuple:
@@ -235,7 +249,9 @@ def compare(base: CommitResult | None, head: CommitResult | None, *, threshold: 
         raise ValueError("threshold must not be negative")
     b = base.by_id() if base is not None else {}
     h = head.by_id() if head is not None else {}
-    verdicts = [_pair(bid, b.get(bid), h.get(bid), base, head, threshold) for bid in {**b, **h}]
+    known = [c.fingerprint.cores for c in (base, head) if c is not None and c.fingerprint.cores]
+    cores = min(known) if known else 0
+    verdicts = [_pair(bid, b.get(bid), h.get(bid), base, head, threshold, cores) for bid in {**b, **h}]
     return sorted(verdicts, key=_order)
 
 

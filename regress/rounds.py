@@ -112,15 +112,15 @@ MAX_ROUNDS = 40
 def plan_more(verdicts, *, rounds: int | None = None) -> tuple[int, list]:
     """How many more rounds `compare --measure` takes, and of which benchmarks.
 
-    Without `rounds`: the noisy benchmarks, up to the rounds their verdicts
-    ask for (at least RECOMMENDED_ROUNDS per side). With it: every benchmark
+    Without `rounds`: the noisy benchmarks that more rounds can help, up to
+    the rounds their verdicts ask for (at least RECOMMENDED_ROUNDS per side). With it: every benchmark
     measured at both commits, up to `rounds` per side.
     """
     from .stats import RECOMMENDED_ROUNDS
 
     comparable = [v for v in verdicts if v.base_rounds and v.head_rounds]
     if rounds is None:
-        chosen = [v for v in comparable if v.verdict == "noisy"]
+        chosen = [v for v in comparable if v.verdict == "noisy" and v.rounds_needed]
         target = max([RECOMMENDED_ROUNDS, *(v.rounds_needed or 0 for v in chosen)])
     else:
         chosen, target = comparable, rounds

@@ -37,6 +37,9 @@ RECOMMENDED_ROUNDS = 10
 # Drift of the floor between separate runs that rounds of one run can't show
 # (one standard deviation, log scale); measured on a shared 2-core machine.
 DRIFT = 0.01
+# The same for a benchmark that uses every core: it can't get out of a
+# neighbour's way (2-thread floors moved 3-6% between runs on 2 cores).
+DRIFT_ALL_CORES = 0.05
 # How much of each side's floor gap (fastest to third-fastest round) counts as
 # extra uncertainty of its floor.
 GAP_WEIGHT = 0.25
@@ -106,12 +109,18 @@ def _floor_diff(head, base, axis=-1):
     return np.min(head, axis=axis) - np.min(base, axis=axis)
 
 
-def shift(base, head) -> Shift:
+def drift_for(num_threads: int, cores: int) -> float:
+    """The between-run drift allowance for a benchmark on a machine with `cores` (0: unknown)."""
+    return DRIFT_ALL_CORES if cores and num_threads >= cores else DRIFT
+
+
+def shift(base, head, *, drift: float = DRIFT) -> Shift:
     """Estimate head/base with an interval honest about noise between and within runs.
 
     The percentile bootstrap of the difference of log floors covers the luck
     of which rounds came out fastest; each side's floor gap and the drift
-    allowance are added in quadrature, on either side of the estimate.
+    allowance (`drift_for`) are added in quadrature, on either side of the
+    estimate.
     """
     b = np.log(np.asarray(base, dtype=float))
     h = np.log(np.asarray(head, dtype=float))
@@ -134,7 +143,7 @@ def shift(base, head) -> Shift:
     b_gap, h_gap = floor_gap(base), floor_gap(head)
     b_busy, h_busy = busyness(base), busyness(head)
     extra = _Z * math.sqrt(
-        DRIFT**2 + (GAP_WEIGHT * b_gap) ** 2 + (GAP_WEIGHT * h_gap) ** 2 + (BUSY_WEIGHT * b_busy) ** 2 + (BUSY_WEIGHT * h_busy) ** 2
+        drift**2 + (GAP_WEIGHT * b_gap) ** 2 + (GAP_WEIGHT * h_gap) ** 2 + (BUSY_WEIGHT * b_busy) ** 2 + (BUSY_WEIGHT * h_busy) ** 2
     )
     below = math.hypot(max(d - low, 0.0), extra)
     above = math.hypot(max(high - d, 0.0), extra)

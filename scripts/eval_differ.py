@@ -241,6 +241,7 @@ def analyze(args) -> None:
     from collections import Counter, defaultdict
 
     meta = json.loads((Path(args.dir) / "meta.json").read_text())
+    meta["trials"] = meta["trials"][args.first :]
     counts: dict[tuple[str, str], Counter] = defaultdict(Counter)
     for pair, v in judge_trials(meta, args.rounds, args.threshold):
         group = "1 thread" if v.id.num_threads == 1 else f"{v.id.num_threads} threads"
@@ -518,6 +519,7 @@ def main() -> None:
     p.add_argument("--rounds", type=int, help="judge with only the first N rounds of each commit")
     p.add_argument("--threshold", type=float, default=0.05)
     p.add_argument("--others", action="store_true", help="also judge the rounds the ways other tools do")
+    p.add_argument("--first", type=int, default=0, help="leave out the trials before this one (e.g. those used to choose settings)")
     p = sub.add_parser("changepoints", help="`regress regressions` on fabricated histories with known steps")
     p.add_argument("--histories", type=int, default=10)
     p.add_argument("--threshold", type=float, default=0.05)

@@ -252,6 +252,21 @@ def test_missing_because_of_build_or_suite_failure_is_failed():
     assert v.verdict == "missing" and "--bench" in v.reason
 
 
+def test_benchmark_using_every_core_gets_a_wider_drift_allowance():
+    tight = [1e-4 * (1 + 0.0005 * k) for k in range(10)]
+    base_r, head_r = bench(tight, threads=2), bench([t * 1.07 for t in tight], threads=2)
+
+    def on(cores):
+        base, head = commit("a", base_r), commit("b", head_r)
+        fp = Fingerprint("box", cores=cores)
+        return compare(CommitResult(**{**base.__dict__, "fingerprint": fp}), CommitResult(**{**head.__dict__, "fingerprint": fp}))[0]
+
+    assert on(4).verdict == "regression"
+    spare = on(2)
+    assert spare.verdict == "noisy" and "all 2 cores" in spare.reason and spare.rounds_needed is None
+    assert on(0).verdict == "regression"  # cores unknown: the usual allowance
+
+
 def test_skipped_at_head_is_missing_not_failed():
     base = commit("a", bench([1e-4] * 3))
     skipped = BenchmarkResult(TaskSpec("add()", label="ops", sub_label="add"), "o", failure=Failure("skipped", "needs CUDA"))
