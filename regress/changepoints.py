@@ -10,8 +10,10 @@ the clipping gives the robustness). Segments are at least two commits long,
 so one outlier is never a step; a new level that lasts a few commits and is
 undone is a blip, not a step; consecutive steps the same way with short
 segments between are one gradual slide, reported once from its first commit.
-A step must clear the threshold and a Mann-Whitney test between the levels
-either side. Pure: a history in, Steps out.
+A step must clear the threshold (for a benchmark that uses every core, the
+drift allowance compare uses) and a Mann-Whitney test between the levels
+either side. Commits whose fastest rounds disagree are left out, as compare
+would call them noisy. Pure: a history in, Steps out.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ MIN_SEGMENT = 2
 TAIL = 3
 # Same-direction steps closer than this (in commits) are one gradual slide.
 SLIDE_GAP = 4
+# A commit's level is left out when its three fastest rounds disagree by more.
+UNSETTLED = 0.10
 # The noise scale never falls below this (log units), so a nearly constant
 # history doesn't turn every wobble into a step.
 MIN_NOISE = 0.002
@@ -60,14 +64,23 @@ class Step:
 
 
 def series(history: list[CommitResult]) -> dict[BenchmarkId, tuple[list[int], list[float]]]:
-    """Per benchmark: the history positions where it was measured, and its level there."""
+    """Per benchmark: the history positions where it has a trustworthy level, and that level.
+
+    A commit whose fastest rounds disagree by more than UNSETTLED (three or
+    more rounds; with fewer nothing can be checked) was measured while the
+    machine was never quiet: its level is left out, as compare would call it
+    noisy.
+    """
     out: dict[BenchmarkId, tuple[list[int], list[float]]] = {}
     for i, commit in enumerate(history):
         for r in commit.results:
             if r.ok:
+                values = stats.round_values(r)
+                if len(values) >= stats.MIN_ROUNDS and stats.floor_gap(values) > math.log1p(UNSETTLED):
+                    continue
                 idx, levels = out.setdefault(r.id, ([], []))
                 idx.append(i)
-                levels.append(stats.level(stats.round_values(r)))
+                levels.append(stats.level(values))
     return out
 
 
@@ -128,7 +141,11 @@ def _groups(logs: np.ndarray, cuts: list[int]) -> list[tuple[int, int]]:
 def find_steps(history: list[CommitResult], *, threshold: float = 0.05, penalty: float = PENALTY) -> list[Step]:
     """Every step of every benchmark over `history` (oldest first), in history order."""
     steps: list[Step] = []
+    known = [c.fingerprint.cores for c in history if c.fingerprint.cores]
+    cores = min(known) if known else 0
     for bid, (positions, levels) in series(history).items():
+        # A benchmark using every core drifts more between runs: the same bar as compare's.
+        smallest = max(math.log1p(threshold), stats.Z * stats.drift_for(bid.num_threads, cores))
         raw = np.log(np.asarray(levels, dtype=float))
         scale = noise_scale(raw)
         # Levels, tests and the search all see outliers clipped to the edge of the noise.
@@ -145,7 +162,7 @@ def find_steps(history: list[CommitResult], *, threshold: float = 0.05, penalty:
             moves.append((a, b, before, after))
         for k, (a, b, before, after) in enumerate(moves):
             lb, la = float(np.median(before)), float(np.median(after))
-            if abs(la - lb) < math.log1p(threshold):
+            if abs(la - lb) < smallest:
                 continue
             if _blip(moves, k, threshold):
                 continue

@@ -51,7 +51,8 @@ BOOTSTRAP_RESAMPLES = 2000
 IQR_WARN = 0.10
 IQR_GROSS_WARN = 0.25
 
-_Z = float(_sps.norm.ppf(1 - ALPHA / 2))
+# The two-sided critical value at ALPHA.
+Z = float(_sps.norm.ppf(1 - ALPHA / 2))
 
 
 def round_value(sample: Sample) -> float:
@@ -142,13 +143,13 @@ def shift(base, head, *, drift: float = DRIFT) -> Shift:
         low = high = d
     b_gap, h_gap = floor_gap(base), floor_gap(head)
     b_busy, h_busy = busyness(base), busyness(head)
-    extra = _Z * math.sqrt(
+    extra = Z * math.sqrt(
         drift**2 + (GAP_WEIGHT * b_gap) ** 2 + (GAP_WEIGHT * h_gap) ** 2 + (BUSY_WEIGHT * b_busy) ** 2 + (BUSY_WEIGHT * h_busy) ** 2
     )
     below = math.hypot(max(d - low, 0.0), extra)
     above = math.hypot(max(high - d, 0.0), extra)
     toward_one = below if d > 0 else above
-    p = 2 * float(_sps.norm.sf(abs(d) / (toward_one / _Z))) if toward_one > 0 else (0.0 if d else 1.0)
+    p = 2 * float(_sps.norm.sf(abs(d) / (toward_one / Z))) if toward_one > 0 else (0.0 if d else 1.0)
     return Shift(
         ratio=math.exp(d),
         low=math.exp(d - below),

@@ -459,12 +459,18 @@ def history_from_measurements(meta: dict, seed: int, *, commits: int = 200):
 def changepoints(args) -> None:
     from regress.changepoints import find_steps
 
-    found_total = true_total = false_total = below = 0
+    from collections import Counter
+
+    found, true, false = Counter(), Counter(), Counter()
+    below = 0
     missed = []
     seconds = 0.0
     meta = json.loads((Path(args.measured) / "meta.json").read_text()) if args.measured else None
+    group = {}
     for seed in range(args.histories):
         history, truth = history_from_measurements(meta, seed) if meta else fabricate_history(seed)
+        for bid in truth:
+            group[bid] = "1 thread" if bid.num_threads == 1 else f"{bid.num_threads} threads"
         started = time.perf_counter()
         steps = find_steps(history, threshold=args.threshold)
         seconds += time.perf_counter() - started
@@ -475,7 +481,7 @@ def changepoints(args) -> None:
                 if e[0] - args.tolerance <= s.index <= e[0] + e[2] - 1 + args.tolerance and (e[1] > 1) == (s.ratio > 1)
             ]
             if not hits:
-                false_total += 1
+                false[group[s.id]] += 1
                 print(f"  false step: history {seed}, {s.id}, commit {s.index}, {s.ratio:.3f}")
             elif not hits[0][3]:
                 below += 1
@@ -487,19 +493,20 @@ def changepoints(args) -> None:
             for e in events:
                 if not e[3]:
                     continue
-                true_total += 1
+                true[group[bid]] += 1
                 if (bid, e[0]) in matched:
-                    found_total += 1
+                    found[group[bid]] += 1
                 else:
                     missed.append((seed, str(bid), e[0], round(e[1], 3), e[2]))
     n = args.histories
-    benchmarks = len(truth)
     kind = f"histories of 200 real measured commits (from {args.measured})" if meta else "fabricated histories of 200 commits"
-    print(f"{n} {kind} x {benchmarks} benchmarks, threshold {args.threshold:.0%}, "
-          f"match within +-{args.tolerance} commits:")
-    print(f"  true steps found: {found_total}/{true_total} ({found_total / max(true_total, 1):.1%})")
-    print(f"  false steps: {false_total} ({false_total / (n * benchmarks * 200):.3%} of benchmark-commits)")
-    print(f"  2% steps (real, below threshold) reported: {below}")
+    print(f"{n} {kind} x {len(truth)} benchmarks, threshold {args.threshold:.0%}, match within +-{args.tolerance} commits:")
+    for g in sorted(set(group.values())):
+        commits = n * 200 * sum(1 for v in group.values() if v == g)
+        print(f"  {g:10s} true steps found {found[g]}/{true[g]} ({found[g] / max(true[g], 1):.1%}); "
+              f"false steps {false[g]} ({false[g] / commits:.3%} of benchmark-commits)")
+    if not meta:
+        print(f"  2% steps (real, below the threshold) reported: {below}")
     print(f"  find_steps: {seconds / n:.2f}s per history")
     for m in missed:
         print(f"  missed: history {m[0]}, {m[1]}, commit {m[2]}, ratio {m[3]}, span {m[4]}")

@@ -114,3 +114,28 @@ def test_failed_commits_are_skipped():
     h[5] = CommitResult(**{**h[5].__dict__, "results": (broken,)})
     (step,) = find_steps(h)
     assert step.index == 20
+
+
+def test_commits_whose_rounds_disagree_are_left_out():
+    """Five commits measured while the machine was never quiet: their fastest rounds disagree."""
+
+    def with_excursion(settled: bool):
+        h = history([1e-4] * 30 + [1e-4] * 30, seed=5)
+        for i in range(20, 25):
+            values = (1.3e-4, 1.3e-4, 1.3e-4) if settled else (1.3e-4, 1.6e-4, 2.2e-4)
+            r = BenchmarkResult(SPEC, "b.py:1", tuple(Sample(1, (v,)) for v in values))
+            h[i] = CommitResult(**{**h[i].__dict__, "results": (r,)})
+        return h
+
+    assert find_steps(with_excursion(settled=False)) == []
+    # Had the rounds agreed, five commits at +30% would be real steps up and down.
+    assert [(s.index, s.direction) for s in find_steps(with_excursion(settled=True))] == [(20, "regression"), (25, "improvement")]
+
+
+def test_benchmark_using_every_core_needs_a_bigger_step():
+    spec2 = TaskSpec("f()", label="hist", sub_label="f", num_threads=2)
+    levels = [1e-4] * 30 + [1.07e-4] * 30
+    on_two = [CommitResult(**{**c.__dict__, "fingerprint": Fingerprint("box", cores=2)}) for c in history(levels, spec=spec2, noise=0.003)]
+    on_four = [CommitResult(**{**c.__dict__, "fingerprint": Fingerprint("box", cores=4)}) for c in on_two]
+    assert find_steps(on_two) == []
+    assert [s.index for s in find_steps(on_four)] == [30]

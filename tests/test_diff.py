@@ -181,7 +181,7 @@ def test_shift_interval_never_narrower_than_drift_between_runs():
     # Identical rounds within each run, but 1% between runs is within drift.
     assert s.low < 1.0 < s.high
     assert not s.significant
-    assert math.log(s.high / s.ratio) == pytest.approx(stats._Z * stats.DRIFT, rel=0.01)
+    assert math.log(s.high / s.ratio) == pytest.approx(stats.Z * stats.DRIFT, rel=0.01)
 
 
 # -- whole commits -------------------------------------------------------------
