@@ -1,11 +1,12 @@
 """Judge every benchmark between two commits: regression, improvement, unchanged, noisy, new, missing, failed.
 
-The verdict needs two things at once: evidence that the rounds moved (a
-Mann-Whitney test and a bootstrap interval, see `stats`), and a move that can
-be as large as the threshold. A significant change that is certainly smaller
-than the threshold is `unchanged` (its size is in the reason); a spread so
-wide that a threshold-sized change could hide in it is `noisy`, with what
-would help. Pure: CommitResults in, Verdicts out.
+The verdict needs two things at once: evidence that the level moved (its
+interval excludes no change, see `stats`), and a move that can be as large as
+the threshold (the interval reaches it). A real change shown to be smaller
+than the threshold is `unchanged` (its size is in the reason); an interval so
+wide that a threshold-sized change could hide in it is `noisy`, with why and
+what would help. docs/statistics.md has the reasoning and the measured error
+rates. Pure: CommitResults in, Verdicts out.
 """
 
 from __future__ import annotations
