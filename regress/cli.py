@@ -75,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", metavar="REV", help="commit the newest one is compared against (default: the oldest measured)")
     p.add_argument("--incremental", action="store_true", help="keep pages whose benchmarks have no new results")
     p.set_defaults(machine=None, env=None)  # the site shows every machine and environment
+    _add_differ_commands(sub)
     _add_ci_commands(sub)
     return parser
 
@@ -232,6 +233,148 @@ def cmd_report(args) -> int:
 
 
 COMMANDS = {"list": cmd_list, "run": cmd_run, "show": cmd_show, "report": cmd_report}
+
+
+# -- compare and regressions ----------------------------------------------
+
+
+def _threshold(text: str) -> float:
+    """'5%' or '0.05'; a bare number of 1 or more is surely a percentage without its sign."""
+    raw = text.strip()
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a threshold; write it like 5% or 0.05") from None
+    if not raw.endswith("%") and value >= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} would mean {value * 100:g}%; write {raw}% if you meant percent")
+    if not 0 <= value < 10:
+        raise argparse.ArgumentTypeError(f"{text!r} must be between 0% and 1000%")
+    return value
+
+
+def _rounds(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= value <= 1000:
+        raise argparse.ArgumentTypeError(f"{text!r} must be between 1 and 1000")
+    return value
+
+
+def _add_differ_commands(sub) -> None:
+    p = sub.add_parser("compare", help="per benchmark: both levels, the ratio and a verdict")
+    _common(p)
+    p.add_argument("base", metavar="BASE", help="the commit to compare against")
+    p.add_argument("head", metavar="HEAD", nargs="?", default="HEAD", help=f"the commit judged (default HEAD; or {WORKTREE})")
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    p.add_argument("--threshold", type=_threshold, metavar="PCT", help="smallest change worth reporting (default 5%%)")
+    p.add_argument("--fail-on-regression", action="store_true", help="exit 1 if any verdict is regression")
+    p.add_argument("--bench", metavar="REGEX", default="", help="only benchmarks whose identity matches")
+    p.add_argument("--measure", action="store_true", help="first take more rounds of both commits, alternating, in fresh processes")
+    p.add_argument("--rounds", type=_rounds, metavar="N", help="with --measure: rounds per side to reach (default: what the noisy verdicts ask for)")
+    p.add_argument("--benchmarks", metavar="DIR", help="benchmark folder (default: benchmarks)")
+    p.add_argument("--min-run-time", type=_positive_float, metavar="SECONDS", help="with --measure: blocked_autorange min_run_time per round")
+
+    p = sub.add_parser("regressions", help="steps in every benchmark's history")
+    _common(p)
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--threshold", type=_threshold, metavar="PCT", help="smallest step worth reporting (default 5%%)")
+    p.add_argument("--bench", metavar="REGEX", default="", help="only benchmarks whose identity matches")
+
+
+def _one_commit(repo, rev: str) -> str:
+    if rev == WORKTREE:
+        return WORKTREE
+    shas = gitrepo.resolve(repo, [rev])
+    if len(shas) != 1:
+        raise RegressError(f"'{rev}' is a range of {len(shas)} commits; compare takes two single commits, like main HEAD")
+    return shas[0]
+
+
+def _bench_filter(pattern: str):
+    import re
+
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise RegressError(f"--bench {pattern!r} is not a valid regular expression ({exc})") from None
+
+
+def cmd_compare(args) -> int:
+    from . import diff, rounds, verdicts_format
+
+    cfg = _config(args)
+    threshold = cfg.threshold if args.threshold is None else args.threshold
+    if args.rounds is not None and not args.measure:
+        raise RegressError("--rounds only applies with --measure (it sets how many rounds to take)")
+    wanted = _bench_filter(args.bench)
+    repo = gitrepo.open_repo(cfg.root)
+    shas = {"base": _one_commit(repo, args.base), "head": _one_commit(repo, args.head)}
+    revs = {"base": args.base, "head": args.head}
+    store = Store(cfg.results_dir)
+
+    def load():
+        return {side: store.load(cfg.machine_name, cfg.env, sha) for side, sha in shas.items()}
+
+    def judged(results):
+        verdicts = diff.compare(results["base"], results["head"], threshold=threshold)
+        return [v for v in verdicts if wanted.search(str(v.id))]
+
+    results = load()
+    if args.measure:
+        if results["base"] is None or results["head"] is None:
+            take, bench = args.rounds or rounds.RECOMMENDED_ROUNDS, args.bench
+        else:
+            take, chosen = rounds.plan_more(judged(results), rounds=args.rounds)
+            bench = rounds.exact_filter(v.id for v in chosen)
+        if take:
+            def announce(k, n, info):
+                _err(f"round {k}/{n}: {info.short} {info.subject[:60]}")
+
+            rounds.measure_rounds(cfg, list(dict.fromkeys(shas.values())), rounds=take, bench=bench, announce=announce)
+            results = load()
+        else:
+            _err("regress: nothing to measure: no verdict is noisy (use --rounds N to take more anyway)")
+    for side in ("base", "head"):
+        if results[side] is None:
+            raise RegressError(
+                f"no results for {revs[side]} ({shas[side][:10]}) on machine '{cfg.machine_name}', env '{cfg.env}' "
+                f"in {cfg.results_dir}; measure it with `regress run {revs[side]}`, or add --measure"
+            )
+    verdicts = judged(results)
+    base_info, head_info = results["base"].commit, results["head"].commit
+    if args.format == "json":
+        print(verdicts_format.compare_json(verdicts, base=base_info, head=head_info, threshold=threshold, machine=cfg.machine_name, env=cfg.env))
+    elif args.format == "markdown":
+        print(verdicts_format.markdown(verdicts, base=base_info, head=head_info, threshold=threshold))
+    else:
+        print(verdicts_format.text(verdicts, base=base_info, head=head_info, threshold=threshold, color=sys.stdout.isatty()))
+    return 1 if args.fail_on_regression and diff.any_regression(verdicts) else 0
+
+
+def cmd_regressions(args) -> int:
+    from . import changepoints, verdicts_format
+
+    cfg = _config(args)
+    threshold = cfg.threshold if args.threshold is None else args.threshold
+    wanted = _bench_filter(args.bench)
+    history = Store(cfg.results_dir).history(cfg.machine_name, cfg.env)
+    if not history:
+        raise RegressError(
+            f"no measured commits on machine '{cfg.machine_name}', env '{cfg.env}' in {cfg.results_dir}; "
+            "measure some with `regress run HEAD~20..HEAD`"
+        )
+    steps = [s for s in changepoints.find_steps(history, threshold=threshold) if wanted.search(str(s.id))]
+    commits = {c.commit.sha: c.commit for c in history}
+    if args.format == "json":
+        print(verdicts_format.steps_json(steps, commits, threshold=threshold, machine=cfg.machine_name, env=cfg.env, n_commits=len(history)))
+    else:
+        print(verdicts_format.steps_text(steps, commits, threshold=threshold, n_commits=len(history)))
+    return 0
+
+
+COMMANDS.update(compare=cmd_compare, regressions=cmd_regressions)
 
 
 def main(argv: list[str] | None = None) -> int:

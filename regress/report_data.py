@@ -18,19 +18,9 @@ import numpy as np
 from .model import BenchmarkId, CommitInfo, CommitResult
 from .report_tables import format_tables, select_unit, summarize_times, trim_sigfig
 
-# REPLACE AT MERGE: the differ's modules; _report_fallback stands in until they land.
-try:
-    from .diff import Verdict, compare
-except ModuleNotFoundError as exc:
-    if exc.name != f"{__package__}.diff":
-        raise
-    from ._report_fallback import Verdict, compare  # noqa: F401
-try:
-    from .changepoints import Step, find_steps
-except ModuleNotFoundError as exc:
-    if exc.name != f"{__package__}.changepoints":
-        raise
-    from ._report_fallback import Step, find_steps  # noqa: F401
+from .changepoints import Step, find_steps
+from .diff import Verdict, compare
+
 
 
 @dataclass(frozen=True)

@@ -87,7 +87,7 @@ def make_project(root: Path) -> Project:
                     continue
                 level = base[spec] * factor * (1.5 if spec.id == STEPPED and i >= STEP_AT else 1.0)
                 samples = tuple(
-                    Sample(10, tuple(level * 10 * rng.lognormvariate(0, 0.01) for _ in range(8))) for _ in range(2)
+                    Sample(10, tuple(level * 10 * rng.lognormvariate(0, 0.01) for _ in range(8))) for _ in range(3)
                 )
                 results.append(BenchmarkResult(spec, "benchmarks/x.py:1", samples))
             fp = Fingerprint(machine, cpu="Test CPU <3GHz>", cores=2, python="3.11.7", torch_version="2.13.0")

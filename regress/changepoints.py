@@ -1,0 +1,204 @@
+"""Steps in a benchmark's history: where its level moved and stayed moved.
+
+Each commit contributes one level per benchmark (`stats.level` of its
+rounds). On the log levels, in units of the history's own commit-to-commit
+noise, each value is first clipped to within CLIP units of its neighbours'
+running median, so a wild commit weighs like an ordinary one; then a
+penalised segmentation places the change points (ruptures' exact KernelCPD
+with a linear kernel: a least-squares Potts model, in C; asv's is L1, here
+the clipping gives the robustness). Segments are at least two commits long,
+so one outlier is never a step; a new level that lasts a few commits and is
+undone is a blip, not a step; consecutive steps the same way with short
+segments between are one gradual slide, reported once from its first commit.
+A step must clear the threshold (for a benchmark that uses every core, the
+drift allowance compare uses) and a Mann-Whitney test between the levels
+either side. Commits whose fastest rounds disagree are left out, as compare
+would call them noisy. Pure: a history in, Steps out.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import ruptures
+from scipy import stats as _sps
+from scipy.ndimage import median_filter
+
+from . import stats
+from .model import BenchmarkId, CommitResult
+
+# Penalty per change point, in squared units of the history's noise.
+PENALTY = 20.0
+# Running-median window and clipping distance (noise units) that tame outliers.
+WINDOW = 5
+CLIP = 3.0
+# A new level held this many commits or fewer and then undone is a blip, not a step.
+BLIP = 3
+# Commits on a new level before it counts: 2, so one outlier is never a step;
+# at the end of the history 3, as nothing after can show two outliers for a blip.
+MIN_SEGMENT = 2
+TAIL = 3
+# Same-direction steps closer than this (in commits) are one gradual slide.
+SLIDE_GAP = 4
+# A commit's level is left out when its three fastest rounds disagree by more.
+UNSETTLED = 0.10
+# The noise scale never falls below this (log units), so a nearly constant
+# history doesn't turn every wobble into a step.
+MIN_NOISE = 0.002
+
+
+@dataclass(frozen=True)
+class Step:
+    id: BenchmarkId
+    sha: str  # first commit at the new level
+    index: int  # its position in the history list
+    before: float  # level (seconds per run) before
+    after: float  # level after
+    ratio: float  # after / before
+    direction: str  # "regression" | "improvement"
+    p_value: float = 1.0  # Mann-Whitney between the levels before and after
+    span: int = 1  # commits the move took: 1 for a clean step, more for a slide
+    end_sha: str = ""  # last commit of the move (== sha for a clean step)
+
+
+def series(history: list[CommitResult]) -> dict[BenchmarkId, tuple[list[int], list[float]]]:
+    """Per benchmark: the history positions where it has a trustworthy level, and that level.
+
+    A commit whose fastest rounds disagree by more than UNSETTLED (three or
+    more rounds; with fewer nothing can be checked) was measured while the
+    machine was never quiet: its level is left out, as compare would call it
+    noisy.
+    """
+    out: dict[BenchmarkId, tuple[list[int], list[float]]] = {}
+    for i, commit in enumerate(history):
+        for r in commit.results:
+            if r.ok:
+                values = stats.round_values(r)
+                if len(values) >= stats.MIN_ROUNDS and stats.floor_gap(values) > math.log1p(UNSETTLED):
+                    continue
+                idx, levels = out.setdefault(r.id, ([], []))
+                idx.append(i)
+                levels.append(stats.level(values))
+    return out
+
+
+def noise_scale(logs: np.ndarray) -> float:
+    """Commit-to-commit noise: the scaled MAD of first differences over sqrt(2).
+
+    Differences cancel the level, so the few real steps barely move it.
+    """
+    if len(logs) < 3:
+        return MIN_NOISE
+    d = np.diff(logs)
+    return max(float(_sps.median_abs_deviation(d, scale="normal")) / math.sqrt(2), MIN_NOISE)
+
+
+def robust(logs: np.ndarray, scale: float) -> np.ndarray:
+    """Clip each level to within CLIP noise units of its neighbours' running median.
+
+    A wild commit is pulled back to the edge of the noise, so it weighs like
+    an ordinary one; a real step moves the running median along with it
+    once half the window is on the new level, so steps are left alone.
+    """
+    if len(logs) < 3:
+        return logs
+    local = median_filter(logs, size=WINDOW, mode="mirror")
+    return np.clip(logs, local - CLIP * scale, local + CLIP * scale)
+
+
+def breakpoints(clipped: np.ndarray, scale: float, *, penalty: float = PENALTY) -> list[int]:
+    """Start positions of every segment after the first.
+
+    Penalised least squares (ruptures' KernelCPD with a linear kernel: exact
+    optimal partitioning, in C) on the clipped log levels in noise units.
+    """
+    n = len(clipped)
+    if n < 2 * MIN_SEGMENT:
+        return []
+    z = clipped / scale
+    algo = ruptures.KernelCPD(kernel="linear", min_size=MIN_SEGMENT).fit((z - np.median(z)).reshape(-1, 1))
+    return [b for b in algo.predict(pen=penalty) if b < n]
+
+
+def _groups(logs: np.ndarray, cuts: list[int]) -> list[tuple[int, int]]:
+    """Cut indices (first, last) of each move: same-direction cuts with short segments between are one slide."""
+    bounds = [0, *cuts, len(logs)]
+    medians = [float(np.median(logs[a:b])) for a, b in zip(bounds, bounds[1:])]
+    groups = []
+    k = 0
+    while k < len(cuts):
+        up = medians[k + 1] > medians[k]
+        j = k
+        while j + 1 < len(cuts) and (medians[j + 2] > medians[j + 1]) == up and bounds[j + 2] - bounds[j + 1] <= SLIDE_GAP:
+            j += 1
+        groups.append((k, j))
+        k = j + 1
+    return groups
+
+
+def find_steps(history: list[CommitResult], *, threshold: float = 0.05, penalty: float = PENALTY) -> list[Step]:
+    """Every step of every benchmark over `history` (oldest first), in history order."""
+    steps: list[Step] = []
+    known = [c.fingerprint.cores for c in history if c.fingerprint.cores]
+    cores = min(known) if known else 0
+    for bid, (positions, levels) in series(history).items():
+        # A benchmark using every core drifts more between runs: the same bar as compare's.
+        smallest = max(math.log1p(threshold), stats.Z * stats.drift_for(bid.num_threads, cores))
+        raw = np.log(np.asarray(levels, dtype=float))
+        scale = noise_scale(raw)
+        # Levels, tests and the search all see outliers clipped to the edge of the noise.
+        logs = robust(raw, scale)
+        cuts = breakpoints(logs, scale, penalty=penalty)
+        bounds = [0, *cuts, len(logs)]
+        moves = []
+        for a, b in _groups(logs, cuts):
+            # The level before is the segment that ends at the first cut; the
+            # level after, the segment that starts at the last one. Segments
+            # inside a slide belong to neither.
+            before = logs[bounds[a] : bounds[a + 1]]
+            after = logs[bounds[b + 1] : bounds[b + 2]]
+            moves.append((a, b, before, after))
+        for k, (a, b, before, after) in enumerate(moves):
+            lb, la = float(np.median(before)), float(np.median(after))
+            if abs(la - lb) < smallest:
+                continue
+            if _blip(moves, k, threshold):
+                continue
+            if bounds[b + 2] == len(logs) and len(after) < TAIL:
+                continue  # the newest commits: an outlier pair until a third agrees
+            p = float(_sps.mannwhitneyu(after, before, alternative="two-sided").pvalue)
+            if not p < stats.ALPHA:
+                continue
+            start, end = positions[cuts[a]], positions[cuts[b]]
+            ratio = math.exp(la - lb)
+            steps.append(
+                Step(
+                    id=bid,
+                    sha=history[start].commit.sha,
+                    index=start,
+                    before=math.exp(lb),
+                    after=math.exp(la),
+                    ratio=ratio,
+                    direction="regression" if ratio > 1 else "improvement",
+                    p_value=p,
+                    span=end - start + 1,
+                    end_sha=history[end].commit.sha,
+                )
+            )
+    return sorted(steps, key=lambda s: (s.index, s.id))
+
+
+def _blip(moves: list, k: int, threshold: float) -> bool:
+    """True when move k and a neighbour form an excursion of a few commits that comes back.
+
+    A level held for BLIP commits or fewer, then undone, is a burst of
+    outliers (or a change reverted at once), not a step.
+    """
+    def returns(i: int) -> bool:
+        _, _, before, after = moves[i]
+        _, _, _, after_next = moves[i + 1]
+        return len(after) <= BLIP and abs(float(np.median(after_next)) - float(np.median(before))) < math.log1p(threshold)
+
+    return (k + 1 < len(moves) and returns(k)) or (k > 0 and returns(k - 1))

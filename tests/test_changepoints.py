@@ -1,0 +1,141 @@
+"""Steps in fabricated histories: where they are, how big, and what is not a step."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from regress.changepoints import Step, find_steps
+from regress.model import BenchmarkResult, CommitInfo, CommitResult, Fingerprint, Sample, Settings, TaskSpec
+
+SPEC = TaskSpec("f()", label="hist", sub_label="f")
+OTHER = TaskSpec("g()", label="hist", sub_label="g")
+
+
+def history(levels, *, spec=SPEC, rounds=3, noise=0.01, seed=0, extra=None) -> list[CommitResult]:
+    """One commit per level (None: benchmark not measured there); rounds jitter around it."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i, level in enumerate(levels):
+        results = []
+        if level is not None:
+            # One noise draw per commit, as rounds of one run share their minutes.
+            commit_level = level * math.exp(rng.normal(0, noise))
+            samples = tuple(Sample(1, (commit_level * (1 + abs(rng.normal(0, noise / 3))),)) for _ in range(rounds))
+            results.append(BenchmarkResult(spec, "b.py:1", samples))
+        if extra is not None:
+            results.append(extra[i])
+        info = CommitInfo(f"{i:040x}", (), "A", "a@x", 1000 + i, 1000 + i, f"commit {i}")
+        out.append(CommitResult(info, "box", "default", Fingerprint("box"), Settings(), tuple(results)))
+    return out
+
+
+def test_flat_noisy_history_has_no_steps():
+    for seed in range(5):
+        assert find_steps(history([1e-4] * 80, seed=seed, noise=0.02)) == []
+
+
+def test_one_step_is_found_at_its_first_commit():
+    levels = [1e-4] * 30 + [1.2e-4] * 30
+    (step,) = find_steps(history(levels))
+    assert isinstance(step, Step)
+    assert step.index == 30 and step.sha == f"{30:040x}"
+    assert step.direction == "regression" and step.span == 1 and step.end_sha == step.sha
+    assert step.ratio == pytest.approx(1.2, rel=0.02)
+    assert step.before == pytest.approx(1e-4, rel=0.02) and step.after == pytest.approx(1.2e-4, rel=0.02)
+    assert step.p_value < 0.05
+
+
+def test_improvement_and_regression_in_one_history():
+    levels = [1e-4] * 25 + [0.8e-4] * 25 + [1.1e-4] * 25
+    steps = find_steps(history(levels, seed=1))
+    assert [(s.index, s.direction) for s in steps] == [(25, "improvement"), (50, "regression")]
+    assert steps[0].ratio == pytest.approx(0.8, rel=0.03)
+    assert steps[1].ratio == pytest.approx(1.1 / 0.8, rel=0.03)
+
+
+def test_single_outlier_commit_is_not_a_step():
+    for bad in (1.5, 3.0, 0.5):
+        levels = [1e-4] * 40
+        levels[20] = 1e-4 * bad
+        assert find_steps(history(levels, seed=2)) == []
+
+
+def test_two_commit_blip_that_comes_back_is_not_a_step():
+    levels = [1e-4] * 40
+    levels[15] = levels[16] = 1.4e-4
+    assert find_steps(history(levels, seed=3)) == []
+
+
+def test_step_at_the_end_needs_three_commits():
+    assert find_steps(history([1e-4] * 30 + [1.3e-4])) == []
+    assert find_steps(history([1e-4] * 30 + [1.3e-4] * 2)) == []
+    (step,) = find_steps(history([1e-4] * 30 + [1.3e-4] * 3))
+    assert step.index == 30
+
+
+def test_gradual_slide_is_one_step_over_several_commits():
+    # Five commits of +3% each: no single one crosses 5%, together +16%.
+    levels = [1e-4] * 30 + [1e-4 * 1.03**k for k in range(1, 6)] + [1e-4 * 1.03**5] * 30
+    steps = find_steps(history(levels, noise=0.005, seed=4))
+    assert len(steps) == 1, steps
+    (step,) = steps
+    assert step.direction == "regression"
+    assert 30 <= step.index <= 32 and step.span >= 2
+    assert step.ratio == pytest.approx(1.03**5, rel=0.03)
+
+
+def test_step_below_threshold_is_not_reported():
+    levels = [1e-4] * 30 + [1.03e-4] * 30
+    assert find_steps(history(levels, noise=0.002), threshold=0.05) == []
+    (step,) = find_steps(history(levels, noise=0.002), threshold=0.02)
+    assert step.index == 30
+
+
+def test_positions_count_commits_where_the_benchmark_was_not_measured():
+    levels = [1e-4] * 20 + [None] * 5 + [1.25e-4] * 20
+    extra = [BenchmarkResult(OTHER, "b.py:2", (Sample(1, (5e-5,)),)) for _ in levels]
+    steps = find_steps(history(levels, extra=extra))
+    assert [(s.id.sub_label, s.index) for s in steps] == [("f", 25)]
+
+
+def test_short_history_has_no_steps():
+    assert find_steps(history([1e-4, 2e-4, 2e-4])) == []
+    assert find_steps([]) == []
+
+
+def test_failed_commits_are_skipped():
+    from regress.model import Failure
+
+    h = history([1e-4] * 20 + [1.3e-4] * 20)
+    broken = BenchmarkResult(SPEC, "b.py:1", failure=Failure("error", "boom"))
+    h[5] = CommitResult(**{**h[5].__dict__, "results": (broken,)})
+    (step,) = find_steps(h)
+    assert step.index == 20
+
+
+def test_commits_whose_rounds_disagree_are_left_out():
+    """Five commits measured while the machine was never quiet: their fastest rounds disagree."""
+
+    def with_excursion(settled: bool):
+        h = history([1e-4] * 30 + [1e-4] * 30, seed=5)
+        for i in range(20, 25):
+            values = (1.3e-4, 1.3e-4, 1.3e-4) if settled else (1.3e-4, 1.6e-4, 2.2e-4)
+            r = BenchmarkResult(SPEC, "b.py:1", tuple(Sample(1, (v,)) for v in values))
+            h[i] = CommitResult(**{**h[i].__dict__, "results": (r,)})
+        return h
+
+    assert find_steps(with_excursion(settled=False)) == []
+    # Had the rounds agreed, five commits at +30% would be real steps up and down.
+    assert [(s.index, s.direction) for s in find_steps(with_excursion(settled=True))] == [(20, "regression"), (25, "improvement")]
+
+
+def test_benchmark_using_every_core_needs_a_bigger_step():
+    spec2 = TaskSpec("f()", label="hist", sub_label="f", num_threads=2)
+    levels = [1e-4] * 30 + [1.07e-4] * 30
+    on_two = [CommitResult(**{**c.__dict__, "fingerprint": Fingerprint("box", cores=2)}) for c in history(levels, spec=spec2, noise=0.003)]
+    on_four = [CommitResult(**{**c.__dict__, "fingerprint": Fingerprint("box", cores=4)}) for c in on_two]
+    assert find_steps(on_two) == []
+    assert [s.index for s in find_steps(on_four)] == [30]
