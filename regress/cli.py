@@ -431,6 +431,18 @@ def _add_ci_commands(sub) -> None:
     _project_only(p)
     p.add_argument("sources", nargs="+", metavar="DIR", help="results folders, each laid out <machine>/<env>/<sha>.pkl")
 
+    p = sub.add_parser("check", help="the pull-request check: merge base and head measured in turn, exit 1 on a regression")
+    _common(p)
+    p.add_argument("base", metavar="BASE", help="the branch the change goes into; its merge base with HEAD is measured")
+    p.add_argument("head", metavar="HEAD", nargs="?", default="HEAD", help="the change (default HEAD)")
+    p.add_argument("--rounds", type=_rounds, metavar="N", help="rounds per side, each in a fresh process (default 10)")
+    p.add_argument("--threshold", type=_threshold, metavar="PCT", help="smallest change worth reporting (default 5%%)")
+    p.add_argument("--ok-label", default="perf-regression-ok", metavar="NAME",
+                   help="a pull request with this label passes despite a regression (labels come from $GITHUB_EVENT_PATH)")
+    p.add_argument("--summary", metavar="FILE", help="append the Markdown comparison here (default: $GITHUB_STEP_SUMMARY when set)")
+    p.add_argument("--benchmarks", metavar="DIR", help="benchmark folder (default: benchmarks)")
+    p.add_argument("--min-run-time", type=_positive_float, metavar="SECONDS", help="blocked_autorange min_run_time per round")
+
     p = sub.add_parser("results", help="the results branch of the remote: pull restores it, push adds to it")
     actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
     actions.required = True
@@ -489,4 +501,26 @@ def cmd_results(args) -> int:
     return _conflicts(synced, "the branch's copies were kept and everything else was pushed")
 
 
-COMMANDS.update(merge=cmd_merge, results=cmd_results)
+def cmd_check(args) -> int:
+    from . import ci
+
+    cfg = _config(args)
+    checked = ci.check(
+        cfg, args.base, args.head,
+        rounds=args.rounds, threshold=args.threshold, ok_label=args.ok_label,
+        labels=ci.event_labels(os.environ.get("GITHUB_EVENT_PATH")),
+        announce=lambda k, n, info: _err(f"round {k}/{n}: {info.short} {info.subject[:60]}"),
+    )
+    print(checked.markdown)
+    where = ci.summary_path(args.summary)
+    if where:
+        ci.write_summary(where, checked.markdown)
+    if checked.fails:
+        _err(f"regress: {checked.regressions} significant regression{'s' if checked.regressions != 1 else ''} "
+             f"in {checked.head.short} against the merge base {checked.base.short}; the check fails "
+             f"(the '{args.ok_label}' label accepts them)")
+        return 1
+    return 0
+
+
+COMMANDS.update(merge=cmd_merge, results=cmd_results, check=cmd_check)

@@ -65,8 +65,8 @@ def evaluate(expr: str, ctx: Context):
                 raise ValueError(f"unsupported function {call}")
             out.append({"cancelled()": " False ", "always()": " True ", "success()": " ok "}[call])
         else:
-            out.append(repr(ctx.value(name)) if name not in ("true", "false") else str(name == "true"))
-    return eval("".join(out), {"__builtins__": {}}, {"ok": ctx.get("__ok__", True)})  # noqa: S307 - our own workflow files
+            out.append(f"_v({name!r})" if name not in ("true", "false") else str(name == "true"))  # looked up lazily: && and || short-circuit
+    return eval("".join(out), {"__builtins__": {}}, {"ok": ctx.get("__ok__", True), "_v": ctx.value})  # noqa: S307 - our own workflow files
 
 
 def substitute(text, ctx: Context):
@@ -153,6 +153,15 @@ class Runner:
             else:
                 run.steps.append(self._shell(raw["run"], env, ctx, workspace, event_path, name, i))
         return run
+
+    def rerun_step(self, workflow: dict, job_id: str, name: str, ctx: Context, workspace: Path, event_path: Path | None = None) -> Step:
+        """One `run:` step again in a job's workspace (GitHub would start over; the measurements are the same)."""
+        job = workflow["jobs"][job_id]
+        assert condition(job.get("if"), ctx), f"job {job_id} would not run for this event"
+        (i, raw), = [(i, s) for i, s in enumerate(job["steps"]) if s.get("name") == name]
+        ctx["__ok__"] = True
+        env = {k: substitute(v, ctx) for k, v in {**workflow.get("env", {}), **job.get("env", {}), **raw.get("env", {})}.items()}
+        return self._shell(raw["run"], env, ctx, workspace, event_path, f"{name} (again)", i)
 
     def _shell(self, script: str, env: dict, ctx: Context, workspace: Path, event_path, name: str, i: int) -> Step:
         assert "${{" not in script, f"step {name!r}: pass values through env:, never ${{{{ }}}} in a script (injection)"

@@ -137,3 +137,92 @@ def test_push_path_end_to_end(repo, origin, tmp_path):
     assert late.pages is not None
     site_text = "".join(p.read_text(errors="replace") for p in late.pages.rglob("*") if p.is_file() and p.suffix in (".html", ".js", ".json") and "assets" not in p.parts)
     assert all(sha in site_text for sha in [first, *heads])
+
+
+SLOW = """
+def work(n):
+    total = 0
+    for i in range(n * 20):
+        total += i
+    return total
+"""
+
+
+def pr_context(base_tip: str, head: str, action: str = "synchronize", label: str = "") -> gha.Context:
+    return gha.Context({
+        "github.event_name": "pull_request",
+        "github.sha": head,
+        "github.event.action": action,
+        "github.event.label.name": label,
+        "github.event.pull_request.head.sha": head,
+        "github.event.pull_request.base.sha": base_tip,
+    })
+
+
+def pr_event(path: Path, base_tip: str, head: str, labels: list[str], action: str = "synchronize") -> Path:
+    """The event payload GitHub writes to $GITHUB_EVENT_PATH for a pull request."""
+    path.write_text(json.dumps({
+        "action": action,
+        "number": 7,
+        "pull_request": {"base": {"sha": base_tip, "ref": "main"}, "head": {"sha": head}, "labels": [{"name": n} for n in labels]},
+    }))
+    return path
+
+
+def test_pull_request_path_end_to_end(repo, origin, tmp_path):
+    # Three rounds a side (the differ's least for a level) keep the test short; the
+    # workflow takes ten. A 50% threshold: the docs-only change must never fail.
+    workflow = {**WORKFLOW, "env": {**WORKFLOW["env"], "REGRESS_ROUNDS": "3"}}
+    repo.commit("settings", {"pyproject.toml": repo.path.joinpath("pyproject.toml").read_text() + "threshold = 0.5\n"})
+    branch_point = repo.git("rev-parse", "HEAD")
+    repo.git("checkout", "-q", "-b", "docs")
+    fine = repo.commit("docs only", {"README.md": "# mypkg\n"})
+    repo.git("checkout", "-q", "main")
+    repo.git("checkout", "-q", "-b", "slow")
+    slow = repo.commit("make work 20x slower", {"src/mypkg/__init__.py": SLOW})
+    repo.git("checkout", "-q", "main")
+    base_tip = repo.commit("main moves on", {"notes.txt": "later\n"})  # the event's base.sha is not the merge base
+    repo.git("push", "-q", "origin", "main", "docs", "slow")
+    runner = gha.Runner(origin, tmp_path / "artifacts", gha.regress_shim(tmp_path / "bin"))
+    step = "Compare the head with the merge base"
+
+    # The push path's jobs never run for a pull request; a label other than the OK one runs nothing.
+    jobs = workflow["jobs"]
+    assert not any(gha.condition(jobs[j].get("if"), pr_context(base_tip, fine)) for j in ("measure", "publish"))
+    assert not gha.condition(jobs["compare"]["if"], pr_context(base_tip, fine, "labeled", "documentation"))
+    assert not gha.condition(jobs["compare"]["if"], gha.Context({"github.event_name": "push", "github.sha": fine}))
+
+    ok = runner.run_job(workflow, "compare", pr_context(base_tip, fine), tmp_path / "pr-docs",
+                        pr_event(tmp_path / "docs.json", base_tip, fine, []))
+    assert ok.ok, ok.log()
+    assert ok.summary.startswith("### regress:") and "| benchmark |" in ok.summary
+    assert f"base `{branch_point[:10]}` settings → head `{fine[:10]}` docs only" in ok.summary
+    assert f"where the head branched off `{base_tip[:10]}`" in ok.summary and "**regression**" not in ok.summary
+    assert ok.step(step).stderr.count("round ") == 6  # base and head, in turn, three rounds each
+
+    pr_dir = tmp_path / "pr-slow"
+    bad = runner.run_job(workflow, "compare", pr_context(base_tip, slow), pr_dir,
+                         pr_event(tmp_path / "slow.json", base_tip, slow, ["documentation"]))
+    assert bad.step(step).returncode == 1, bad.log()
+    assert all(s.returncode == 0 for s in bad.steps if s.name != step)
+    assert "**regression**" in bad.summary and "this check fails" in bad.summary and "perf-regression-ok" in bad.summary
+    assert "significant regression" in bad.step(step).stderr
+
+    # The label is added: the same check passes, and the summary still shows the slowdown.
+    again = runner.rerun_step(workflow, "compare", step, pr_context(base_tip, slow, "labeled", "perf-regression-ok"), pr_dir,
+                              pr_event(tmp_path / "ok.json", base_tip, slow, ["documentation", "perf-regression-ok"], "labeled"))
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "**regression**" in again.summary and "accepted by the `perf-regression-ok` label" in again.summary
+
+
+def test_check_mistakes_are_one_line(repo, tmp_path):
+    def error(proc) -> str:
+        lines = [line for line in proc.stderr.splitlines() if line.startswith("regress:")]
+        assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+        return lines[0]
+
+    assert "already part of main: no changes to check" in error(repo.regress("check", "main"))
+    assert "unknown revision 'nope'" in error(repo.regress("check", "nope"))
+    (tmp_path / "event.json").write_text("{not json")
+    line = error(repo.regress("check", "main", env={"GITHUB_EVENT_PATH": str(tmp_path / "event.json")}))
+    assert "cannot read the GitHub event payload" in line
