@@ -226,3 +226,13 @@ def test_check_mistakes_are_one_line(repo, tmp_path):
     (tmp_path / "event.json").write_text("{not json")
     line = error(repo.regress("check", "main", env={"GITHUB_EVENT_PATH": str(tmp_path / "event.json")}))
     assert "cannot read the GitHub event payload" in line
+
+
+def test_readme_shows_the_workflow_as_it_is():
+    """Users copy the README's workflow: it must be the tested file, to the byte."""
+    readme = (SRC_ROOT / "README.md").read_text()
+    section = readme[readme.index("## Use regress in your project"):]
+    block = section[section.index("```yaml\n") + len("```yaml\n"):]
+    assert block[: block.index("```\n")] == (gha.WORKFLOWS / "benchmarks.yml").read_text()
+    for needed in ("pages: write", "id-token: write", "contents: write", "perf-regression-ok", "gha-ubuntu-latest"):
+        assert needed in section
