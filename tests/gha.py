@@ -215,7 +215,9 @@ class Runner:
             pattern = f"{pattern.rstrip('/')}/**/*" if (workspace / pattern).is_dir() else pattern
         hidden_ok = str(with_.get("include-hidden-files", "false")).lower() == "true"
         dest = self.artifacts / with_["name"]
-        assert not dest.exists(), f"artifact {with_['name']} uploaded twice"
+        if dest.exists():
+            assert str(with_.get("overwrite", "false")).lower() == "true", f"artifact {with_['name']} uploaded twice"
+            shutil.rmtree(dest)
         found = 0
         for match in glob.glob(str(workspace / pattern), include_hidden=True, recursive=True):
             if not Path(match).is_file():
