@@ -190,11 +190,6 @@ class Store:
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 
-def relpath(result: CommitResult) -> str:
-    """Where a result lives inside a results folder (or on the results branch)."""
-    return f"{check_name('machine', result.machine)}/{check_name('env', result.env)}/{result.commit.sha}.pkl"
-
-
 def parse_relpath(rel: str) -> tuple[str, str, str] | None:
     """(machine, env, sha) of a committed result's relative name; None for anything else."""
     parts = rel.split("/")
