@@ -16,6 +16,7 @@ from . import __version__, config, gitrepo, runner
 from .errors import RegressError
 from .model import WORKTREE, CommitResult
 from .store import Store
+from .store import check_name as store_check_name
 
 
 class _Parser(argparse.ArgumentParser):
@@ -275,6 +276,10 @@ def _add_differ_commands(sub) -> None:
     p.add_argument("--rounds", type=_rounds, metavar="N", help="with --measure: rounds per side to reach (default: what the noisy verdicts ask for)")
     p.add_argument("--benchmarks", metavar="DIR", help="benchmark folder (default: benchmarks)")
     p.add_argument("--min-run-time", type=_positive_float, metavar="SECONDS", help="with --measure: blocked_autorange min_run_time per round")
+    p.add_argument("--mode", choices=("time", "instructions"), default="time",
+                   help="compare wall times (default) or callgrind instruction counts (default threshold 1%%)")
+    p.add_argument("--env-a", metavar="NAME", help="environment of BASE (A/B between builds: `regress compare HEAD HEAD --env-a A --env-b B`)")
+    p.add_argument("--env-b", metavar="NAME", help="environment of HEAD")
 
     p = sub.add_parser("regressions", help="steps in every benchmark's history")
     _common(p)
@@ -305,7 +310,17 @@ def cmd_compare(args) -> int:
     from . import diff, rounds, verdicts_format
 
     cfg = _config(args)
-    threshold = cfg.threshold if args.threshold is None else args.threshold
+    counts = args.mode == "instructions"
+    default_threshold = diff.COUNT_THRESHOLD if counts else cfg.threshold
+    threshold = default_threshold if args.threshold is None else args.threshold
+    envs = {"base": args.env_a or cfg.env, "head": args.env_b or cfg.env}
+    for env in envs.values():
+        store_check_name("env", env)
+    if args.measure and (envs["base"] != envs["head"] or counts):
+        raise RegressError(
+            "--measure takes wall-time rounds in one environment; measure each side with "
+            "`regress run REV --env NAME [--python PATH] [--mode instructions]` instead"
+        )
     if args.rounds is not None and not args.measure:
         raise RegressError("--rounds only applies with --measure (it sets how many rounds to take)")
     wanted = _bench_filter(args.bench)
@@ -315,10 +330,11 @@ def cmd_compare(args) -> int:
     store = Store(cfg.results_dir)
 
     def load():
-        return {side: store.load(cfg.machine_name, cfg.env, sha) for side, sha in shas.items()}
+        return {side: store.load(cfg.machine_name, envs[side], sha) for side, sha in shas.items()}
 
     def judged(results):
-        verdicts = diff.compare(results["base"], results["head"], threshold=threshold)
+        judge = diff.compare_counts if counts else diff.compare
+        verdicts = judge(results["base"], results["head"], threshold=threshold)
         return [v for v in verdicts if wanted.search(str(v.id))]
 
     results = load()
@@ -338,18 +354,23 @@ def cmd_compare(args) -> int:
             _err("regress: nothing to measure: no verdict is noisy (use --rounds N to take more anyway)")
     for side in ("base", "head"):
         if results[side] is None:
+            env_flag = f" --env {envs[side]}" if envs[side] != "default" else ""
             raise RegressError(
-                f"no results for {revs[side]} ({shas[side][:10]}) on machine '{cfg.machine_name}', env '{cfg.env}' "
-                f"in {cfg.results_dir}; measure it with `regress run {revs[side]}`, or add --measure"
+                f"no results for {revs[side]} ({shas[side][:10]}) on machine '{cfg.machine_name}', env '{envs[side]}' "
+                f"in {cfg.results_dir}; measure it with `regress run {revs[side]}{env_flag}`, or add --measure"
             )
     verdicts = judged(results)
     base_info, head_info = results["base"].commit, results["head"].commit
     if args.format == "json":
-        print(verdicts_format.compare_json(verdicts, base=base_info, head=head_info, threshold=threshold, machine=cfg.machine_name, env=cfg.env))
+        print(verdicts_format.compare_json(verdicts, base=base_info, head=head_info, threshold=threshold, machine=cfg.machine_name,
+                                           env=envs["head"], base_env=envs["base"], mode=args.mode))
     elif args.format == "markdown":
-        print(verdicts_format.markdown(verdicts, base=base_info, head=head_info, threshold=threshold))
+        print(verdicts_format.markdown(verdicts, base=base_info, head=head_info, threshold=threshold, counts=counts))
     else:
-        print(verdicts_format.text(verdicts, base=base_info, head=head_info, threshold=threshold, color=sys.stdout.isatty()))
+        if envs["base"] != envs["head"]:
+            print(f"A/B: base in env '{envs['base']}', head in env '{envs['head']}'")
+        print(verdicts_format.text(verdicts, base=base_info, head=head_info, threshold=threshold, color=sys.stdout.isatty(),
+                                   counts=counts))
     return 1 if args.fail_on_regression and diff.any_regression(verdicts) else 0
 
 

@@ -258,3 +258,59 @@ def compare(base: CommitResult | None, head: CommitResult | None, *, threshold: 
 
 def any_regression(verdicts: list[Verdict]) -> bool:
     return any(v.verdict == "regression" for v in verdicts)
+
+
+# -- instruction counts ------------------------------------------------------
+
+# Counts are nearly deterministic (repeated runs agree exactly here), so a far
+# smaller change is real than with wall times.
+COUNT_THRESHOLD = 0.01
+
+
+def _count_values(r: BenchmarkResult) -> tuple[int, ...]:
+    return tuple(c.value for c in r.counts)
+
+
+def judge_counts(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = COUNT_THRESHOLD) -> Verdict:
+    """Instruction counts of two commits: the median of each side's callgrind runs.
+
+    No significance test: callgrind has no timing noise. What can still move a
+    count is the interpreter's state, so a side whose own runs disagree by more
+    than half the threshold is `noisy` rather than judged.
+    """
+    b, h = _count_values(base), _count_values(head)
+    b_level, h_level = float(np.median(b)), float(np.median(h))
+    spread = {side: (max(v) - min(v)) / min(v) if min(v) > 0 else 0.0 for side, v in (("base", b), ("head", h))}
+    ratio = h_level / b_level if b_level > 0 else math.inf
+    common = dict(
+        id=head.id, base_median=b_level, head_median=h_level, base_iqr=None, head_iqr=None, ratio=ratio,
+        p_value=None, base_rounds=len(b), head_rounds=len(h),
+    )
+    unstable = [f"{side}'s callgrind runs disagree by {gap * 100:.2f}%" for side, gap in spread.items() if gap > threshold / 2]
+    if unstable:
+        return Verdict(verdict="noisy", reason="; ".join(unstable) + "; look for state the benchmark carries between calls", **common)
+    if ratio > 1 + threshold:
+        return Verdict(verdict="regression", reason=f"{pct(ratio)} instructions per call", **common)
+    if ratio < 1 / (1 + threshold):
+        return Verdict(verdict="improvement", reason=f"{pct(ratio)} instructions per call", **common)
+    return Verdict(verdict="unchanged", reason=f"{pct(ratio)}, within {threshold * 100:g}%", **common)
+
+
+def compare_counts(base: CommitResult | None, head: CommitResult | None, *, threshold: float = COUNT_THRESHOLD) -> list[Verdict]:
+    """Like `compare`, on instruction counts (`regress run --mode instructions`)."""
+    b = {bid: r for bid, r in (base.by_id() if base else {}).items()}
+    h = {bid: r for bid, r in (head.by_id() if head else {}).items()}
+    verdicts = []
+    for bid in {**b, **h}:
+        br, hr = b.get(bid), h.get(bid)
+        if hr is not None and hr.failure is not None and hr.failure.kind != "skipped":
+            verdicts.append(Verdict(bid, "failed", None, None, None, None, None, None, f"failed at head: {hr.failure}"))
+        elif hr is None or not hr.counted:
+            why = "not counted at head" + ("" if head is None else "; run `regress run --mode instructions` on it")
+            verdicts.append(Verdict(bid, "missing", None, None, None, None, None, None, why))
+        elif br is None or not br.counted:
+            verdicts.append(Verdict(bid, "new", None, float(np.median(_count_values(hr))), None, None, None, None,
+                                    "not counted at base"))
+        else:
+            verdicts.append(judge_counts(br, hr, threshold=threshold))
+    return sorted(verdicts, key=_order)

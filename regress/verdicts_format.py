@@ -32,6 +32,10 @@ def fmt_time(seconds: float | None) -> str:
     raise AssertionError  # pragma: no cover
 
 
+def fmt_count(count: float | None) -> str:
+    return "-" if count is None else f"{round(count):,}"
+
+
 def _spread(level: float | None, iqr: float | None) -> str:
     if level is None or iqr is None or level <= 0:
         return ""
@@ -60,7 +64,9 @@ def _commit_line(role: str, info: CommitInfo | None) -> str:
 # -- text ------------------------------------------------------------------
 
 
-def text(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo | None, threshold: float, color: bool = False) -> str:
+def text(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo | None, threshold: float, color: bool = False,
+         counts: bool = False) -> str:
+    fmt = fmt_count if counts else fmt_time
     lines = [_commit_line("base", base), _commit_line("head", head), ""]
     paint = {"regression": "31", "improvement": "32", "noisy": "33", "failed": "31;1"}
     for label, group in groupby(verdicts, key=lambda v: v.id.label):
@@ -75,8 +81,8 @@ def text(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo |
                 verdict = f"\x1b[{paint[v.verdict]}m{v.verdict}\x1b[0m" if color and v.verdict in paint else v.verdict
                 change = pct(v.ratio) if v.ratio is not None else ""
                 lines.append(
-                    f"  {_name(v):<{width}}{fmt_time(v.base_median):>12} {_spread(v.base_median, v.base_iqr):>7} "
-                    f"{fmt_time(v.head_median):>12} {_spread(v.head_median, v.head_iqr):>7} {change:>8}  {verdict}"
+                    f"  {_name(v):<{width}}{fmt(v.base_median):>12} {_spread(v.base_median, v.base_iqr):>7} "
+                    f"{fmt(v.head_median):>12} {_spread(v.head_median, v.head_iqr):>7} {change:>8}  {verdict}"
                 )
         lines.append("")
     notes = [v for v in verdicts if v.verdict not in ("unchanged",)]
@@ -84,10 +90,9 @@ def text(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo |
         lines.append("why:")
         lines.extend(f"  {v.id}: {v.verdict}: {v.reason}" for v in notes)
         lines.append("")
-    lines.append(
-        f"{summary(verdicts)} (threshold {threshold * 100:g}%; times are each commit's fastest round, "
-        "± half the IQR of its rounds)"
-    )
+    what = ("instructions per call (callgrind), the median of each commit's runs" if counts
+            else "times are each commit's fastest round, ± half the IQR of its rounds")
+    lines.append(f"{summary(verdicts)} (threshold {threshold * 100:g}%; {what})")
     return "\n".join(lines)
 
 
@@ -101,7 +106,10 @@ def _md(text: str) -> str:
     return html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ").replace("`", "'")
 
 
-def markdown(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo | None, threshold: float) -> str:
+def markdown(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo | None, threshold: float,
+             counts: bool = False) -> str:
+    fmt = fmt_count if counts else fmt_time
+
     def commit(info: CommitInfo | None) -> str:
         return "not measured" if info is None else f"`{info.short}` {_md(info.subject)}"
 
@@ -115,8 +123,8 @@ def markdown(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitIn
         out += [f"#### {_md(label)}", "", "| benchmark | threads | base | head | change | verdict |", "|---|---:|---:|---:|---:|---|"]
         for v in group:
             change = pct(v.ratio) if v.ratio is not None else ""
-            base_cell = f"{fmt_time(v.base_median)} {_spread(v.base_median, v.base_iqr)}".strip()
-            head_cell = f"{fmt_time(v.head_median)} {_spread(v.head_median, v.head_iqr)}".strip()
+            base_cell = f"{fmt(v.base_median)} {_spread(v.base_median, v.base_iqr)}".strip()
+            head_cell = f"{fmt(v.head_median)} {_spread(v.head_median, v.head_iqr)}".strip()
             verdict = f"{_ICON[v.verdict]} **{v.verdict}**" if v.verdict != "unchanged" else "unchanged"
             out.append(f"| {_md(_name(v))} | {v.id.num_threads} | {base_cell} | {head_cell} | {change} | {verdict.strip()} |")
         out.append("")
@@ -125,7 +133,8 @@ def markdown(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitIn
         out += ["<details><summary>Why</summary>", ""]
         out += [f"- **{_md(str(v.id))}**: {v.verdict}: {_md(v.reason)}" for v in notes]
         out += ["", "</details>", ""]
-    out.append("_Times are each commit's fastest round (a round = one fresh process); ± is half the IQR of the rounds._")
+    out.append("_Instructions per call (callgrind), the median of each commit's runs._" if counts else
+               "_Times are each commit's fastest round (a round = one fresh process); ± is half the IQR of the rounds._")
     return "\n".join(out)
 
 
@@ -160,13 +169,17 @@ def verdict_json(v: Verdict) -> dict:
     }
 
 
-def compare_json(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo | None, threshold: float, machine: str, env: str) -> str:
+def compare_json(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo | None, threshold: float, machine: str, env: str,
+                 mode: str = "time", base_env: str | None = None) -> str:
     counts = Counter(v.verdict for v in verdicts)
     doc = {
         "format": "regress-compare",
         "version": JSON_VERSION,
         "machine": machine,
         "env": env,
+        "base_env": base_env or env,
+        "mode": mode,
+        "unit": "instructions" if mode == "instructions" else "seconds",
         "threshold": threshold,
         "base": _commit_json(base),
         "head": _commit_json(head),

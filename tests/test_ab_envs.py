@@ -39,8 +39,9 @@ def test_two_environments_are_stored_apart_and_compared(repo, tmp_path):
     repo.commit("suite needs fastlib", {"benchmarks/bench_work.py": SUITE})
     slow = make_venv(tmp_path / "venv-slow", SLOW_BUILD)
     fast = make_venv(tmp_path / "venv-fast", FAST_BUILD)
-    repo.regress("run", "HEAD", "--python", str(slow), "--env", "lib-1.0", check=True)
-    repo.regress("run", "HEAD", "--python", str(fast), "--env", "lib-2.0", check=True)
+    for _ in range(3):  # the differ wants 3 rounds (fresh processes) per side for a level
+        repo.regress("run", "HEAD", "--python", str(slow), "--env", "lib-1.0", check=True)
+        repo.regress("run", "HEAD", "--python", str(fast), "--env", "lib-2.0", check=True)
     sha = repo.git("rev-parse", "HEAD")
     store = Store(repo.path / ".regress")
     assert store.envs("testbox") == ["lib-1.0", "lib-2.0"]
@@ -53,3 +54,15 @@ def test_two_environments_are_stored_apart_and_compared(repo, tmp_path):
     table = repo.regress("show", "HEAD", "--env", "lib-1.0,lib-2.0", check=True).stdout
     assert "(lib-1.0)" in table and "(lib-2.0)" in table
     assert "no results" in repo.regress("show", "HEAD").stderr  # the default env was never measured
+
+    verdicts = repo.regress("compare", "HEAD", "HEAD", "--env-a", "lib-1.0", "--env-b", "lib-2.0", "--format", "json", check=True)
+    import json
+
+    doc = json.loads(verdicts.stdout)
+    assert doc["base_env"] == "lib-1.0" and doc["env"] == "lib-2.0"
+    by = {v["sub_label"]: v for v in doc["verdicts"]}
+    assert by["n=2000"]["verdict"] == "improvement" and by["n=2000"]["ratio"] < 0.1
+    text = repo.regress("compare", "HEAD", "HEAD", "--env-a", "lib-1.0", "--env-b", "lib-2.0", check=True).stdout
+    assert "A/B: base in env 'lib-1.0', head in env 'lib-2.0'" in text
+    missing = repo.regress("compare", "HEAD", "HEAD", "--env-a", "lib-1.0", "--env-b", "lib-3.0")
+    assert missing.returncode == 2 and "env 'lib-3.0'" in missing.stderr and "--env lib-3.0" in missing.stderr

@@ -44,6 +44,19 @@ def test_instruction_counts_end_to_end(repo):
     both = Store(repo.path / ".regress").load("testbox", "default", sha).by_id()
     assert all(r.ok and r.counted for r in both.values())
 
+    # A commit that makes the loop do 3% more work: far below the wall-time
+    # threshold, but counts see it (their default threshold is 1%).
+    slower = SUITE.replace("for i in range(n):", "for i in range(n + n * 3 // 100):")
+    repo.commit("3% more work", {"benchmarks/bench_work.py": slower})
+    repo.regress("run", "HEAD", "--mode", "instructions", timeout=600, check=True)
+    proc = repo.regress("compare", "HEAD~1", "HEAD", "--mode", "instructions", "--fail-on-regression")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "instructions per call (callgrind)" in proc.stdout
+    lines = {line.split()[0]: line for line in proc.stdout.splitlines() if line.strip().startswith("n=")}
+    assert lines["n=1000"].rstrip().endswith("regression") and "+3." in lines["n=1000"]
+    same = repo.regress("compare", "HEAD", "HEAD", "--mode", "instructions", "--fail-on-regression")
+    assert same.returncode == 0 and "2 unchanged" in same.stdout
+
 
 def test_missing_valgrind_is_one_line(repo, tmp_path):
     bin_dir = tmp_path / "bin"
