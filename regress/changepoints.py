@@ -69,7 +69,9 @@ def series(history: list[CommitResult]) -> dict[BenchmarkId, tuple[list[int], li
     A commit whose fastest rounds disagree by more than UNSETTLED (three or
     more rounds; with fewer nothing can be checked) was measured while the
     machine was never quiet: its level is left out, as compare would call it
-    noisy.
+    noisy. (Leaving out runs where an every-core benchmark switched modes, as
+    compare does, made things worse here: the runs left are pure fast-mode
+    and pure slow-mode runs, 3x apart.)
     """
     out: dict[BenchmarkId, tuple[list[int], list[float]]] = {}
     for i, commit in enumerate(history):

@@ -123,7 +123,21 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = 0.
             rounds_needed=stats.RECOMMENDED_ROUNDS,
             **common,
         )
-    s = stats.shift(bv, hv, drift=stats.drift_for(head.spec.num_threads, cores))
+    threads = head.spec.num_threads
+    if stats.mode_switching(bv, threads, cores) or stats.mode_switching(hv, threads, cores):
+        worst = max(stats.span(bv), stats.span(hv))
+        return Verdict(
+            verdict="noisy",
+            p_value=None,
+            reason=(
+                f"{pct(ratio)}, but can't be judged: with {threads} threads on {cores} cores the rounds of one run span "
+                f"{worst:.1f}x, so the benchmark switches between a fast and a slow mode and either commit's fastest "
+                "round may come from either; judge it on a machine with spare cores, or with fewer threads"
+                f"{spec_note}"
+            ),
+            **common,
+        )
+    s = stats.shift(bv, hv, drift=stats.drift_for(threads, cores))
     common.update(p_value=s.p_value, ci_low=s.low, ci_high=s.high)
     up, down = 1.0 + threshold, 1.0 / (1.0 + threshold)
     p_text = "p<0.001" if s.p_value < 0.001 else f"p={s.p_value:.2g}"

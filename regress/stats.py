@@ -40,6 +40,10 @@ DRIFT = 0.01
 # The same for a benchmark that uses every core: it can't get out of a
 # neighbour's way (2-thread floors moved 3-6% between runs on 2 cores).
 DRIFT_ALL_CORES = 0.05
+# A benchmark using every core whose rounds in one run span more than this is
+# switching between a fast and a slow mode (2-thread floors on 2 busy cores
+# landed up to 3.5x apart between runs): its floor can't be trusted.
+MODE_SPAN = 2.0
 # How much of each side's floor gap (fastest to third-fastest round) counts as
 # extra uncertainty of its floor.
 GAP_WEIGHT = 0.25
@@ -80,6 +84,16 @@ def floor_gap(values) -> float:
 def busyness(values) -> float:
     """log(median round / fastest round): how much of the run the machine was busy."""
     return float(math.log(np.median(values) / np.min(values))) if len(values) else 0.0
+
+
+def span(values) -> float:
+    """Slowest round / fastest round."""
+    return float(max(values) / min(values)) if len(values) else 1.0
+
+
+def mode_switching(values, num_threads: int, cores: int) -> bool:
+    """True when a benchmark that uses every core jumped between modes within one run."""
+    return bool(cores) and num_threads >= cores and len(values) >= 2 and span(values) > MODE_SPAN
 
 
 def spread(values) -> tuple[float, float] | None:

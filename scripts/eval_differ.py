@@ -241,7 +241,7 @@ def analyze(args) -> None:
     from collections import Counter, defaultdict
 
     meta = json.loads((Path(args.dir) / "meta.json").read_text())
-    meta["trials"] = meta["trials"][args.first :]
+    meta["trials"] = [t for t in meta["trials"][args.first :] if args.max_load is None or t.get("load", 0) <= args.max_load]
     counts: dict[tuple[str, str], Counter] = defaultdict(Counter)
     for pair, v in judge_trials(meta, args.rounds, args.threshold):
         group = "1 thread" if v.id.num_threads == 1 else f"{v.id.num_threads} threads"
@@ -527,6 +527,7 @@ def main() -> None:
     p.add_argument("--threshold", type=float, default=0.05)
     p.add_argument("--others", action="store_true", help="also judge the rounds the ways other tools do")
     p.add_argument("--first", type=int, default=0, help="leave out the trials before this one (e.g. those used to choose settings)")
+    p.add_argument("--max-load", type=float, help="only trials whose 5-minute load average stayed at or below this")
     p = sub.add_parser("changepoints", help="`regress regressions` on fabricated histories with known steps")
     p.add_argument("--histories", type=int, default=10)
     p.add_argument("--threshold", type=float, default=0.05)

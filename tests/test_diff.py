@@ -267,6 +267,18 @@ def test_benchmark_using_every_core_gets_a_wider_drift_allowance():
     assert on(0).verdict == "regression"  # cores unknown: the usual allowance
 
 
+def test_every_core_benchmark_switching_modes_is_noisy():
+    # Base's run never reached the fast mode; head's did: 3x apart, both floors settled.
+    slow_mode = [3e-4 * (1 + 0.001 * k) for k in range(7)] + [9e-4, 3e-3, 2e-2]
+    fast_mode = [1e-4 * (1 + 0.001 * k) for k in range(7)] + [3e-4, 4e-4, 3e-3]
+    base = CommitResult(**{**commit("a", bench(slow_mode, threads=2)).__dict__, "fingerprint": Fingerprint("box", cores=2)})
+    head = CommitResult(**{**commit("b", bench(fast_mode, threads=2)).__dict__, "fingerprint": Fingerprint("box", cores=2)})
+    (v,) = compare(base, head)
+    assert v.verdict == "noisy" and "fast and a slow mode" in v.reason and v.ratio == pytest.approx(1 / 3)
+    on_four = [CommitResult(**{**c.__dict__, "fingerprint": Fingerprint("box", cores=4)}) for c in (base, head)]
+    assert compare(*on_four)[0].verdict == "improvement"
+
+
 def test_skipped_at_head_is_missing_not_failed():
     base = commit("a", bench([1e-4] * 3))
     skipped = BenchmarkResult(TaskSpec("add()", label="ops", sub_label="add"), "o", failure=Failure("skipped", "needs CUDA"))
