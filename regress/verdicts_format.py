@@ -193,16 +193,18 @@ def compare_json(verdicts: list[Verdict], *, base: CommitInfo | None, head: Comm
 
 
 def steps_text(steps: list[Step], commits: dict[str, CommitInfo], *, threshold: float, n_commits: int) -> str:
+    """Steps grouped by the commit they start at, newest commit first."""
     if not steps:
         return f"no steps beyond {threshold * 100:g}% in {n_commits} measured commits"
     lines = []
-    for s in sorted(steps, key=lambda s: (-s.index, s.id)):
-        c = commits[s.sha]
-        slide = f" (over {s.span} commits, to {commits[s.end_sha].short})" if s.span > 1 else ""
-        lines.append(
-            f"{c.short} {s.direction:<11} {pct(s.ratio):>8}  {fmt_time(s.before)} -> {fmt_time(s.after)}  {s.id}{slide}"
-        )
-        lines.append(f"           {c.subject}")
+    ordered = sorted(steps, key=lambda s: (-s.index, s.direction != "regression", -abs(s.ratio - 1), s.id))
+    for _, group in groupby(ordered, key=lambda s: s.index):
+        group = list(group)
+        c = commits[group[0].sha]
+        lines.append(f"{c.short} {c.subject}")
+        for s in group:
+            slide = f" (a slide over {s.span} commits, to {commits[s.end_sha].short})" if s.span > 1 else ""
+            lines.append(f"  {s.direction:<11} {pct(s.ratio):>8}  {fmt_time(s.before)} -> {fmt_time(s.after)}  {s.id}{slide}")
     n_reg = sum(s.direction == "regression" for s in steps)
     lines.append("")
     lines.append(
