@@ -307,7 +307,7 @@ def _bench_filter(pattern: str):
 
 
 def cmd_compare(args) -> int:
-    from . import diff, rounds, verdicts_format
+    from . import diff, rounds, stats, verdicts_format
 
     cfg = _config(args)
     counts = args.mode == "instructions"
@@ -340,7 +340,7 @@ def cmd_compare(args) -> int:
     results = load()
     if args.measure:
         if results["base"] is None or results["head"] is None:
-            take, bench = args.rounds or rounds.RECOMMENDED_ROUNDS, args.bench
+            take, bench = args.rounds or stats.RECOMMENDED_ROUNDS, args.bench
         else:
             take, chosen = rounds.plan_more(judged(results), rounds=args.rounds)
             bench = rounds.exact_filter(v.id for v in chosen)
