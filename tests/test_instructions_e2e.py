@@ -22,7 +22,7 @@ def bench_loops():
 """
 
 
-def test_instruction_counts_end_to_end(repo):
+def test_instruction_counts_end_to_end(valgrind, repo):
     repo.commit("loops", {"benchmarks/bench_work.py": SUITE})
     proc = repo.regress("run", "HEAD", "--mode", "instructions", timeout=600, check=True)
     assert "2 measured" in proc.stdout
