@@ -2,8 +2,11 @@
 
     index.html                 overview: newest commit vs predecessor and baseline,
                                change points (recent first), every benchmark, machines
-    label/<slug>.html          one per label: torch-style Compare tables, one commit at a time
-    bench/<slug>.html          one per benchmark: trend chart (its data inline, nothing else's)
+    label/<slug>.html          one per label: torch-style Compare tables (medians), one commit at a
+                               time, coloured by the differ's verdicts against the previous
+                               measured commit (the newest VERDICT_COMMITS commits of a series)
+    bench/<slug>.html          one per benchmark: trend chart of levels with the rounds' quartiles
+                               and change points on the line (its data inline, nothing else's)
     data/commits.js            every commit's sha, subject, author, date (hover, links)
     assets/plotly-<v>.min.js   Plotly, copied once from the installed plotly package
     assets/regress.{css,js}    the site's own style and script
@@ -37,11 +40,13 @@ from . import __version__
 from .errors import RegressError
 from .model import BenchmarkId, CommitInfo, CommitResult
 from .report_data import (
+    BIG_CHANGE,
+    VERDICT_COMMITS,
     Series,
     Step,
-    compare,
-    commit_order,
     bench_slug,
+    commit_order,
+    compare,
     fmt_ratio,
     fmt_time,
     grid_for,
@@ -345,7 +350,7 @@ class _Site:
         for label, ids in self.labels.items():
             grid = grid_for(ids)
             sections = self._label_data(grid)
-            data = script_json({"sections": sections})
+            data = script_json({"sections": sections, "judged_commits": VERDICT_COMMITS})
             digest = hashlib.sha1(f"{self.version} {data} {label} {ids}".encode()).hexdigest()
             page(self.label_href[label], digest, lambda label=label, grid=grid, sections=sections, data=data: self._label_page(label, grid, sections, data))
 
@@ -369,6 +374,13 @@ class _Site:
     # -- chart pages ------------------------------------------------------------
 
     def _bench_data(self, bid: BenchmarkId) -> dict:
+        """The chart's data: per series, the level per commit, the rounds' quartiles, failures, change points.
+
+        The line is the level the differ and the change points use (the
+        fastest round's fastest block), not the median, so a change point's
+        marker is drawn on the line, at its commit's level; its before and
+        after (the levels of the segments either side) are in its hover.
+        """
         out = []
         for s, shas in zip(self.series, self.shas):
             track = s.tracks.get(bid)
@@ -377,24 +389,27 @@ class _Site:
             if track is None and not failed and not counted:
                 continue
             commits = track.commits.tolist() if track is not None else []
-            medians = track.median.tolist() if track is not None else []
-            fails, levels = [], []
+            levels = round6(track.level) if track is not None else []
+            fails = []
             for f in failed:  # drawn at the level of the last measurement before it (or after it)
                 k = bisect.bisect_left(commits, f.commit)
-                levels.append(medians[k - 1] if k > 0 else (medians[0] if medians else 0.0))
-                fails.append([shas[f.commit], 0.0, f.message[:500]])
-            for f, y in zip(fails, round6(levels)):
-                f[1] = y
-            steps = [st for st in s.steps if st.id == bid]
+                y = levels[k - 1] if k > 0 else (levels[0] if levels else 0.0)
+                fails.append([shas[f.commit], y, f.message[:500]])
+            at = {c: y for c, y in zip(commits, levels)}
+            steps = []
+            for st in s.steps:
+                if st.id == bid:
+                    y = at.get(st.index, round6([st.after])[0])
+                    steps.append([st.sha, *round6([st.before, st.after, st.ratio]), st.direction, y])
             out.append(
                 {
                     "name": s.name,
                     "sha": [shas[c] for c in commits],
-                    "med": round6(medians),
-                    "q1": round6(track.q1) if track is not None else [],
-                    "q3": round6(track.q3) if track is not None else [],
+                    "level": levels,
+                    "lo": round6(track.lo) if track is not None else [],
+                    "hi": round6(track.hi) if track is not None else [],
                     "failed": fails,
-                    "steps": [[st.sha, *round6([st.before, st.after, st.ratio]), st.direction] for st in steps],
+                    "steps": steps,
                     "instr": [[shas[c], n] for c, n in counted],
                 }
             )
@@ -431,6 +446,7 @@ class _Site:
     # -- label pages ------------------------------------------------------------
 
     def _label_data(self, grid) -> list[dict]:
+        """Per series: its Compare tables (`label_tables`), oldest first, with each commit's sha."""
         sections = []
         for s in self.series:
             tables = label_tables(s, grid, threshold=self.threshold)
@@ -448,7 +464,10 @@ class _Site:
             grid=grid,
             sections=[{"name": sec["name"], "options": self._options([t["sha"] for t in sec["tables"]])} for sec in sections],
             hrefs={bid: "../" + self.bench_href[bid] for bid in self.labels[label]},
-            threshold_pct=f"{self.threshold:.0%}",
+            threshold_pct=f"{self.threshold * 100:g}%",
+            big_pct=f"{(BIG_CHANGE - 1) * 100:g}%",
+            big_faster_pct=f"{(1 - 1 / BIG_CHANGE) * 100:.0f}%",
+            verdict_commits=VERDICT_COMMITS,
             data=data,
         )
 
@@ -544,7 +563,7 @@ class _Site:
                     "head": fmt_time(v.head_median),
                     "change": fmt_ratio(v.ratio),
                     "verdict": v.verdict,
-                    "reason": v.reason + (f" (p = {v.p_value:.3g})" if v.p_value is not None else ""),
+                    "reason": v.reason,  # the differ's own words; they quote the interval and p where there is one
                 }
                 for v in notable
             ],

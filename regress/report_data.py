@@ -2,8 +2,23 @@
 
 One `Series` per machine and environment (never joined with another). For
 every commit of a series and every benchmark it measured, the report needs
-the median, the quartiles and torch's significant-figure estimate; they are
-computed once here (`Series.tracks`) and shared by every page.
+two kinds of numbers, computed once here (`Series.tracks`) and shared by
+every page:
+
+- for the trend charts, the statistic the differ and the change points use:
+  the **level** (`stats.level` of `stats.round_values`: the fastest round's
+  fastest block) and the quartiles of the round values (`stats.spread`, one
+  value per round) for the band, so change-point markers (whose before and
+  after are levels) sit on the line;
+- for the Compare tables, torch's: the median over every round's runs, its
+  quartiles and torch's significant-figure estimate (they match `regress show`).
+
+A Compare table cell's colour is the differ's verdict (`diff.compare`)
+against the benchmark's previous measured commit, never a ratio of medians.
+A verdict costs a bootstrap, and a site can hold a thousand commits of two
+hundred benchmarks, so only the newest `VERDICT_COMMITS` commits of each
+series are judged (`Series.verdicts`); older tables are shown uncoloured, and
+the label page says so.
 """
 
 from __future__ import annotations
@@ -15,12 +30,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import stats
+from .changepoints import Step, find_steps
+from .diff import Verdict, compare
 from .model import BenchmarkId, CommitInfo, CommitResult
 from .report_tables import format_tables, select_unit, summarize_times, trim_sigfig
 
-from .changepoints import Step, find_steps
-from .diff import Verdict, compare
-
+# The newest commits of each series whose Compare tables are coloured by verdicts.
+# Each verdict bootstraps its rounds (a few ms); judging every commit of a site of
+# 1,000 commits x 200 benchmarks would take minutes, these 30 take seconds.
+VERDICT_COMMITS = 30
+# A regression (improvement) at least this big (this big a speed-up) is marked stronger.
+BIG_CHANGE = 1.5
 
 
 @dataclass(frozen=True)
@@ -28,10 +49,13 @@ class Track:
     """One benchmark's measurements in one series, oldest first (parallel arrays)."""
 
     commits: np.ndarray  # index into Series.history
-    median: np.ndarray
+    median: np.ndarray  # torch's: every block of every round pooled (Compare tables)
     q1: np.ndarray
     q3: np.ndarray
     figures: np.ndarray  # torch's significant_figures
+    level: np.ndarray  # the differ's: the fastest round's fastest block (charts)
+    lo: np.ndarray  # quartiles of the round values, one value per round (chart band)
+    hi: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -50,6 +74,10 @@ class Series:
     steps: list[Step] = field(default_factory=list)
     # Instruction counts (callgrind), apart from times: (commit index, per call).
     counts: dict[BenchmarkId, list[tuple[int, int]]] = field(default_factory=dict)
+    # The differ's verdicts for the newest VERDICT_COMMITS commits: commit index ->
+    # {benchmark: (index of its previous measured commit, verdict against it)}.
+    verdicts: dict[int, dict[BenchmarkId, tuple[int, Verdict]]] = field(default_factory=dict)
+    judged_from: int = 0  # first commit index whose tables are coloured by verdicts
 
     @property
     def name(self) -> str:
@@ -61,7 +89,7 @@ class Series:
 
 
 def summarize(series: Series, *, threshold: float) -> Series:
-    """Fill in tracks, failures and change points from the series' history.
+    """Fill in tracks, failures, change points and recent verdicts from the series' history.
 
     The times of every successful result are gathered into one flat array
     and summarized with numpy, rows of equal length at a time: at 1,000
@@ -73,6 +101,9 @@ def summarize(series: Series, *, threshold: float) -> Series:
     per_run: list[int] = []  # number_per_run of each sample
     sample_len: list[int] = []
     result_len: list[int] = []
+    levels: list[float] = []
+    round_flat: list[float] = []  # every result's round values, one after another
+    round_len: list[int] = []
     failed = series.failed
     for ci, cr in enumerate(series.history):
         for r in cr.results:
@@ -82,6 +113,12 @@ def summarize(series: Series, *, threshold: float) -> Series:
             if r.ok and any(s.raw_times for s in r.samples):
                 rows.setdefault(bid, []).append(len(commit_of))
                 commit_of.append(ci)
+                values = stats.round_values(r) if all(s.raw_times for s in r.samples) else tuple(
+                    stats.round_value(s) for s in r.samples if s.raw_times
+                )
+                levels.append(stats.level(values))
+                round_flat.extend(values)
+                round_len.append(len(values))
                 total = 0
                 for sample in r.samples:
                     flat.extend(sample.raw_times)
@@ -105,18 +142,73 @@ def summarize(series: Series, *, threshold: float) -> Series:
     times = np.asarray(flat, dtype=np.float64) / np.repeat(np.asarray(per_run, dtype=np.float64), sample_len)
     lengths = np.asarray(result_len, dtype=np.int64)
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
-    stats = np.empty((4, len(lengths)))
+    stats_ = np.empty((4, len(lengths)))
     for n in np.unique(lengths).tolist():
         which = np.flatnonzero(lengths == n)
         block = times[starts[which][:, None] + np.arange(n)]
         for k, column in enumerate(summarize_times(block)):
-            stats[k, which] = column
+            stats_[k, which] = column
+    band = _round_quartiles(np.asarray(round_flat, dtype=np.float64), np.asarray(round_len, dtype=np.int64))
+    level = np.asarray(levels, dtype=np.float64)
     commits = np.asarray(commit_of, dtype=np.int64)
     for bid, idx in rows.items():
         i = np.asarray(idx, dtype=np.int64)
-        series.tracks[bid] = Track(commits[i], stats[1, i], stats[0, i], stats[2, i], stats[3, i].astype(np.int64))
+        series.tracks[bid] = Track(
+            commits[i], stats_[1, i], stats_[0, i], stats_[2, i], stats_[3, i].astype(np.int64), level[i], band[0, i], band[1, i]
+        )
     series.steps = find_steps(series.history, threshold=threshold)
+    judge_recent(series, threshold=threshold)
     return series
+
+
+def _round_quartiles(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """(q1, q3) of each result's round values, as `stats.spread` (one round: both that round).
+
+    `values` holds every result's rounds one after another, `lengths` how many
+    each has; done in bulk, rows of equal length at a time.
+    """
+    out = np.empty((2, len(lengths)))
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+    for n in np.unique(lengths).tolist():
+        which = np.flatnonzero(lengths == n)
+        block = values[starts[which][:, None] + np.arange(n)]
+        if n < 2:
+            out[:, which] = block[:, 0]
+        else:
+            out[:, which] = np.percentile(block, [25, 75], axis=1)
+    return out
+
+
+def judge_recent(series: Series, *, threshold: float, newest: int | None = None) -> None:
+    """The differ's verdicts for the newest `newest` (VERDICT_COMMITS) commits of the series.
+
+    Each benchmark measured at a commit is judged against its previous
+    measured commit (the one before it in its track), with the whole of both
+    commits' results handed to `diff.compare`: what `regress compare PREV
+    COMMIT` says, so a rule that looks across benchmarks (a machine-wide
+    slowdown, say) sees them all. Usually that is one comparison per commit,
+    with the commit before; a benchmark that failed or was left out there is
+    judged against the last commit that measured it, in one more comparison.
+    """
+    count = VERDICT_COMMITS if newest is None else newest
+    first = max(0, len(series.history) - count)
+    series.judged_from = first
+    wanted: dict[int, dict[int, list[BenchmarkId]]] = {}  # commit -> previous commit -> benchmarks
+    for bid, t in series.tracks.items():
+        commits = t.commits
+        k = int(np.searchsorted(commits, first))
+        for j in range(max(k, 1), len(commits)):
+            head, base = int(commits[j]), int(commits[j - 1])
+            wanted.setdefault(head, {}).setdefault(base, []).append(bid)
+    history = series.history
+    for head in sorted(wanted):
+        judged: dict[BenchmarkId, tuple[int, Verdict]] = {}
+        for base, ids in sorted(wanted[head].items(), reverse=True):
+            by_id = {v.id: v for v in compare(history[base], history[head], threshold=threshold)}
+            for bid in ids:
+                if bid in by_id:
+                    judged[bid] = (base, by_id[bid])
+        series.verdicts[head] = judged
 
 
 # -- names and links ---------------------------------------------------------
@@ -191,22 +283,37 @@ def grid_for(ids: list[BenchmarkId]) -> Grid:
     return Grid(columns, groups)
 
 
-def change_classes(ratio: np.ndarray, threshold: float) -> list[str]:
-    """How a median moved against the previous measured commit, as a CSS class."""
-    return np.select(
-        [ratio >= 1.5, ratio > 1 + threshold, ratio <= 1 / 1.5, ratio < 1 - threshold],
-        ["up2", "up", "dn2", "dn"],
-        "",
-    ).tolist()
+def verdict_class(v: Verdict) -> str:
+    """A Compare cell's CSS class for the differ's verdict.
+
+    regression: "up" ("up2" from BIG_CHANGE slower), improvement: "dn" ("dn2"
+    from BIG_CHANGE faster); every other verdict is neutral and named by
+    itself ("noisy", "unchanged", ...).
+    """
+    if v.verdict == "regression":
+        return "up2" if v.ratio is not None and v.ratio >= BIG_CHANGE else "up"
+    if v.verdict == "improvement":
+        return "dn2" if v.ratio is not None and v.ratio <= 1 / BIG_CHANGE else "dn"
+    return v.verdict
+
+
+def verdict_title(v: Verdict, against: str) -> str:
+    """A Compare cell's hover text: the verdict, the commit it is against, and the differ's reason."""
+    return f"{v.verdict} against {against}: {v.reason}"
 
 
 def label_tables(series: Series, grid: Grid, *, threshold: float) -> list[dict]:
     """For each commit of the series that measured this label: its Compare table.
 
-    Each entry: {"c": commit index in history, "unit": ..., "cells": [...]}
-    with one cell per grid position: None (not measured), or [text, class,
-    change], where class and change ("+3.1%") say how the median moved
-    against the benchmark's previous measured commit.
+    Each entry: {"c": commit index in history, "unit": ..., "judged": whether
+    the commit is among the newest VERDICT_COMMITS (its colours are verdicts),
+    "cells": [...]} with one cell per grid position: None (not measured), or
+    [text, class, title]. text is torch's trimmed median; class and title come
+    from the differ's verdict against the benchmark's previous measured commit
+    (`Series.verdicts`, `verdict_class`, `verdict_title`); both are "" where
+    there is no verdict (the first measurement, or a commit too old to be
+    judged). A failed cell is ["failed", "fail", message]. `threshold` is the
+    one the verdicts were reached with (`summarize`).
     """
     cells = grid.cells
     tracks = [series.tracks.get(bid) if bid is not None else None for bid in cells]
@@ -217,25 +324,32 @@ def label_tables(series: Series, grid: Grid, *, threshold: float) -> list[dict]:
     order = np.asarray(commits, dtype=np.int64)
     medians = np.full((len(commits), len(cells)), np.nan)
     figures = np.ones((len(commits), len(cells)), dtype=np.int64)
-    extra: list[list] = [[None] * len(cells) for _ in commits]
     for k, t in enumerate(tracks):
         if t is None:
             continue
         where = np.searchsorted(order, t.commits)
         medians[where, k] = t.median
         figures[where, k] = t.figures
-        ratio = np.concatenate(([np.nan], t.median[1:] / t.median[:-1]))
-        changes = [fmt_ratio(r) if r == r else "" for r in ratio.tolist()]
-        for row, cls, change in zip(where.tolist(), change_classes(ratio, threshold), changes):
-            extra[row][k] = (cls, change)
     columns = np.asarray([grid.columns.index(bid.description) if bid is not None else -1 for bid in cells])
     units, texts = format_tables(medians, figures, columns)
+    history = series.history
+    tables = []
+    for ci, unit, text_row in zip(commits, units, texts):
+        judged = series.verdicts.get(ci, {})
+        row = []
+        for bid, text in zip(cells, text_row):
+            if text is None:
+                row.append(None)
+                continue
+            found = judged.get(bid)
+            if found is None:
+                row.append([text, "", ""])
+            else:
+                base, v = found
+                row.append([text, verdict_class(v), verdict_title(v, history[base].commit.short)])
+        tables.append({"c": ci, "unit": unit, "judged": ci >= series.judged_from, "cells": row})
     where_failed = np.searchsorted(order, [f.commit for fs in fails for f in fs]).tolist()
     failed_cells = [(k, f.message[:300]) for k, fs in enumerate(fails) for f in fs]
-    tables = [
-        {"c": ci, "unit": unit, "cells": [None if t is None else [t, e[0], e[1]] for t, e in zip(text_row, extra_row)]}
-        for ci, unit, text_row, extra_row in zip(commits, units, texts, extra)
-    ]
     for row, (k, message) in zip(where_failed, failed_cells):
         tables[row]["cells"][k] = ["failed", "fail", message]
     return tables

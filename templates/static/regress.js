@@ -93,12 +93,17 @@
       var bodies = section.querySelectorAll("table.compare tbody");
       function show(i) {
         var table = d.tables[i];
+        // A cell: [median text, class from the differ's verdict, "verdict against sha: reason"];
+        // class and title are "" where there is no verdict (first measurement, or too old to judge).
         table.cells.forEach(function (c, k) {
           var td = cells[k];
-          td.className = "num" + (c && c[1] ? " " + c[1] : "");
+          td.className = "num" + (c ? " " + (c[1] || "none") : "");
           if (td.firstChild) td.firstChild.textContent = c ? c[0] : "";
-          td.title = !c ? "" : c[1] === "fail" ? c[2] : c[2] ? c[2] + " vs the previous measured commit" : "first measurement";
+          td.title = !c ? "" : c[2] ? c[2] : table.judged
+            ? "no verdict: the first measurement of this benchmark on this series"
+            : "no verdict: colours for the newest " + data.judged_commits + " commits only";
         });
+        section.querySelector(".judged-note").hidden = table.judged;
         Array.prototype.forEach.call(rows, function (tr) {
           tr.hidden = !Array.prototype.some.call(tr.querySelectorAll("td"), function (td) { return td.textContent; });
         });
@@ -119,13 +124,16 @@
     return "rgba(" + (n >> 16) + "," + ((n >> 8) & 255) + "," + (n & 255) + "," + alpha + ")";
   }
 
-  /* Chart pages: one line with its IQR band per machine/environment series, never joined. */
+  /* Chart pages: per machine/environment series (never joined), one line of levels (the fastest
+   * round's fastest block per commit, the statistic the differ and the change points use) with a
+   * band of the rounds' quartiles; change-point markers sit on the line at their commit. */
   function chart() {
     var data = readJSON("bench-data");
     var C = commits().commits;
     var gd = document.getElementById("chart");
     var mode = "commit";
 
+    function stepText(st) { return (st[3] > 1 ? "+" : "−") + Math.abs((st[3] - 1) * 100).toFixed(1) + "%"; }
     function x(sha) { return mode === "commit" ? C[sha][1] : C[sha][4]; }
     function about(sha) { var c = C[sha]; return [c[1], esc(truncate(c[2], 90)), esc(c[3]), c[4], sha]; }
     var head = "<b>%{customdata[0]}</b> %{customdata[1]}<br>%{customdata[2]} · %{customdata[3]} UTC<br>";
@@ -137,32 +145,29 @@
         var group = "series" + k;
         var xs = s.sha.map(x);
         var common = { legendgroup: group, showlegend: false, meta: { series: k } };
-        out.push(Object.assign({ x: xs, y: s.q3, mode: "lines", line: { width: 0, color: color }, hoverinfo: "skip", name: "q3" }, common));
+        // A change point's marker sits on the line, and Plotly gives the hover to the line's
+        // smaller point there: the line's hover at that commit says what the marker's does.
+        var stepAt = {};
+        s.steps.forEach(function (st) {
+          stepAt[st[0]] = "<br>change point (" + esc(st[4]) + "): " + stepText(st) + "<br>level " + fmtTime(st[1]) + " → " + fmtTime(st[2]);
+        });
+        out.push(Object.assign({ x: xs, y: s.hi, mode: "lines", line: { width: 0, color: color }, hoverinfo: "skip", name: "rounds q3" }, common));
         out.push(Object.assign({
-          x: xs, y: s.q1, mode: "lines", line: { width: 0, color: color }, hoverinfo: "skip", name: "IQR",
+          x: xs, y: s.lo, mode: "lines", line: { width: 0, color: color }, hoverinfo: "skip", name: "rounds' quartiles",
           fill: "tonexty", fillcolor: rgba(color, 0.18)
         }, common));
         out.push(Object.assign({}, common, {
-          x: xs, y: s.med, name: esc(s.name), showlegend: true, mode: "lines+markers",
+          x: xs, y: s.level, name: esc(s.name), showlegend: true, mode: "lines+markers",
           line: { color: color, width: s.sha.length > 300 ? 1.5 : 2 }, marker: { color: color, size: s.sha.length > 300 ? 3 : 6 },
-          customdata: s.sha.map(function (sha, i) { return about(sha).concat([s.q1[i], s.q3[i]]); }),
-          hovertemplate: head + "median %{y:.4s}s · IQR %{customdata[5]:.3s}s – %{customdata[6]:.3s}s<extra>%{fullData.name}</extra>",
-          meta: { series: k, kind: "median" }
+          customdata: s.sha.map(function (sha, i) { return about(sha).concat([s.lo[i], s.hi[i], stepAt[sha] || ""]); }),
+          hovertemplate: head + "level %{y:.4s}s · rounds' quartiles %{customdata[5]:.3s}s – %{customdata[6]:.3s}s%{customdata[7]}<extra>%{fullData.name}</extra>",
+          meta: { series: k, kind: "level" }
         }));
-        if (s.failed.length) {
-          out.push(Object.assign({}, common, {
-            x: s.failed.map(function (f) { return x(f[0]); }), y: s.failed.map(function (f) { return f[1]; }),
-            name: "failed", mode: "markers", marker: { symbol: "x-thin", size: 11, color: "#c92a2a", line: { width: 3, color: "#c92a2a" } },
-            customdata: s.failed.map(function (f) { return about(f[0]).concat([esc(truncate(f[2], 160))]); }),
-            hovertemplate: head + "<b>failed</b>: %{customdata[5]}<extra>" + esc(s.name) + "</extra>",
-            meta: { series: k, kind: "failed" }
-          }));
-        }
         if (s.steps.length) {
           out.push(Object.assign({}, common, {
-            x: s.steps.map(function (st) { return x(st[0]); }), y: s.steps.map(function (st) { return st[2]; }),
+            x: s.steps.map(function (st) { return x(st[0]); }), y: s.steps.map(function (st) { return st[5]; }),
             name: "change points", mode: "markers+text",
-            text: s.steps.map(function (st) { return (st[3] > 1 ? "+" : "−") + Math.abs((st[3] - 1) * 100).toFixed(1) + "%"; }),
+            text: s.steps.map(stepText),
             textposition: "top center",
             textfont: { color: s.steps.map(function (st) { return st[4] === "regression" ? "#c92a2a" : "#2b8a3e"; }), size: 12 },
             marker: {
@@ -171,8 +176,17 @@
               color: s.steps.map(function (st) { return st[4] === "regression" ? "#c92a2a" : "#2b8a3e"; })
             },
             customdata: s.steps.map(function (st) { return about(st[0]).concat([st[1], st[2], st[4]]); }),
-            hovertemplate: head + "change point (%{customdata[7]}): %{text}<br>%{customdata[5]:.4s}s → %{customdata[6]:.4s}s<extra>" + esc(s.name) + "</extra>",
+            hovertemplate: head + "change point (%{customdata[7]}): %{text}<br>level %{customdata[5]:.4s}s → %{customdata[6]:.4s}s<extra>" + esc(s.name) + "</extra>",
             meta: { series: k, kind: "steps" }
+          }));
+        }
+        if (s.failed.length) {
+          out.push(Object.assign({}, common, {
+            x: s.failed.map(function (f) { return x(f[0]); }), y: s.failed.map(function (f) { return f[1]; }),
+            name: "failed", mode: "markers", marker: { symbol: "x-thin", size: 11, color: "#c92a2a", line: { width: 3, color: "#c92a2a" } },
+            customdata: s.failed.map(function (f) { return about(f[0]).concat([esc(truncate(f[2], 160))]); }),
+            hovertemplate: head + "<b>failed</b>: %{customdata[5]}<extra>" + esc(s.name) + "</extra>",
+            meta: { series: k, kind: "failed" }
           }));
         }
       });
@@ -202,7 +216,7 @@
         legend: { orientation: "h", x: 0, y: 1.12 },
         hoverlabel: { namelength: -1, align: "left" },
         xaxis: xaxis,
-        yaxis: { title: { text: "time per run (median, IQR band)" }, tickformat: ".3s", ticksuffix: "s", automargin: true, gridcolor: "#eef1f5" },
+        yaxis: { title: { text: "level per run; band: quartiles of the rounds" }, tickformat: ".3s", ticksuffix: "s", automargin: true, gridcolor: "#eef1f5" },
         plot_bgcolor: "#fff", paper_bgcolor: "#fff", font: { family: "system-ui, sans-serif", size: 12 }
       };
     }
@@ -234,7 +248,7 @@
       var series = data.series[point.data.meta.series];
       detail.querySelector(".value").textContent = series.name + ": " + (
         kind === "failed" ? "failed: " + series.failed[point.pointIndex][2]
-          : (kind === "steps" ? "change point, now " : "median ") + fmtTime(point.y));
+          : (kind === "steps" ? "change point, level now " : "level ") + fmtTime(point.y));
       var link = detail.querySelector(".link");
       link.textContent = "";
       var url = commitURL(sha);
