@@ -26,7 +26,7 @@ import ruptures
 from scipy import stats as _sps
 from scipy.ndimage import median_filter
 
-from . import stats
+from . import diff, stats
 from .model import BenchmarkId, CommitResult
 
 # Penalty per change point, in squared units of the history's noise.
@@ -63,18 +63,38 @@ class Step:
     end_sha: str = ""  # last commit of the move (== sha for a clean step)
 
 
-def series(history: list[CommitResult]) -> dict[BenchmarkId, tuple[list[int], list[float]]]:
+def machine_outliers(history: list[CommitResult], *, threshold: float) -> set[int]:
+    """History positions measured while the machine itself was off its usual speed.
+
+    The reference workload (`reference.py`) is timed in every round; a commit
+    whose reference floor is more than the threshold away from the history's
+    median reference floor was measured on a slow (or fast) machine, and a
+    step it made on every benchmark at once would be the machine's.
+    """
+    floors = {i: stats.level([stats.round_value(s) for s in c.reference]) for i, c in enumerate(history) if c.reference}
+    if len(floors) < 3:
+        return set()
+    typical = float(np.median(list(floors.values())))
+    return {i for i, f in floors.items() if abs(math.log(f / typical)) > math.log1p(threshold)}
+
+
+def series(history: list[CommitResult], *, threshold: float = 0.05) -> dict[BenchmarkId, tuple[list[int], list[float]]]:
     """Per benchmark: the history positions where it has a trustworthy level, and that level.
 
     A commit whose fastest rounds disagree by more than UNSETTLED (three or
     more rounds; with fewer nothing can be checked) was measured while the
     machine was never quiet: its level is left out, as compare would call it
-    noisy. (Leaving out runs where an every-core benchmark switched modes, as
-    compare does, made things worse here: the runs left are pure fast-mode
-    and pure slow-mode runs, 3x apart.)
+    noisy. So is a commit measured while the reference workload says the
+    machine was off its usual speed (`machine_outliers`). (Leaving out runs
+    where an every-core benchmark switched modes, as compare does, made
+    things worse here: the runs left are pure fast-mode and pure slow-mode
+    runs, 3x apart.)
     """
     out: dict[BenchmarkId, tuple[list[int], list[float]]] = {}
+    off = machine_outliers(history, threshold=threshold)
     for i, commit in enumerate(history):
+        if i in off:
+            continue
         for r in commit.results:
             if r.ok:
                 values = stats.round_values(r)
@@ -145,7 +165,7 @@ def find_steps(history: list[CommitResult], *, threshold: float = 0.05, penalty:
     steps: list[Step] = []
     known = [c.fingerprint.cores for c in history if c.fingerprint.cores]
     cores = min(known) if known else 0
-    for bid, (positions, levels) in series(history).items():
+    for bid, (positions, levels) in series(history, threshold=threshold).items():
         # A benchmark using every core drifts more between runs: the same bar as compare's.
         smallest = max(math.log1p(threshold), stats.Z * stats.drift_for(bid.num_threads, cores))
         raw = np.log(np.asarray(levels, dtype=float))
@@ -175,6 +195,8 @@ def find_steps(history: list[CommitResult], *, threshold: float = 0.05, penalty:
                 continue
             start, end = positions[cuts[a]], positions[cuts[b]]
             ratio = math.exp(la - lb)
+            if not _compare_agrees(history, positions[cuts[a] - 1], end, bid, ratio, threshold):
+                continue
             steps.append(
                 Step(
                     id=bid,
@@ -190,6 +212,21 @@ def find_steps(history: list[CommitResult], *, threshold: float = 0.05, penalty:
                 )
             )
     return sorted(steps, key=lambda s: (s.index, s.id))
+
+
+def _compare_agrees(history: list[CommitResult], before: int, after: int, bid: BenchmarkId, ratio: float, threshold: float) -> bool:
+    """A step is only reported where `compare` across it gives the same verdict.
+
+    With rounds per commit, compare sees each side's spread, which the levels
+    alone don't show; history-only evidence is not enough to call a step.
+    Commits with a single round (older results) can't be judged by compare,
+    so there the history's own tests stand.
+    """
+    b, a = history[before].by_id().get(bid), history[after].by_id().get(bid)
+    if b is None or a is None or min(len(b.samples), len(a.samples)) < stats.MIN_ROUNDS:
+        return True
+    v = diff.judge_one(history[before], history[after], bid, threshold=threshold)
+    return v.verdict == ("regression" if ratio > 1 else "improvement")
 
 
 def _blip(moves: list, k: int, threshold: float) -> bool:

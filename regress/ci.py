@@ -249,7 +249,7 @@ def check(
     on this machine in one go, alternating in fresh processes (the differ's
     `compare --measure`), so drift over the job hits both alike.
     """
-    from . import diff, stats, verdicts_format
+    from . import diff, verdicts_format
     from . import rounds as rounds_
 
     threshold = cfg.threshold if threshold is None else threshold
@@ -263,14 +263,9 @@ def check(
     def load():
         return store.load(cfg.machine_name, cfg.env, base), store.load(cfg.machine_name, cfg.env, head)
 
-    old_base, old_head = load()
-    if old_base is None or old_head is None:
-        take, bench = rounds or stats.RECOMMENDED_ROUNDS, ""
-    else:
-        take, chosen = rounds_.plan_more(diff.compare(old_base, old_head, threshold=threshold), rounds=rounds)
-        bench = rounds_.exact_filter(v.id for v in chosen)
-    if take:
-        rounds_.measure_rounds(cfg, [base, head], rounds=take, bench=bench, announce=announce)
+    # The same round engine as `regress run`: base and head interleaved, the
+    # adaptive plan topping up what each already holds (--rounds: that many more).
+    rounds_.measure_rounds(cfg, [base, head], rounds=rounds, announce=announce)
     got_base, got_head = load()
     verdicts = diff.compare(got_base, got_head, threshold=threshold)
     n = sum(v.verdict == "regression" for v in verdicts)

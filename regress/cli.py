@@ -41,6 +41,23 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+def _round_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--min-rounds", type=_count, metavar="N", help="rounds every benchmark gets at each commit (default 5)")
+    p.add_argument("--max-rounds", type=_count, metavar="N", help="rounds a benchmark whose rounds disagree may get (default 15)")
+    p.add_argument("--budget", type=_positive_float, metavar="SECONDS",
+                   help="seconds of measuring per commit before only --min-rounds are taken (default 25)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="regress", description="Continuous benchmarking for PyTorch code.")
     parser.add_argument("--version", action="version", version=f"regress {__version__}")
@@ -64,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-run-time", type=_positive_float, metavar="SECONDS", help="blocked_autorange min_run_time per benchmark")
     p.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="per-benchmark time limit (default 600)")
     p.add_argument("--shard", type=_shard, metavar="K/N", help="only the K-th of N shares of the benchmarks (parallel CI jobs; `regress merge` joins them)")
+    _round_flags(p)
 
     p = sub.add_parser("show", help="a commit's results as a Compare table")
     _common(p)
@@ -93,6 +111,9 @@ def _config(args) -> config.Config:
         python=getattr(args, "python", None),
         min_run_time=getattr(args, "min_run_time", None),
         timeout=getattr(args, "timeout", None),
+        min_rounds=getattr(args, "min_rounds", None),
+        max_rounds=getattr(args, "max_rounds", None),
+        budget=getattr(args, "budget", None),
     )
 
 
@@ -150,7 +171,10 @@ def cmd_run(args) -> int:
 
 def _print_commit_summary(result: CommitResult) -> None:
     ok = sum(r.ok or r.counted for r in result.results)
+    rounds = [len(r.samples) for r in result.results if r.ok]
     head = f"{result.commit.short} {result.commit.subject[:60]}: {ok} measured"
+    if rounds and max(rounds) > 1:
+        head += f" ({min(rounds)}-{max(rounds)} rounds each)" if min(rounds) != max(rounds) else f" ({rounds[0]} rounds each)"
     problems = [f"  {r.id}: {r.failure}" for r in result.failed] + [f"  {f}" for f in result.problems]
     skipped = len(result.skipped) + len(result.failures) - len(result.problems)
     if problems:

@@ -32,6 +32,11 @@ class Config:
     python: str = ""
     repo_url: str = ""
     threshold: float = 0.05
+    # The round plan of `regress run` (see adaptive.py): rounds per benchmark
+    # and seconds of measuring per commit.
+    min_rounds: int = 5
+    max_rounds: int = 15
+    budget: float = 25.0
 
     @property
     def benchmarks_dir(self) -> Path:
@@ -94,6 +99,9 @@ def load(root: Path, **overrides) -> Config:
                 f"{pyproject}: unknown key '{key}' in [tool.regress]; known keys: {', '.join(_KNOWN)}"
             )
         values[name] = _coerce(name, value, str(pyproject))
+    for name, lowest in (("min_rounds", 1), ("max_rounds", 1), ("budget", 0.0)):
+        if name in values and values[name] < lowest:
+            raise RegressError(f"{pyproject}: '{name}' must be at least {lowest:g}, got {values[name]!r}; fix it in [tool.regress]")
     cfg = Config(root=root, **values)
     flags = {k: v for k, v in overrides.items() if v is not None}
     return replace(cfg, **flags) if flags else cfg

@@ -267,7 +267,65 @@ def compare(base: CommitResult | None, head: CommitResult | None, *, threshold: 
     known = [c.fingerprint.cores for c in (base, head) if c is not None and c.fingerprint.cores]
     cores = min(known) if known else 0
     verdicts = [_pair(bid, b.get(bid), h.get(bid), base, head, threshold, cores) for bid in {**b, **h}]
+    machine = machine_shift(base, head, threshold=threshold)
+    if machine is not None:
+        verdicts = [_machine_not_commit(v, machine, threshold) for v in verdicts]
     return sorted(verdicts, key=_order)
+
+
+# The reference workload must move at least this share of the threshold for
+# the machine to be blamed.
+MACHINE_SHARE = 0.5
+
+
+def machine_shift(base: CommitResult | None, head: CommitResult | None, *, threshold: float) -> stats.Shift | None:
+    """How much slower (or faster) the machine was while head was measured, when it clearly was.
+
+    Judged from the reference workload (`reference.py`) timed in the same
+    rounds as the benchmarks; None when it did not move beyond half the
+    threshold, or either commit has too few reference rounds.
+    """
+    if base is None or head is None:
+        return None
+    b = [stats.round_value(s) for s in base.reference]
+    h = [stats.round_value(s) for s in head.reference]
+    if len(b) < stats.MIN_ROUNDS or len(h) < stats.MIN_ROUNDS:
+        return None
+    s = stats.shift(b, h)
+    if s.significant and abs(math.log(s.ratio)) >= math.log1p(MACHINE_SHARE * threshold):
+        return s
+    return None
+
+
+def _machine_not_commit(v: Verdict, machine: stats.Shift, threshold: float) -> Verdict:
+    """A move no bigger than the machine's own (by the threshold) is the machine's, not the commit's."""
+    if v.verdict not in ("regression", "improvement") or v.ratio is None:
+        return v
+    slower = machine.ratio > 1
+    if (v.verdict == "regression") != slower:
+        return v
+    beyond = abs(math.log(v.ratio)) - abs(math.log(machine.ratio))
+    if beyond >= math.log1p(threshold):
+        return v
+    word = "slower" if slower else "faster"
+    return replace(
+        v,
+        verdict="noisy",
+        reason=(
+            f"{pct(v.ratio)}, but the machine itself was {pct(machine.ratio)} {word} while head was measured "
+            f"(the reference workload timed in the same rounds, 95% interval {pct(machine.low)} to {pct(machine.high)}): "
+            "the machine moved, not the code; measure both in one run with `regress compare BASE HEAD --measure`"
+        ),
+        rounds_needed=None,
+    )
+
+
+def judge_one(base: CommitResult, head: CommitResult, bid: BenchmarkId, *, threshold: float = 0.05) -> Verdict:
+    """`compare`'s verdict for one benchmark, with the same rules (the machine's included)."""
+    known = [c.fingerprint.cores for c in (base, head) if c.fingerprint.cores]
+    v = _pair(bid, base.by_id().get(bid), head.by_id().get(bid), base, head, threshold, min(known) if known else 0)
+    machine = machine_shift(base, head, threshold=threshold)
+    return v if machine is None else _machine_not_commit(v, machine, threshold)
 
 
 def any_regression(verdicts: list[Verdict]) -> bool:

@@ -105,6 +105,7 @@ def combine(into: CommitResult, other: CommitResult) -> tuple[CommitResult, tupl
         fingerprint=into.fingerprint if into.fingerprint.torch_version else other.fingerprint,
         results=tuple(merged.values()),
         failures=_union(into.failures, other.failures),
+        reference=_union(into.reference, other.reference),
         complete=into.complete or other.complete,
         started_at=min(starts) if starts else 0.0,
         finished_at=max(into.finished_at, other.finished_at),

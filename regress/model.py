@@ -207,6 +207,10 @@ class Settings:
     benchmarks_from: str = "worktree"
     bench_filter: str = ""
     regress_version: str = ""
+    # The round plan (`adaptive.Budget`); results older than rounds by default read as 1/1/0.
+    min_rounds: int = 1
+    max_rounds: int = 1
+    budget: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -224,6 +228,9 @@ class CommitResult:
     complete: bool = True
     started_at: float = 0.0
     finished_at: float = 0.0
+    # The reference workload (`reference.py`), one Sample per round, timed in
+    # the same worker processes as the benchmarks: the machine's speed then.
+    reference: tuple[Sample, ...] = ()
 
     def by_id(self) -> dict[BenchmarkId, BenchmarkResult]:
         return {r.id: r for r in self.results}
@@ -273,6 +280,7 @@ def merge_results(
     return replace(
         new,
         results=tuple(merged.values()),
+        reference=old.reference + new.reference,
         started_at=min(old.started_at, new.started_at) if old.started_at else new.started_at,
         complete=new.complete or old.complete,
     )

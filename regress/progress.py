@@ -1,4 +1,4 @@
-"""What a person watching `regress run` sees: commit k/n, benchmark i/m, time left."""
+"""What a person watching `regress run` sees: round k, commit i/n, benchmark j/m, time left."""
 
 from __future__ import annotations
 
@@ -38,11 +38,14 @@ class ConsoleProgress:
         self.started = clock()
         self.k = self.n = self.done = 0
         self.total: int | None = None
+        self.estimate: float | None = None
         self._bar = None
         if self.stream.isatty():
             self._start_live()
 
     def left(self) -> float | None:
+        if self.estimate is not None:
+            return self.estimate
         return time_left(self.clock() - self.started, self.k, self.n, self.done, self.total)
 
     def _left_text(self) -> str:
@@ -69,20 +72,25 @@ class ConsoleProgress:
             transient=True,
         )
         self._bar.start()
-        self._commits = self._bar.add_task("commits", total=None, eta=True)
+        self._commits = self._bar.add_task("rounds", total=None, eta=True)
         self._benches = self._bar.add_task("benchmarks", total=None, eta=False)
 
     def commit_started(self, k: int, n: int, info: CommitInfo) -> None:
-        self.k, self.n, self.done, self.total = k, n, 0, None
-        title = f"commit {k}/{n} {info.short} {info.subject[:50]}"
+        self.round_started(1, k, n, info, None)
+
+    def round_started(self, k: int, i: int, n: int, info: CommitInfo, left: float | None) -> None:
+        """Round k of commit i of the n that still want it; `left`: the engine's estimate of seconds left."""
+        self.k, self.n, self.done, self.total = i, n, 0, None
+        self.estimate = left
+        title = f"round {k}, commit {i}/{n} {info.short} {info.subject[:40]}"
         if self._bar:
-            self._bar.update(self._commits, total=n, completed=k - 1, description=title)
-            self._bar.remove_task(self._benches)  # a fresh row: this commit's suite size is not known yet
+            self._bar.update(self._commits, total=n, completed=i - 1, description=title)
+            self._bar.remove_task(self._benches)  # a fresh row: this round's benchmark count is not known yet
             self._benches = self._bar.add_task("  importing the suites", total=None, eta=False)
         else:
             left = self.left()
             tail = f" ({format_seconds(left)} left)" if left is not None else ""
-            print(f"[{k}/{n}] {info.short} {info.subject[:60]}{tail}", file=self.stream, flush=True)
+            print(f"[round {k}, {i}/{n}] {info.short} {info.subject[:60]}{tail}", file=self.stream, flush=True)
 
     def benchmarks_found(self, total: int) -> None:
         self.total = total

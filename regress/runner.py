@@ -27,16 +27,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Callable, Iterator, Protocol
 
-from . import __version__, callgrind, gitrepo, protocol
+from . import __version__, callgrind, gitrepo, pool, protocol
 from .config import Config
 from .errors import RegressError
 from .model import (
     WORKTREE,
+    merge_results,
     BenchmarkResult,
     CommitInfo,
     CommitResult,
     Failure,
     Fingerprint,
+    Sample,
     Settings,
     TaskSpec,
 )
@@ -108,7 +110,7 @@ class WorkerHung(Exception):
 
 @dataclass
 class _Worker:
-    proc: subprocess.Popen
+    proc: pool.Process
     fd: int
     log: IO[bytes]  # the worker's stdout/stderr; unlinked, so a SIGKILL leaves nothing behind
     timeout: float
@@ -133,10 +135,7 @@ class _Worker:
             sel.close()
 
     def kill(self) -> None:
-        if self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
+        self.proc.kill()
         with contextlib.suppress(OSError):
             os.close(self.fd)
         self.log.close()
@@ -171,8 +170,16 @@ def _callgrind_plan() -> callgrind.Plan:
     return callgrind.prepare(work)
 
 
-def _worker_command(cfg: Config, job: dict, fd: int) -> tuple[list[str], dict]:
+def _worker_env(cfg: Config) -> dict[str, str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "REGRESS_PARENT_PID": str(os.getpid())}
+    # Bytecode of the user's suites and of each commit's code goes under the
+    # results folder, never into the checkout regress was asked to measure.
+    env["PYTHONPYCACHEPREFIX"] = str(cfg.results_dir / ".pycache")
+    return env
+
+
+def _worker_command(cfg: Config, job: dict, fd: int) -> tuple[list[str], dict]:
+    env = _worker_env(cfg)
     cmd = [cfg.python_exe, str(WORKER), str(fd)]
     if job["mode"] == "instructions":
         # One valgrind process for the whole suite. One OpenMP/MKL thread and a
@@ -182,12 +189,53 @@ def _worker_command(cfg: Config, job: dict, fd: int) -> tuple[list[str], dict]:
     return cmd, env
 
 
+# Fork servers by interpreter, for this regress process; closed by close_servers().
+_servers: dict[str, pool.ForkServer] = {}
+# Set REGRESS_FORK=0 to give every worker a fresh interpreter, as before fork servers.
+_FORK = os.environ.get("REGRESS_FORK", "1") != "0"
+
+
+def _server(cfg: Config) -> pool.ForkServer | None:
+    if not _FORK:
+        return None
+    if cfg.python_exe in _no_server:
+        return None
+    server = _servers.get(cfg.python_exe)
+    if server is None:
+        server = _servers[cfg.python_exe] = pool.ForkServer(cfg.python_exe, _worker_env(cfg), str(cfg.root))
+    return server
+
+
+def close_servers() -> None:
+    while _servers:
+        _servers.popitem()[1].close()
+
+
+atexit.register(close_servers)
+
+
 def _start_worker(cfg: Config, job: dict, timeout: float) -> _Worker:
     read_fd, write_fd = os.pipe()
     log = tempfile.TemporaryFile(prefix="regress-worker-")
+    server = _server(cfg) if job["mode"] != "instructions" else None
+    if server is not None:
+        starting = not server.alive
+        try:
+            proc = server.fork(job, write_fd, log)
+            if starting:
+                _trace("server_started", seconds=server.start_seconds)
+        except pool.ServerFailed as exc:
+            # The interpreter can't even import torch: a fresh worker fails the
+            # way it always did, with its own output, and the range goes on.
+            _trace("server_failed", why=str(exc))
+            _servers.pop(cfg.python_exe, None)
+            _disable_server(cfg.python_exe)
+        else:
+            os.close(write_fd)
+            return _Worker(proc, read_fd, log, timeout)
     cmd, env = _worker_command(cfg, job, write_fd)
     try:
-        proc = subprocess.Popen(
+        popen = subprocess.Popen(
             cmd,
             stdin=subprocess.PIPE,
             stdout=log,
@@ -203,13 +251,20 @@ def _start_worker(cfg: Config, job: dict, timeout: float) -> _Worker:
         raise RegressError(f"cannot start the worker interpreter {cfg.python_exe}: {exc.strerror}; check --python") from None
     finally:
         os.close(write_fd)
-    assert proc.stdin is not None
+    assert popen.stdin is not None
     try:
-        proc.stdin.write(json.dumps(job).encode())
-        proc.stdin.close()
+        popen.stdin.write(json.dumps(job).encode())
+        popen.stdin.close()
     except BrokenPipeError:
         pass
-    return _Worker(proc, read_fd, log, timeout)
+    return _Worker(pool.Fresh(popen), read_fd, log, timeout)
+
+
+_no_server: set[str] = set()
+
+
+def _disable_server(python: str) -> None:
+    _no_server.add(python)
 
 
 # -- one commit ---------------------------------------------------------
@@ -221,13 +276,13 @@ def _import_path(cfg: Config, code_dir: Path) -> Path:
     return code_dir / "src" if (code_dir / "src").is_dir() else code_dir
 
 
-def _key(spec: TaskSpec) -> tuple:
+def key(spec: TaskSpec) -> tuple:
     i = spec.id
     return (i.label, i.sub_label, i.description, i.num_threads)
 
 
 @dataclass
-class _Collector:
+class Collector:
     """What one commit's workers have reported so far."""
 
     results: dict[tuple, BenchmarkResult] = field(default_factory=dict)
@@ -235,6 +290,7 @@ class _Collector:
     fingerprint: Fingerprint | None = None
     total: int | None = None
     listed: list[tuple[TaskSpec, str, str | None]] = field(default_factory=list)
+    reference: list[Sample] = field(default_factory=list)  # the reference workload's round(s)
 
 
 def measure_commit(
@@ -248,12 +304,12 @@ def measure_commit(
     progress: Progress,
     skip: set[tuple] = frozenset(),  # type: ignore[assignment]
     mode: str = "measure",
-    collector: _Collector | None = None,
+    collector: Collector | None = None,
     on_result: Callable[[], None] | None = None,
     shard: Shard | None = None,
-) -> _Collector:
+) -> Collector:
     """Run the suite against `code_dir` in as many workers as it takes."""
-    got = collector if collector is not None else _Collector()
+    got = collector if collector is not None else Collector()
     restarts = 0
     while True:
         job = {
@@ -269,6 +325,7 @@ def measure_commit(
             "shard": [shard.index, shard.total] if shard else None,
             "skip": [list(k) for k in set(skip) | set(got.results)],
             "mode": "list" if mode == "list" else settings.mode,
+            "reference": mode != "list",
         }
         if job["mode"] == "instructions":
             plan = _callgrind_plan()
@@ -286,7 +343,7 @@ def measure_commit(
             return got
 
 
-def _drive(cfg, job, got: _Collector, progress: Progress, settings: Settings, *, first: bool, on_result=None) -> bool:
+def _drive(cfg, job, got: Collector, progress: Progress, settings: Settings, *, first: bool, on_result=None) -> bool:
     """One worker's life. True when the suite is done, False to start another."""
     _trace("worker_start", sha_dir=job["cwd"])
     worker = _start_worker(cfg, job, max(settings.timeout, DISCOVERY_TIMEOUT_FLOOR))
@@ -322,11 +379,13 @@ def _drive(cfg, job, got: _Collector, progress: Progress, settings: Settings, *,
                     res = BenchmarkResult(spec, origin, counts=(protocol.count(msg["count"]),))
                 else:
                     res = BenchmarkResult(spec, origin, failure=protocol.failure(msg["failure"]))
-                got.results[_key(spec)] = res
+                got.results[key(spec)] = res
                 current = None
                 progress.benchmark_finished()
                 if on_result is not None:
                     on_result()
+            elif kind == "reference":
+                got.reference.append(protocol.sample(msg["sample"]))
             elif kind == "done":
                 return True
     except WorkerHung:
@@ -336,7 +395,7 @@ def _drive(cfg, job, got: _Collector, progress: Progress, settings: Settings, *,
             got.failures.append(Failure("timeout", f"worker silent for {worker.timeout:g}s while {phase}; {worker.tail() or 'no output'}"))
             return True
         spec, origin = todo[current]
-        got.results[_key(spec)] = BenchmarkResult(
+        got.results[key(spec)] = BenchmarkResult(
             spec, origin, failure=Failure("timeout", f"still running after {settings.timeout:g}s (timeout; raise it with --timeout)", origin)
         )
         progress.benchmark_finished()
@@ -351,7 +410,7 @@ def _drive(cfg, job, got: _Collector, progress: Progress, settings: Settings, *,
             got.failures.append(Failure("crash", f"{why} between benchmarks"))
             return False
         spec, origin = todo[current]
-        got.results[_key(spec)] = BenchmarkResult(spec, origin, failure=Failure("crash", why, origin))
+        got.results[key(spec)] = BenchmarkResult(spec, origin, failure=Failure("crash", why, origin))
         progress.benchmark_finished()
         return False
     finally:
@@ -359,7 +418,7 @@ def _drive(cfg, job, got: _Collector, progress: Progress, settings: Settings, *,
     return True
 
 
-def _build(cfg: Config, code_dir: Path) -> Failure | None:
+def build(cfg: Config, code_dir: Path) -> Failure | None:
     if not cfg.build_command:
         return None
     limit = max(cfg.timeout, BUILD_TIMEOUT_FLOOR)
@@ -404,7 +463,7 @@ def settings_for(cfg: Config, options: Options) -> Settings:
     )
 
 
-def list_benchmarks(cfg: Config) -> _Collector:
+def list_benchmarks(cfg: Config) -> Collector:
     """Discover the working tree's suites against the working tree's code."""
     _require_suites(cfg)
     return measure_commit(
@@ -453,9 +512,11 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old)
 
 
-def run(cfg: Config, options: Options, progress: Progress | None = None) -> RunSummary:
-    """Measure the commits `options` names, oldest first; each saved as soon as it is done."""
-    progress = progress or NoProgress()
+def run(cfg: Config, options: Options, progress=None) -> RunSummary:
+    """Measure the commits `options` names, interleaved in rounds; each round saved as it finishes."""
+    from . import engine
+
+    progress = progress or engine.RoundProgress()
     _check(options)
     _trace("run_start")
     repo = gitrepo.open_repo(cfg.root)
@@ -465,122 +526,81 @@ def run(cfg: Config, options: Options, progress: Progress | None = None) -> RunS
     wants_worktree = WORKTREE in revs
     shas = gitrepo.resolve(repo, [r for r in revs if r != WORKTREE])
     store = Store(cfg.results_dir)
-    settings = settings_for(cfg, options)
+    budget = engine.budget_for(cfg, options.mode)
+    settings = engine.with_plan(settings_for(cfg, options), budget)
     summary = RunSummary()
     with _sigterm_as_interrupt(), store.lock():
         gitrepo.prune_stale_worktrees(repo)
-        plan: list[tuple[str, set[tuple]]] = []  # (sha, benchmarks already measured)
+        plan: list[str] = []
+        top_up: dict[str, CommitResult | None] = {}
         for sha in shas:
             existing = store.load(cfg.machine_name, cfg.env, sha) if options.skip_existing else None
-            if existing is None:
-                plan.append((sha, set()))
-            elif existing.complete and options.shard is None:
+            if existing is not None and existing.complete and options.shard is None:
                 summary.skipped.append(sha)
-            else:  # interrupted earlier, or holds other shards' share: measure only what it lacks
-                plan.append((sha, {_key(r.spec) for r in existing.results if r.ok}))
+                continue
+            plan.append(sha)  # interrupted earlier, or holds other shards' share: top up what it lacks
+            top_up[sha] = existing
         if wants_worktree:
-            plan.append((WORKTREE, set()))
-        for k, (sha, done) in enumerate(plan, 1):
-            info = gitrepo.worktree_info(repo) if sha == WORKTREE else gitrepo.commit_info(repo, sha)
-            progress.commit_started(k, len(plan), info)
-            _trace("commit_start", sha=sha)
-            ctx = contextlib.nullcontext(cfg.root) if sha == WORKTREE else gitrepo.worktree(repo, sha)
-            with ctx as code_dir:
-                result = _measure_and_save(cfg, store, code_dir, info, settings, options, progress, done)
-            _trace("commit_end", sha=sha)
-            summary.measured.append(result)
-            progress.commit_finished(result)
+            plan.append(WORKTREE)
+        try:
+            with engine.checked_out(cfg, repo, plan, lambda sha: settings, top_up) as targets:
+                try:
+                    engine.measure_targets(cfg, store, targets, budget, progress, shard=options.shard)
+                finally:
+                    summary.measured = [t.measured for t in targets if t.measured is not None]
+        finally:
+            close_servers()
     _trace("run_end")
     return summary
 
 
 @dataclass
-class _Saver:
-    """Writes one commit's results to the store: at checkpoints while it runs, and at the end.
+class Saver:
+    """Writes one round of one commit to the store: at checkpoints while it runs, and at the end.
 
     Each write carries only results not yet written (the store merges them
-    into the file), except for the WORKTREE, whose file every write replaces.
+    into the file), except for the WORKTREE, whose file every write replaces:
+    its writes carry `earlier` (this run's previous rounds) merged with this one.
     """
 
     store: Store
     base: CommitResult
+    earlier: CommitResult | None = None
     saved: set = field(default_factory=set)
+    reference_saved: int = 0
     last: float = field(default_factory=time.monotonic)
 
-    def unsaved(self, got: _Collector) -> list[BenchmarkResult]:
+    def unsaved(self, got: Collector) -> list[BenchmarkResult]:
         if self.base.commit.sha == WORKTREE:
             return list(got.results.values())
         return [r for key, r in got.results.items() if key not in self.saved]
 
-    def save(self, got: _Collector, *, complete: bool) -> None:
-        self.store.save(
-            replace(
-                self.base,
-                fingerprint=got.fingerprint or self.base.fingerprint,
-                results=tuple(self.unsaved(got)),
-                failures=tuple(got.failures),
-                complete=complete,
-                finished_at=time.time(),
-            )
+    def this_round(self, got: Collector, *, complete: bool, everything: bool = False) -> CommitResult:
+        return replace(
+            self.base,
+            fingerprint=got.fingerprint or self.base.fingerprint,
+            results=tuple(got.results.values()) if everything else tuple(self.unsaved(got)),
+            failures=tuple(got.failures),
+            reference=tuple(got.reference) if everything else tuple(got.reference[self.reference_saved :]),
+            complete=complete,
+            finished_at=time.time(),
         )
+
+    def merged(self, got: Collector) -> CommitResult:
+        """Everything this run measured for the commit, this round included."""
+        mine = self.this_round(got, complete=True, everything=True)
+        return mine if self.earlier is None else merge_results(self.earlier, mine)
+
+    def save(self, got: Collector, *, complete: bool) -> None:
+        if self.base.commit.sha == WORKTREE:
+            result = replace(self.merged(got), complete=complete)
+        else:
+            result = self.this_round(got, complete=complete)
+        self.store.save(result)
         self.saved.update(got.results)
+        self.reference_saved = len(got.reference)
         self.last = time.monotonic()
 
-    def checkpoint(self, got: _Collector, every: float = CHECKPOINT_S) -> None:
+    def checkpoint(self, got: Collector, every: float = CHECKPOINT_S) -> None:
         if time.monotonic() - self.last >= every and self.unsaved(got):
             self.save(got, complete=False)
-
-
-def _measure_and_save(cfg, store: Store, code_dir: Path, info: CommitInfo, settings: Settings, options: Options, progress, done) -> CommitResult:
-    started = time.time()
-    if options.benchmarks_from == "commit":
-        suite_dir, shown_root = code_dir / cfg.benchmarks, code_dir
-    else:
-        suite_dir, shown_root = cfg.benchmarks_dir, cfg.root
-    got = _Collector()
-    saver = _Saver(
-        store,
-        CommitResult(
-            commit=info,
-            machine=cfg.machine_name,
-            env=cfg.env,
-            fingerprint=Fingerprint(machine=cfg.machine_name),
-            settings=settings,
-            started_at=started,
-        ),
-    )
-    complete = False
-    try:
-        build_failure = _build(cfg, code_dir)
-        if build_failure is not None:
-            got.failures.append(build_failure)
-        elif not suite_dir.is_dir():
-            got.failures.append(Failure("suite", f"no benchmark folder {cfg.benchmarks}/ in this commit", info.short))
-        else:
-            measure_commit(
-                cfg,
-                code_dir=code_dir,
-                suite_dir=suite_dir,
-                shown_root=shown_root,
-                info=info,
-                settings=settings,
-                progress=progress,
-                skip=done,
-                collector=got,
-                on_result=lambda: saver.checkpoint(got),
-                shard=options.shard,
-            )
-        complete = True
-    finally:
-        # Also on Ctrl-C: whatever finished is kept, marked incomplete so a
-        # rerun with --skip-existing measures the rest.
-        if complete or saver.unsaved(got):
-            saver.save(got, complete=complete)
-            _trace("saved", sha=info.sha)
-    return replace(
-        saver.base,
-        fingerprint=got.fingerprint or saver.base.fingerprint,
-        results=tuple(got.results.values()),
-        failures=tuple(got.failures),
-        finished_at=time.time(),
-    )

@@ -9,6 +9,9 @@ Format versions (bump FORMAT_VERSION and add a line for every change):
   1  first format: {"format": "regress-results", "version": 1, "result": CommitResult}
   2  BenchmarkResult.counts (InstructionCount records) added; version 1 files
      read as having no counts
+  3  CommitResult.reference (the reference workload's Samples, one per round)
+     and Settings.min_rounds/max_rounds/budget (the round plan) added;
+     versions 1 and 2 read as having no reference rounds and a 1-round plan
 """
 
 from __future__ import annotations
@@ -30,8 +33,8 @@ from .merge import Conflict, combine
 from .model import WORKTREE, CommitResult, merge_results
 
 FORMAT = "regress-results"
-FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+FORMAT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 
 _MODEL_CLASSES = frozenset(
     {

@@ -33,9 +33,9 @@ def _setup_path(job: dict) -> None:
     os.chdir(job["cwd"])
 
 
-def _die_with_parent() -> None:
-    """A worker orphaned by a killed regress must not go on measuring."""
-    parent = int(os.environ.get("REGRESS_PARENT_PID", "0") or 0)
+def _die_with_parent(parent: int = 0) -> None:
+    """A worker orphaned by a killed regress (or fork server) must not go on measuring."""
+    parent = parent or int(os.environ.get("REGRESS_PARENT_PID", "0") or 0)
     if sys.platform.startswith("linux"):
         import ctypes
         import signal
@@ -48,15 +48,18 @@ def _die_with_parent() -> None:
 
 def main() -> None:
     _die_with_parent()
-    from regress import discover, machine, protocol, shard, timing
-    from regress.model import Failure, InstructionCount
-
     out = os.fdopen(int(sys.argv[1]), "wb", buffering=0)
+    run_job(json.loads(sys.stdin.read()), out)
+
+
+def run_job(job: dict, out) -> None:
+    """Discover the suites of `job` and measure them, reporting on `out` (a binary file)."""
+    from regress import discover, machine, protocol, reference, shard, timing
+    from regress.model import Failure, InstructionCount
 
     def send(kind: str, **fields) -> None:
         out.write(protocol.encode(kind, **fields))
 
-    job = json.loads(sys.stdin.read())
     _setup_path(job)
     send("hello", pid=os.getpid(), fingerprint=machine.fingerprint(job["machine"]))
 
@@ -71,7 +74,8 @@ def main() -> None:
         bid = e.spec.id
         if not pattern.search(str(bid)) or (only is not None and not only.takes(bid)):
             continue
-        if (bid.label, bid.sub_label, bid.description, bid.num_threads) in skip:
+        key = (bid.label, bid.sub_label, bid.description, bid.num_threads)
+        if key in skip:
             continue
         todo.append(e)
     send(
@@ -115,6 +119,10 @@ def main() -> None:
             send("result", index=index, sample=s)
         finally:
             sys.modules["__main__"] = main_module
+    if job.get("reference") and job["mode"] == "time":
+        # Fixed code that is not the project's, timed in the same process state
+        # as the suite: it tells a slow machine from a slow commit.
+        send("reference", sample=reference.measure(min(reference.MIN_RUN_TIME, job["min_run_time"])))
     send("done")
 
 

@@ -179,9 +179,12 @@ def test_label_page_shows_compare_tables_for_the_chosen_commit(sites, visit):
     box_a.locator("select").select_option(str(STEP_AT))
     assert EVIL_SUBJECT in box_a.locator(".selected-commit").inner_text()
     assert stepped.get_attribute("class") in ("num up", "num up2")
-    assert re.fullmatch(r"\+(4[5-9]|5[0-5])\.\d% vs the previous measured commit", stepped.get_attribute("title"))
+    # Colour and hover are the differ's verdict against the previous measured commit, with its reason.
+    assert re.fullmatch(
+        rf"regression against {sites.shas[STEP_AT - 1][:10]}: \+(4[5-9]|5[0-5])\.\d% slower \(95% interval .*\)", stepped.get_attribute("title")
+    )
     others = [c for i, c in enumerate(cells.all()) if i != 0]
-    assert all(c.get_attribute("class") == "num" for c in others)
+    assert all(c.get_attribute("class") in ("num unchanged", "num noisy") for c in others)
 
     box_a.locator("select").select_option(str(FAIL_AT))
     failing = box_a.locator("table.compare tbody").nth(1).locator("tr").nth(2).locator("td").nth(1)  # n=128 float64, 2 threads
@@ -203,7 +206,7 @@ def test_evil_label_page_shows_its_name_as_text(sites, visit):
 def test_trend_chart_points_change_points_hover_and_local_commit(sites, visit):
     v = _open_chart(visit, sites.local, "matmul-n-64-float32-1-thread")
     page = v.page
-    medians = _traces(page, "median")
+    medians = _traces(page, "level")  # the line is the level per commit
     assert [(t["name"], len(t["x"]), t["drawn"]) for t in medians] == [
         ("box-a / default", N_COMMITS, N_COMMITS),
         ("box-b / default", N_COMMITS // B_EVERY, N_COMMITS // B_EVERY),
@@ -228,7 +231,7 @@ def test_trend_chart_points_change_points_hover_and_local_commit(sites, visit):
 
     text, _ = hover(medians[0]["index"], STEP_AT - 1)
     date = time.strftime("%Y-%m-%d %H:%M", time.gmtime(1_700_000_000 + 3600 * (STEP_AT - 1)))
-    assert f"{sites.shas[STEP_AT - 1][:10]} Change number {STEP_AT - 1}Test Author · {date} UTCmedian " in text
+    assert f"{sites.shas[STEP_AT - 1][:10]} Change number {STEP_AT - 1}Test Author · {date} UTClevel " in text
     assert text.startswith("box-a / default")
     # The change point at the commit whose subject is a script tag: shown as text, not run.
     text, box = hover(steps[0]["index"], 0)
@@ -253,13 +256,13 @@ def test_chart_marks_failures_switches_axis_and_hides_series(sites, visit):
     failed = _traces(page, "failed")
     assert [(len(t["x"]), t["drawn"]) for t in failed] == [(1, 1)]
     assert failed[0]["x"] == [sites.shas[FAIL_AT][:10]]
-    assert [len(t["x"]) for t in _traces(page, "median")] == [N_COMMITS - 1, N_COMMITS // B_EVERY]
+    assert [len(t["x"]) for t in _traces(page, "level")] == [N_COMMITS - 1, N_COMMITS // B_EVERY]
 
     page.locator("#chart .legend .traces").nth(1).click()  # hide box-b
     page.wait_for_function("document.getElementById('chart').data.some(t => t.visible === 'legendonly')")
     page.check("input[name=xaxis][value=date]")
     page.wait_for_function("document.getElementById('chart').layout.xaxis.type === 'date'")
-    medians = _traces(page, "median")
+    medians = _traces(page, "level")
     assert [m["visible"] for m in medians] == [True, "legendonly"]  # a series stays hidden across the switch
     assert medians[0]["x"][0].startswith("2023-11-14")
     hidden = page.evaluate("document.getElementById('chart').data.filter(t => t.meta.series === 1).map(t => t.visible)")
@@ -270,7 +273,7 @@ def test_chart_marks_failures_switches_axis_and_hides_series(sites, visit):
 def test_click_opens_commit_on_repository_host(sites, visit):
     v = _open_chart(visit, sites.linked, "matmul-n-64-float32-1-thread")
     page = v.page
-    median = _traces(page, "median")[0]
+    median = _traces(page, "level")[0]
     point = page.locator("#chart .scatterlayer .trace").nth(median["index"]).locator(".point").nth(3)
     box = point.bounding_box()
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)

@@ -94,10 +94,14 @@ def test_range_runs_oldest_first_against_each_commits_code_leaving_the_checkout_
 
     proc = repo.regress("run", "HEAD~3..HEAD", "--bench", "n=1000", env={"TMPDIR": str(scratch)}, check=True)
 
-    # Oldest first although the commit dates say otherwise; one progress line a commit.
+    # Oldest first although the commit dates say otherwise, round by round (the
+    # second round newest first); one progress line a round of a commit.
     progress = [line for line in proc.stderr.splitlines() if line.startswith("[")]
-    assert [line.split()[:2] for line in progress] == [["[1/3]", c1[:10]], ["[2/3]", c2[:10]], ["[3/3]", c3[:10]]]
-    assert "config: timeout" in progress[0] and "left)" in progress[1]
+    assert [line.split()[:4] for line in progress[:6]] == [
+        ["[round", "1,", "1/3]", c1[:10]], ["[round", "1,", "2/3]", c2[:10]], ["[round", "1,", "3/3]", c3[:10]],
+        ["[round", "2,", "1/3]", c3[:10]], ["[round", "2,", "2/3]", c2[:10]], ["[round", "2,", "3/3]", c1[:10]],
+    ]
+    assert len(progress) == 9 and "config: timeout" in progress[0] and "left)" in progress[1]
     assert [line.split()[0] for line in proc.stdout.splitlines()] == [c1[:10], c2[:10], c3[:10]]
     store = Store(repo.path / ".regress")
     results = {sha: store.load("testbox", "default", sha) for sha in (c1, c2, c3)}
@@ -119,14 +123,15 @@ def test_range_runs_oldest_first_against_each_commits_code_leaving_the_checkout_
 
     # Again with --skip-existing: nothing left to measure, no worker started.
     again = repo.regress("run", "HEAD~3..HEAD", "--skip-existing", "--bench", "n=1000", check=True)
-    assert "3 commits already measured" in again.stdout and "[1/" not in again.stderr
+    assert "3 commits already measured" in again.stdout and "[round" not in again.stderr
     assert {sha: store.load("testbox", "default", sha) for sha in (c1, c2, c3)} == results
 
 
 def repo_pyproject(**extra) -> str:
     lines = [f"{k} = {json.dumps(v)}" for k, v in extra.items()]  # JSON strings and numbers are TOML too
     return "\n".join(
-        ["[project]", 'name = "mypkg"', 'version = "0"', "", "[tool.regress]", "min_run_time = 0.01", 'machine = "testbox"', *lines, ""]
+        ["[project]", 'name = "mypkg"', 'version = "0"', "", "[tool.regress]", "min_run_time = 0.01", 'machine = "testbox"',
+         "min_rounds = 3", "max_rounds = 3", *lines, ""]
     )
 
 
@@ -154,10 +159,10 @@ def test_worktree_pseudo_commit_and_benchmarks_from(repo):
     work = lambda res: next(r for r in res.results if r.id.label == "work")  # noqa: E731
     assert work(wt).median > 5 * work(committed).median
 
-    # Measured again: replaced, not accumulated.
+    # Measured again: replaced by this run's rounds, not accumulated.
     repo.regress("run", "WORKTREE", "--bench", "n=1000", check=True)
     wt2 = store.load("testbox", "default", "WORKTREE")
-    assert wt2.started_at > wt.started_at and len(work(wt2).samples) == 1
+    assert wt2.started_at > wt.started_at and len(work(wt2).samples) == 3 and len(wt2.reference) == 3
     assert {r.id.label for r in wt2.results} == {"work"}
     assert "uncommitted changes on" in repo.regress("show", "WORKTREE", check=True).stdout
 
@@ -200,7 +205,7 @@ def test_progress_time_left_and_live_display():
     p = ConsoleProgress(stream=stream, clock=lambda: now[0])
     assert p._bar is not None  # a terminal gets the live display
     info = CommitInfo("a" * 40, (), "A", "a@x", 0, 0, "first subject")
-    p.commit_started(1, 2, info)
+    p.round_started(1, 1, 2, info, None)
     p.benchmarks_found(3)
     p.benchmark_started("work / n=100 [1 thread]")
     now[0] = 6.0
@@ -208,15 +213,20 @@ def test_progress_time_left_and_live_display():
     p._bar.refresh()
     p.close()
     shown = stream.getvalue()
-    assert "commit 1/2 aaaaaaaaaa first subject" in shown and "work / n=100" in shown
+    assert "round 1, commit 1/2 aaaaaaaaaa first subject" in shown and "work / n=100" in shown
     assert "about 30s left" in shown  # 1/3 of 1 of 2 commits in 6s
 
     plain = io.StringIO()
     now[0] = 0.0
     p = ConsoleProgress(stream=plain, clock=lambda: now[0])
     assert p._bar is None  # a log gets plain lines
-    p.commit_started(1, 2, info)
+    p.round_started(1, 1, 2, info, None)
     now[0] = 20.0
     p.commit_finished(None)
-    p.commit_started(2, 2, info)
-    assert plain.getvalue().splitlines() == ["[1/2] aaaaaaaaaa first subject", "[2/2] aaaaaaaaaa first subject (20s left)"]
+    p.round_started(1, 2, 2, info, None)  # no estimate from the engine: the pace so far
+    p.round_started(2, 1, 1, info, 75.0)  # the engine's estimate wins
+    assert plain.getvalue().splitlines() == [
+        "[round 1, 1/2] aaaaaaaaaa first subject",
+        "[round 1, 2/2] aaaaaaaaaa first subject (20s left)",
+        "[round 2, 1/1] aaaaaaaaaa first subject (1m15s left)",
+    ]

@@ -17,7 +17,7 @@ from pathlib import Path
 from conftest import cli_env, regress_cmd
 
 from regress.model import CommitInfo, CommitResult, Fingerprint, Settings
-from regress.runner import _Collector, _Saver
+from regress.runner import Collector, Saver
 from regress.store import Store
 from test_history import one_error_line, repo_pyproject, worktrees
 
@@ -62,7 +62,7 @@ def test_abort_segfault_and_hang_are_recorded_and_the_rest_is_measured(repo):
     assert by["d hang"].failure.kind == "timeout" and "after 2s" in by["d hang"].failure.message
     assert by["d hang"].failure.where == "benchmarks/bench_faults.py:8 bench_faults"
     # Reported at the end, one problem a line.
-    assert "4 measured, 3 problems" in proc.stdout
+    assert "4 measured (3 rounds each), 3 problems" in proc.stdout
     assert "faults / b abort [1 thread]: benchmarks/bench_faults.py:8 bench_faults: crash: worker killed by SIGABRT" in proc.stdout
 
 
@@ -205,10 +205,16 @@ def no_half_files(repo) -> None:
     assert [p.name for p in (repo.path / ".regress").rglob("*") if p.name.endswith(".tmp")] == []
 
 
-def test_sigkill_mid_range_keeps_finished_commits_refuses_a_second_run_and_rerun_finishes(repo, tmp_path):
+def rounds_of(result) -> dict[str, int]:
+    return {r.id.label: len(r.samples) for r in result.results}
+
+
+def test_sigkill_mid_range_keeps_finished_rounds_refuses_a_second_run_and_rerun_finishes(repo, tmp_path):
+    # The range is interleaved: the gate holds the second commit's first round, so
+    # the first commit has one round of three saved and the others nothing yet.
     (c1, c2, c3), proc, worker, gate, scratch, env = gated_range(repo, tmp_path)
     first = load(repo, c1)
-    assert first.complete and len(first.results) == 2
+    assert not first.complete and rounds_of(first) == {"work": 1, "gate": 1} and len(first.reference) == 1
     assert load(repo, c2) is None
 
     # A second run on the same results folder refuses, naming the holder; it touches nothing.
@@ -220,20 +226,21 @@ def test_sigkill_mid_range_keeps_finished_commits_refuses_a_second_run_and_rerun
     wait_dead(worker)  # no orphan goes on measuring
     no_half_files(repo)
     assert load(repo, c1) == first and load(repo, c2) is None and load(repo, c3) is None
-    assert len(worktrees(repo)) == 2  # the killed run's worktree is left behind, for now
+    assert len(worktrees(repo)) == 4  # the killed run's worktrees (all three commits) are left behind, for now
 
     (gate / "open").write_text("")
     rerun = repo.regress("run", "HEAD~3..HEAD", "--bench", "n=100 |gate", "--skip-existing", env=env, check=True)
-    assert f"1 commit already measured, skipped (--skip-existing): {c1[:10]}" in rerun.stdout
-    assert [line.split()[1] for line in rerun.stderr.splitlines() if line.startswith("[")] == [c2[:10], c3[:10]]
-    assert load(repo, c1) == first
-    for sha in (c2, c3):
-        assert load(repo, sha).complete and sorted(r.id.label for r in load(repo, sha).results if r.ok) == ["gate", "work"]
+    assert "already measured" not in rerun.stdout  # the first commit was incomplete: topped up, not skipped
+    assert [line.split()[3] for line in rerun.stderr.splitlines() if line.startswith("[round 1,")] == [c1[:10], c2[:10], c3[:10]]
+    kept = {s for r in first.results for s in r.samples}
+    for sha in (c1, c2, c3):
+        assert load(repo, sha).complete and rounds_of(load(repo, sha)) == {"work": 3, "gate": 3}
+    assert kept <= {s for r in load(repo, c1).results for s in r.samples}  # the round taken before the kill stays
     assert len(worktrees(repo)) == 1  # pruned
     assert list(scratch.iterdir()) == []
 
 
-def test_ctrl_c_mid_commit_saves_what_finished_and_skip_existing_measures_only_the_rest(repo, tmp_path):
+def test_ctrl_c_mid_round_saves_what_finished_and_skip_existing_measures_only_the_rest(repo, tmp_path):
     (c1, c2, c3), proc, worker, gate, scratch, env = gated_range(repo, tmp_path)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
@@ -243,13 +250,14 @@ def test_ctrl_c_mid_commit_saves_what_finished_and_skip_existing_measures_only_t
     wait_dead(worker)
     no_half_files(repo)
     assert len(worktrees(repo)) == 1 and list(scratch.iterdir()) == []  # cleaned up on the way out
-    assert load(repo, c1).complete and load(repo, c3) is None
+    assert rounds_of(load(repo, c1)) == {"work": 1, "gate": 1} and not load(repo, c1).complete
+    assert load(repo, c3) is None
     partial = load(repo, c2)
     assert not partial.complete  # the gate never finished; the work benchmark did
     assert [r.id.label for r in partial.results] == ["work"] and partial.results[0].ok
     assert "incomplete" in repo.regress("show", c2, check=True).stdout
 
-    # A cancelled CI job (SIGTERM) is handled the same way; the partial commit keeps what it had.
+    # A cancelled CI job (SIGTERM) is handled the same way; what was saved stays.
     (gate / "waiting").unlink()
     proc = subprocess.Popen(regress_cmd("run", "HEAD~3..HEAD", "--bench", "n=100 |gate", "--skip-existing"),
                             cwd=repo.path, env=cli_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -261,20 +269,17 @@ def test_ctrl_c_mid_commit_saves_what_finished_and_skip_existing_measures_only_t
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
     assert len(worktrees(repo)) == 1 and list(scratch.iterdir()) == []
-    assert load(repo, c2) == partial
+    assert partial.results[0].samples[0] in load(repo, c2).by_id()[partial.results[0].id].samples
 
     (gate / "open").write_text("")
-    rerun = repo.regress("run", "HEAD~3..HEAD", "--bench", "n=100 |gate", "--skip-existing", env=env, check=True)
-    assert "1 commit already measured" in rerun.stdout
-    finished = load(repo, c2)
-    assert finished.complete
-    by = {r.id.label: r for r in finished.results}
-    assert by["gate"].ok
-    assert by["work"].samples == partial.results[0].samples  # not measured twice
-    assert load(repo, c3).complete
-    # Without --skip-existing a commit is measured again: a second round joins the first.
+    repo.regress("run", "HEAD~3..HEAD", "--bench", "n=100 |gate", "--skip-existing", env=env, check=True)
+    for sha in (c1, c2, c3):
+        # Topped up to exactly the plan's 3 rounds: nothing measured twice, nothing lost.
+        assert load(repo, sha).complete and rounds_of(load(repo, sha)) == {"work": 3, "gate": 3}, sha
+    assert partial.results[0].samples[0] in load(repo, c2).by_id()[partial.results[0].id].samples
+    # Without --skip-existing a commit is measured again: its rounds join the first run's.
     repo.regress("run", c2, "--bench", "n=100 ", env=env, check=True)
-    assert len({r.id.label: r for r in load(repo, c2).results}["work"].samples) == 2
+    assert rounds_of(load(repo, c2))["work"] == 6
 
 
 def test_checkpoints_write_only_new_results_and_worktree_is_replaced(tmp_path):
@@ -283,8 +288,8 @@ def test_checkpoints_write_only_new_results_and_worktree_is_replaced(tmp_path):
     store = Store(tmp_path / "results")
     info = CommitInfo("c" * 40, (), "A", "a@x", 0, 0, "subject")
     base = CommitResult(info, "box", "default", Fingerprint("box"), Settings())
-    saver = _Saver(store, base)
-    got = _Collector()
+    saver = Saver(store, base)
+    got = Collector()
     spec = lambda name: TaskSpec(stmt=name, label=name)  # noqa: E731
     got.results[("a",)] = BenchmarkResult(spec("a"), "o", (Sample(1, (1.0,), 1.0),))
     saver.checkpoint(got, every=3600)
@@ -298,10 +303,10 @@ def test_checkpoints_write_only_new_results_and_worktree_is_replaced(tmp_path):
 
     wt = CommitResult(CommitInfo("WORKTREE", (), "", "", 0, 0, "wt"), "box", "default", Fingerprint("box"), Settings())
     for n in (2, 1):  # a second run with fewer benchmarks replaces the first
-        got = _Collector()
+        got = Collector()
         for name in "ab"[:n]:
             got.results[(name,)] = BenchmarkResult(spec(name), "o", (Sample(1, (1.0,), 1.0),))
-        saver = _Saver(store, wt)
+        saver = Saver(store, wt)
         saver.checkpoint(got, every=0)
         saver.save(got, complete=True)
         assert [r.id.label for r in store.load("box", "default", "WORKTREE").results] == ["a", "b"][:n]
