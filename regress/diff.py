@@ -50,6 +50,13 @@ class Verdict:
         return None if self.ratio is None else self.ratio - 1.0
 
 
+# A regression or improvement needs its estimate to be at least this share of
+# the threshold, besides an interval that excludes no change and reaches the
+# threshold: on a busy machine a small shift (2-3%) with a wide interval was the
+# one kind of A/A false alarm interleaved rounds still gave.
+MIN_ESTIMATE_SHARE = 0.5
+
+
 def _iqr(values) -> float | None:
     q = stats.spread(values)
     return None if q is None else q[1] - q[0]
@@ -142,6 +149,19 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = 0.
     up, down = 1.0 + threshold, 1.0 / (1.0 + threshold)
     p_text = "p<0.001" if s.p_value < 0.001 else f"p={s.p_value:.2g}"
     evidence = f"95% interval {pct(s.low)} to {pct(s.high)}, {p_text}"
+    small = abs(math.log(ratio)) < math.log1p(MIN_ESTIMATE_SHARE * threshold)
+    if (s.low > 1.0 and s.high >= up or s.high < 1.0 and s.low <= down) and small:
+        word = "slower" if s.low > 1.0 else "faster"
+        return Verdict(
+            verdict="noisy",
+            reason=(
+                f"{pct(ratio)} {word} ({evidence}): a change, but its best estimate is under half the "
+                f"{threshold * 100:g}% threshold while the interval reaches it; more rounds tell which: "
+                f"`regress compare BASE HEAD --measure`{spec_note}"
+            ),
+            rounds_needed=max(2 * have, stats.RECOMMENDED_ROUNDS),
+            **common,
+        )
     if s.low > 1.0 and s.high >= up:
         return Verdict(verdict="regression", reason=f"{pct(ratio)} slower ({evidence}){spec_note}", **common)
     if s.high < 1.0 and s.low <= down:

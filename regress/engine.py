@@ -41,17 +41,24 @@ class Target:
     rounds: int = 0  # rounds taken in this run
     stopped: bool = False  # nothing (more) can be measured: build failed, suites don't import
     measured: CommitResult | None = None  # everything this run measured for it
+    # Round values of the neighbouring commits (this run's neighbours in the
+    # range, a stored parent): shared dicts, so they grow as those are measured.
+    neighbours: list[dict[tuple, list[float]]] = field(default_factory=list)
+
+    def _wants(self, key: tuple, values: list[float], budget: adaptive.Budget) -> bool:
+        around = [n[key] for n in self.neighbours if key in n]
+        return adaptive.wants_round(values, budget, self.spent, around)
 
     def wants(self, budget: adaptive.Budget) -> bool:
         if self.stopped:
             return False
         if self.rounds == 0:
             return True  # its first round: discovery may find benchmarks not yet measured
-        return any(adaptive.wants_round(v, budget, self.spent) for k, v in self.values.items() if k not in self.final)
+        return any(self._wants(k, v, budget) for k, v in self.values.items() if k not in self.final)
 
     def skip(self, budget: adaptive.Budget) -> set[tuple]:
         """Benchmarks the next round leaves out: finished, failed or skipped."""
-        done = {k for k, v in self.values.items() if not adaptive.wants_round(v, budget, self.spent)}
+        done = {k for k, v in self.values.items() if not self._wants(k, v, budget)}
         return done | self.final
 
     def absorb(self, got: runner.Collector) -> None:
@@ -158,6 +165,9 @@ def measure_targets(
 ) -> None:
     """Take rounds of every target, interleaved, until each has what `budget` asks."""
     progress = progress or RoundProgress()
+    for before, after in zip(targets, targets[1:]):
+        before.neighbours.append(after.values)
+        after.neighbours.append(before.values)
     k = 0
     while True:
         k += 1
@@ -211,6 +221,22 @@ def checked_out(cfg: Config, repo, shas: list[str], settings_of: Callable[[str],
                 Target(info, settings, code_dir, suite_dir, shown_root, runner.build(cfg, code_dir), values, final)
             )
         yield targets
+
+
+def add_stored_parents(cfg: Config, store: Store, targets: list[Target]) -> None:
+    """A target whose parent is not in the range gets the parent's stored rounds as a neighbour.
+
+    `regress run HEAD` in CI measures one commit; its parent was measured by
+    the previous push (restored from the results branch), and that is what
+    its verdict will be against.
+    """
+    shas = {t.info.sha for t in targets}
+    for t in targets:
+        parent = t.info.parents[0] if t.info.parents else None
+        if parent and parent not in shas:
+            stored = store.load(cfg.machine_name, cfg.env, parent)
+            if stored is not None:
+                t.neighbours.append(stored_values(stored)[0])
 
 
 def budget_for(cfg: Config, mode: str = "time", **overrides) -> adaptive.Budget:

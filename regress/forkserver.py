@@ -38,6 +38,32 @@ def _status(pid: int, flags: int) -> int | None:
     return os.waitstatus_to_exitcode(status)
 
 
+# Kept alive for the child's whole life: see _shuffle_layout.
+_padding: list = []
+
+
+def _shuffle_layout() -> None:
+    """Give this child a heap layout of its own, as a fresh interpreter's ASLR would.
+
+    Forks of one server start from identical memory, so every round of one
+    commit would place the commit's objects and tensors at the same addresses
+    and share the same layout luck (measured here: floors of identical code
+    5% apart between two commits, each commit's rounds agreeing within 1%).
+    A random amount of live padding in each of the allocators the benchmarks
+    use (Python's small-object pools, malloc, torch's CPU allocator) moves
+    everything allocated after it, so layout luck varies between rounds,
+    where the rounds' spread shows it, instead of between commits.
+    """
+    import random
+
+    import torch
+
+    rng = random.Random(os.urandom(16))
+    _padding.append([(0,) * rng.randrange(1, 8) for _ in range(rng.randrange(0, 4096))])
+    _padding.append([bytearray(rng.randrange(64, 8192)) for _ in range(rng.randrange(1, 32))])
+    _padding.append([torch.empty(rng.randrange(1, 1 << 14), dtype=torch.uint8) for _ in range(rng.randrange(1, 8))])
+
+
 def _child(server: socket.socket, job: dict, report_fd: int, log_fd: int) -> None:
     """The forked worker: its own session, output to its log, then the job."""
     from regress import worker
@@ -45,6 +71,7 @@ def _child(server: socket.socket, job: dict, report_fd: int, log_fd: int) -> Non
     code = 0
     try:
         server.close()
+        _shuffle_layout()
         os.setsid()  # the runner kills the child's whole group on a hang
         os.dup2(log_fd, 1)
         os.dup2(log_fd, 2)

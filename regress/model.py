@@ -10,6 +10,7 @@ Nothing here does I/O.
 
 from __future__ import annotations
 
+import heapq
 import statistics
 from dataclasses import dataclass, replace
 
@@ -174,6 +175,39 @@ class CommitInfo:
     @property
     def short(self) -> str:
         return self.sha if self.sha == WORKTREE else self.sha[:10]
+
+
+def history_order(commits: list[CommitInfo]) -> list[CommitInfo]:
+    """Oldest first: a parent always before its child, else by commit date.
+
+    Dates alone can't order commits made within one second (scripts, rebases,
+    `git am`), so recorded parents decide wherever both ends are in the list;
+    dates (then sha, for a stable order) break the rest.
+    """
+    by_sha = {c.sha: c for c in commits}
+    children: dict[str, list[str]] = {sha: [] for sha in by_sha}
+    waiting = dict.fromkeys(by_sha, 0)
+    for c in by_sha.values():
+        for parent in set(c.parents):
+            if parent in by_sha and parent != c.sha:
+                children[parent].append(c.sha)
+                waiting[c.sha] += 1
+
+    def when(sha: str) -> tuple:
+        c = by_sha[sha]
+        return (c.committed_at, c.authored_at, sha)
+
+    ready = [(when(sha), sha) for sha, n in waiting.items() if n == 0]
+    heapq.heapify(ready)
+    out = []
+    while ready:
+        _, sha = heapq.heappop(ready)
+        out.append(by_sha[sha])
+        for child in children[sha]:
+            waiting[child] -= 1
+            if waiting[child] == 0:
+                heapq.heappush(ready, (when(child), child))
+    return out
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ import numpy as np
 from . import stats
 from .changepoints import Step, find_steps
 from .diff import Verdict, compare
-from .model import BenchmarkId, CommitInfo, CommitResult
+from .model import BenchmarkId, CommitInfo, CommitResult, history_order
 from .report_tables import format_tables, select_unit, summarize_times, trim_sigfig
 
 # The newest commits of each series whose Compare tables are coloured by verdicts.
@@ -252,7 +252,7 @@ def commit_order(series: list[Series]) -> list[CommitInfo]:
     for s in series:
         for cr in s.history:
             seen.setdefault(cr.commit.sha, cr.commit)
-    return sorted(seen.values(), key=lambda c: (c.committed_at, c.authored_at))
+    return history_order(list(seen.values()))
 
 
 # -- Compare tables (label pages) --------------------------------------------

@@ -544,6 +544,7 @@ def run(cfg: Config, options: Options, progress=None) -> RunSummary:
             plan.append(WORKTREE)
         try:
             with engine.checked_out(cfg, repo, plan, lambda sha: settings, top_up) as targets:
+                engine.add_stored_parents(cfg, store, targets)
                 try:
                     engine.measure_targets(cfg, store, targets, budget, progress, shard=options.shard)
                 finally:

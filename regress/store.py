@@ -114,8 +114,8 @@ class Store:
 
     def history(self, machine: str, env: str) -> list[CommitResult]:
         """Every commit measured on machine/env, oldest first (the WORKTREE left out)."""
-        results = [r for r in self.load_all(machine, env) if r.commit.sha != WORKTREE]
-        return sorted(results, key=lambda r: (r.commit.committed_at, r.commit.authored_at))
+        results = {r.commit.sha: r for r in self.load_all(machine, env) if r.commit.sha != WORKTREE}
+        return [results[c.sha] for c in model.history_order([r.commit for r in results.values()])]
 
     # -- writing ---------------------------------------------------------
 

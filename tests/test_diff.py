@@ -260,3 +260,16 @@ def test_a_run_on_a_busy_machine_widens_the_interval():
     s_calm, s_busy = stats.shift(calm, calm), stats.shift(calm, busy)
     assert s_calm.ratio == s_busy.ratio == pytest.approx(1.0)
     assert math.log(s_busy.high / s_busy.low) > 1.5 * math.log(s_calm.high / s_calm.low)
+
+
+def test_a_significant_shift_with_a_small_estimate_is_noisy_not_a_verdict(monkeypatch):
+    # A busy machine's A/A: the interval excludes no change and reaches -5%, but the estimate is -2.4%.
+    base = noisy_rounds(1.0, 5, seed=578, jitter=0.02, busy=0.2)
+    head = noisy_rounds(0.98, 5, seed=5578, jitter=0.02, busy=0.2)
+    v = one(base, head)
+    assert v.verdict == "noisy" and "best estimate is under half the 5% threshold" in v.reason
+    assert v.ci_high < 1.0 and v.ci_low <= 1 / 1.05 and abs(v.ratio - 1) < 0.025
+    import regress.diff
+
+    monkeypatch.setattr(regress.diff, "MIN_ESTIMATE_SHARE", 0.0)
+    assert one(base, head).verdict == "improvement"  # what the interval alone would have said

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -186,3 +187,42 @@ def test_a_step_is_only_reported_where_compare_agrees():
     assert changepoints.machine_outliers(moved, threshold=0.05) == set()
     assert diff.judge_one(moved[4], moved[5], steps[0].id).verdict == "noisy"
     assert changepoints.find_steps(moved) == []
+
+
+class PerCommitMachine(FakeMachine):
+    """Like FakeMachine, with each commit's own script: the commits' levels differ."""
+
+    def __init__(self, scripts: dict[str, dict[str, list[float]]], seconds_per_benchmark: float) -> None:
+        super().__init__({}, seconds_per_benchmark)
+        self.scripts = {sha * 40: {n: list(v) for n, v in script.items()} for sha, script in scripts.items()}
+
+    def measure(self, cfg, *, info, **kw):
+        self.script = self.scripts[info.sha]
+        return super().measure(cfg, info=info, **kw)
+
+
+def test_neighbouring_levels_a_verdict_hinges_on_get_more_rounds(tmp_path):
+    budget = adaptive.Budget.for_threshold(0.05, min_rounds=3, max_rounds=8, seconds=100.0)
+    # "close": each commit's rounds agree, but the commits' floors are 7% apart (a verdict hinges on it);
+    # "far": 2x apart, settled on both sides; "same": equal levels.
+    fake = PerCommitMachine({
+        "a": {"close": [1.0], "far": [1.0], "same": [1.0]},
+        "b": {"close": [1.07], "far": [2.0], "same": [1.0]},
+    }, 0.1)
+    targets = targets_for(tmp_path, ["a", "b"])
+    engine.measure_targets(cfg_for(tmp_path), Store(tmp_path / "r"), targets, budget, measure=fake.measure, clock=fake.clock)
+    for t in targets:
+        counts = {key[1]: len(v) for key, v in t.values.items()}
+        assert counts == {"close": 8, "far": 3, "same": 3}, t.info.sha[0]
+    assert adaptive.contested([1.07], [[1.0]], budget) and not adaptive.contested([2.0], [[1.0]], budget)
+    assert not adaptive.contested([1.01], [[1.0]], budget)
+
+
+def test_a_stored_parent_is_a_neighbour_of_a_single_commit_run(tmp_path):
+    store = Store(tmp_path / "results")
+    parent = commit("p", bench([1.0, 1.0, 1.0], sub="x"))
+    store.save(replace(parent, machine="box"))
+    (t,) = targets_for(tmp_path, ["c"])
+    t.info = replace(t.info, parents=(parent.commit.sha,))
+    engine.add_stored_parents(cfg_for(tmp_path), store, [t])
+    assert t.neighbours == [{runner.key(parent.results[0].spec): [1.0, 1.0, 1.0]}]

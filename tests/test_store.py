@@ -173,3 +173,15 @@ def test_format_1_files_still_load():
     data = pickle.dumps({"format": "regress-results", "version": 1, "result": r})
     loaded = decode(data, "old.pkl")
     assert loaded.results[0].counts == () and loaded.results[0].ok
+
+
+def test_history_follows_parents_when_commits_share_a_timestamp(tmp_path):
+    # Ten commits made within one second (a script, a rebase): sha order is not history order.
+    from regress.model import CommitInfo, history_order
+
+    shas = [f"{(7919 * i) % 1000:03d}".ljust(40, "f") for i in range(10)]
+    infos = [CommitInfo(sha, (shas[i - 1],) if i else (), "A", "a@x", 5, 5, f"c{i}") for i, sha in enumerate(shas)]
+    assert [c.subject for c in history_order(list(reversed(infos)))] == [f"c{i}" for i in range(10)]
+    # Unrelated commits (a parent not measured) fall back to their dates.
+    loose = [CommitInfo("b" * 40, ("x" * 40,), "A", "a@x", 9, 9, "late"), CommitInfo("a" * 40, (), "A", "a@x", 1, 1, "early")]
+    assert [c.subject for c in history_order(loose)] == ["early", "late"]
