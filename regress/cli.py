@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import __version__, config, gitrepo, runner
 from .errors import RegressError
-from .model import WORKTREE, CommitResult
+from .model import WORKTREE, CommitResult, neighbours
 from .store import Store
 from .store import check_name as store_check_name
 
@@ -357,8 +357,15 @@ def cmd_compare(args) -> int:
         return {side: store.load(cfg.machine_name, envs[side], sha) for side, sha in shas.items()}
 
     def judged(results):
-        judge = diff.compare_counts if counts else diff.compare
-        verdicts = judge(results["base"], results["head"], threshold=threshold)
+        if counts:
+            verdicts = diff.compare_counts(results["base"], results["head"], threshold=threshold)
+        else:
+            # The commits either side (same machine and env) tell a blip from a change.
+            context = {}
+            if envs["base"] == envs["head"] and results["base"] is not None and results["head"] is not None:
+                history = store.history(cfg.machine_name, envs["head"])
+                context = dict(zip(("before", "after"), neighbours(history, shas["base"], shas["head"])))
+            verdicts = diff.compare(results["base"], results["head"], threshold=threshold, **context)
         return [v for v in verdicts if wanted.search(str(v.id))]
 
     results = load()

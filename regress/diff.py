@@ -278,8 +278,20 @@ def _order(v: Verdict) -> tuple:
     return (v.id.label, v.id.num_threads, _SEVERITY[v.verdict], -ratio, v.id.sub_label, v.id.description)
 
 
-def compare(base: CommitResult | None, head: CommitResult | None, *, threshold: float = 0.05) -> list[Verdict]:
-    """Every benchmark of either commit, grouped by label then threads, worst first."""
+def compare(
+    base: CommitResult | None,
+    head: CommitResult | None,
+    *,
+    threshold: float = 0.05,
+    before: CommitResult | None = None,
+    after: CommitResult | None = None,
+) -> list[Verdict]:
+    """Every benchmark of either commit, grouped by label then threads, worst first.
+
+    `before` / `after`: the measured commits next to base and head in the
+    history, when there are any: a move that only one odd commit makes,
+    between neighbours that agree, is a blip (`_blip`), not a verdict.
+    """
     if threshold < 0:
         raise ValueError("threshold must not be negative")
     b = base.by_id() if base is not None else {}
@@ -290,7 +302,50 @@ def compare(base: CommitResult | None, head: CommitResult | None, *, threshold: 
     machine = machine_shift(base, head, threshold=threshold)
     if machine is not None:
         verdicts = [_machine_not_commit(v, machine, threshold) for v in verdicts]
+    if base is not None and head is not None and (before is not None or after is not None):
+        verdicts = [_blip(v, base, head, before, after, threshold, cores) for v in verdicts]
     return sorted(verdicts, key=_order)
+
+
+_OPPOSITE = {"regression": "improvement", "improvement": "regression"}
+
+
+def _blip(v: Verdict, base: CommitResult, head: CommitResult, before: CommitResult | None, after: CommitResult | None,
+          threshold: float, cores: int) -> Verdict:
+    """A move made by one odd commit whose neighbours agree is that commit's luck, not a change.
+
+    Measured here: identical code at two commits of one interleaved run can
+    sit 3-7% apart, every round of each agreeing (with forked and with fresh
+    interpreters alike), so rounds alone can't rule it out; the history can.
+    Head is odd when the commit after it is level with base and undoes head's
+    move; base is odd when the commit before it is level with head.
+    """
+    if v.verdict not in _OPPOSITE:
+        return v
+
+    def judged(x: CommitResult, y: CommitResult) -> str | None:
+        rx, ry = x.by_id().get(v.id), y.by_id().get(v.id)
+        if rx is None or ry is None or not rx.ok or not ry.ok:
+            return None
+        return judge(rx, ry, threshold=threshold, cores=cores).verdict
+
+    for odd, pair, neighbour in ((head, (base, after), after), (base, (before, head), before)):
+        if neighbour is None:
+            continue
+        level = judged(*pair)
+        undone = judged(head, after) if odd is head else judged(before, base)
+        if level == "unchanged" and undone == (_OPPOSITE[v.verdict] if odd is head else v.verdict):
+            return replace(
+                v,
+                verdict="noisy",
+                reason=(
+                    f"{pct(v.ratio)}, but a blip: {odd.commit.short} alone differs, while {pair[0].commit.short} and "
+                    f"{pair[1].commit.short} on either side of it agree (a commit's measurement can sit a few percent "
+                    "off its neighbours however many rounds it gets); the history calls it no change"
+                ),
+                rounds_needed=None,
+            )
+    return v
 
 
 # The reference workload must move at least this share of the threshold for

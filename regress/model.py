@@ -210,6 +210,17 @@ def history_order(commits: list[CommitInfo]) -> list[CommitInfo]:
     return out
 
 
+def neighbours(history: list, base_sha: str, head_sha: str) -> tuple:
+    """(the result just before base, the result just after head) in a history list, or None for each."""
+    shas = [r.commit.sha for r in history]
+    before = after = None
+    if base_sha in shas and shas.index(base_sha) > 0:
+        before = history[shas.index(base_sha) - 1]
+    if head_sha in shas and shas.index(head_sha) + 1 < len(shas):
+        after = history[shas.index(head_sha) + 1]
+    return before, after
+
+
 @dataclass(frozen=True)
 class Fingerprint:
     """The machine and environment a result was measured on."""

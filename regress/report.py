@@ -495,6 +495,7 @@ class _Site:
                     s.history[-2] if len(s.history) > 1 else None,
                     newest,
                     "This is the only commit measured on this series.",
+                    before=s.history[-3] if len(s.history) > 2 else None,
                 ),
                 self._comparison(
                     "baseline",
@@ -538,10 +539,12 @@ class _Site:
             n_changes=len(self.changes),
         )
 
-    def _comparison(self, kind: str, title: str, base: CommitResult | None, head: CommitResult, missing: str) -> dict:
+    def _comparison(self, kind: str, title: str, base: CommitResult | None, head: CommitResult, missing: str,
+                    before: CommitResult | None = None) -> dict:
         if base is None:
             return {"kind": kind, "title": title, "base": None, "missing": missing}
-        verdicts = compare(base, head, threshold=self.threshold)
+        # As `regress compare` judges it: with the commit before base as history, when there is one.
+        verdicts = compare(base, head, threshold=self.threshold, before=before)
         counts = {}
         for v in verdicts:
             counts[v.verdict] = counts.get(v.verdict, 0) + 1

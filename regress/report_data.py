@@ -204,7 +204,9 @@ def judge_recent(series: Series, *, threshold: float, newest: int | None = None)
     for head in sorted(wanted):
         judged: dict[BenchmarkId, tuple[int, Verdict]] = {}
         for base, ids in sorted(wanted[head].items(), reverse=True):
-            by_id = {v.id: v for v in compare(history[base], history[head], threshold=threshold)}
+            before = history[base - 1] if base > 0 else None
+            after = history[head + 1] if head + 1 < len(history) else None
+            by_id = {v.id: v for v in compare(history[base], history[head], threshold=threshold, before=before, after=after)}
             for bid in ids:
                 if bid in by_id:
                     judged[bid] = (base, by_id[bid])

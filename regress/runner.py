@@ -385,8 +385,10 @@ def _drive(cfg, job, got: Collector, progress: Progress, settings: Settings, *, 
                 if on_result is not None:
                     on_result()
             elif kind == "reference":
+                _trace("reference")
                 got.reference.append(protocol.sample(msg["sample"]))
             elif kind == "done":
+                _trace("worker_done")
                 return True
     except WorkerHung:
         worker.kill()

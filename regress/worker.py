@@ -78,6 +78,13 @@ def run_job(job: dict, out) -> None:
         if key in skip:
             continue
         todo.append(e)
+    if job["mode"] == "time":
+        # A new order every round: what ran just before a benchmark (caches, the
+        # allocator's free lists) is then round-to-round noise the rounds' spread
+        # shows, not an offset shared by every round of one commit.
+        import random
+
+        random.Random(os.urandom(8)).shuffle(todo)
     send(
         "discovered",
         benchmarks=[{"spec": e.spec, "origin": e.origin, "skip": e.skip} for e in todo],
