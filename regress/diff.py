@@ -317,8 +317,9 @@ def _blip(v: Verdict, base: CommitResult, head: CommitResult, before: CommitResu
     Measured here: identical code at two commits of one interleaved run can
     sit 3-7% apart, every round of each agreeing (with forked and with fresh
     interpreters alike), so rounds alone can't rule it out; the history can.
-    Head is odd when the commit after it is level with base and undoes head's
-    move; base is odd when the commit before it is level with head.
+    Head is odd when the commit after it is level with base (and head to it is
+    not a further move the same way); base is odd when the commit before it
+    is level with head.
     """
     if v.verdict not in _OPPOSITE:
         return v
@@ -334,7 +335,9 @@ def _blip(v: Verdict, base: CommitResult, head: CommitResult, before: CommitResu
             continue
         level = judged(*pair)
         undone = judged(head, after) if odd is head else judged(before, base)
-        if level == "unchanged" and undone == (_OPPOSITE[v.verdict] if odd is head else v.verdict):
+        # The move did not last (the neighbour is level with the other side) and was
+        # not carried further: the odd commit's own luck.
+        if level == "unchanged" and undone is not None and undone != v.verdict:
             return replace(
                 v,
                 verdict="noisy",

@@ -10,6 +10,9 @@ git projects of real torch code, on this machine. Run each alone.
         `regress regressions`, scored against the truth. --hog keeps one core
         busy with a CPU hog throughout.
 
+    python scripts/eval_rounds.py score-range DIR
+        Scores a measured range again (after a change to the differ).
+
     python scripts/eval_rounds.py separate DIR --trials 7
         A/A and detection between separate runs: per trial, `regress run` of
         each of five commits (base, aa, aa2: the same code; slow5, slow10: +5%
@@ -155,6 +158,15 @@ def run_range(args) -> None:
             hog.kill()
     if proc.returncode not in (0, 1):
         sys.exit(f"regress run failed: {proc.stderr[-2000:]}")
+    meta = {"seconds": seconds, "hog": args.hog, "load": os.getloadavg(), "commits": commits}
+    (out / "meta.json").write_text(json.dumps(meta, indent=1))
+    score_range(out)
+
+
+def score_range(out: Path) -> None:
+    """Every adjacent `regress compare` and `regress regressions` of a measured range, against the truth."""
+    meta = json.loads((out / "meta.json").read_text())
+    project, commits, seconds = out / "project", [tuple(c) for c in meta["commits"]], meta["seconds"]
     score: Counter = Counter()
     lines = []
     for (prev, _), (sha, op) in zip(commits, commits[1:]):
@@ -192,8 +204,8 @@ def run_range(args) -> None:
             n = sum(1 for (k, _label) in found if k == (sha, op))
             score[f"regressions {PLANTED[op]:.2g}x found"] += n
             score[f"regressions {PLANTED[op]:.2g}x total"] += 2
-    report = {"seconds": seconds, "per_commit": seconds / len(commits), "hog": args.hog,
-              "load": os.getloadavg(), "score": dict(score), "notes": lines}
+    report = {"seconds": seconds, "per_commit": seconds / len(commits), "hog": meta["hog"],
+              "load": meta["load"], "score": dict(score), "notes": lines}
     (out / "score.json").write_text(json.dumps(report, indent=1))
     print(json.dumps(report, indent=1))
 
@@ -281,11 +293,15 @@ def main() -> None:
     s = sub.add_parser("separate")
     s.add_argument("dir")
     s.add_argument("--trials", type=int, default=7)
+    sc = sub.add_parser("score-range")
+    sc.add_argument("dir")
     a = sub.add_parser("analyze-separate")
     a.add_argument("dir")
     args = p.parse_args()
     if args.what == "range":
         run_range(args)
+    elif args.what == "score-range":
+        score_range(Path(args.dir).resolve())
     elif args.what == "separate":
         run_separate(args)
     else:

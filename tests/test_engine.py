@@ -226,3 +226,18 @@ def test_a_stored_parent_is_a_neighbour_of_a_single_commit_run(tmp_path):
     t.info = replace(t.info, parents=(parent.commit.sha,))
     engine.add_stored_parents(cfg_for(tmp_path), store, [t])
     assert t.neighbours == [{runner.key(parent.results[0].spec): [1.0, 1.0, 1.0]}]
+
+
+def test_compare_calls_one_odd_commit_between_agreeing_neighbours_a_blip():
+    # b alone sits 6% up; a and c (either side) agree: compare(a, b) is a blip with the history, a regression without.
+    a = commit("a", bench(BASE, sub="add"))
+    b = commit("b", bench(slowed(BASE, 1.06), sub="add"))
+    c = commit("c", bench(BASE, sub="add"))
+    assert diff.compare(a, b)[0].verdict == "regression"
+    v = diff.compare(a, b, after=c)[0]
+    assert v.verdict == "noisy" and "a blip: bbbbbbbbbb alone differs" in v.reason
+    # The mirror image: base is the odd one, the commit before it agrees with head.
+    assert diff.compare(b, c, before=a)[0].verdict == "noisy"
+    # A change that stays (c keeps b's level) is a regression with or without the history.
+    stays = commit("c", bench(slowed(BASE, 1.06), sub="add"))
+    assert diff.compare(a, b, after=stays)[0].verdict == "regression"
