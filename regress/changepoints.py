@@ -98,12 +98,23 @@ def series(history: list[CommitResult], *, threshold: float = 0.05) -> dict[Benc
         for r in commit.results:
             if r.ok:
                 values = stats.round_values(r)
-                if len(values) >= stats.MIN_ROUNDS and stats.floor_gap(values) > math.log1p(UNSETTLED):
+                if len(values) >= stats.MIN_ROUNDS and _unsettled(values):
                     continue
                 idx, levels = out.setdefault(r.id, ([], []))
                 idx.append(i)
                 levels.append(stats.level(values))
     return out
+
+
+# From this many rounds on, two agreeing fastest rounds are enough to trust a level.
+MANY_ROUNDS = 5
+
+
+def _unsettled(values) -> bool:
+    """The fastest rounds disagree: the third-fastest by UNSETTLED, or with many rounds the second."""
+    low = sorted(values)
+    other = low[1] if len(low) >= MANY_ROUNDS else low[min(2, len(low) - 1)]
+    return math.log(other / low[0]) > math.log1p(UNSETTLED)
 
 
 def noise_scale(logs: np.ndarray) -> float:
@@ -191,11 +202,13 @@ def find_steps(history: list[CommitResult], *, threshold: float = 0.05, penalty:
             if bounds[b + 2] == len(logs) and len(after) < TAIL:
                 continue  # the newest commits: an outlier pair until a third agrees
             p = float(_sps.mannwhitneyu(after, before, alternative="two-sided").pvalue)
-            if not p < stats.ALPHA:
-                continue
             start, end = positions[cuts[a]], positions[cuts[b]]
             ratio = math.exp(la - lb)
-            if not _compare_agrees(history, positions[cuts[a] - 1], end, bid, ratio, threshold):
+            agrees = _compare_agrees(history, positions[cuts[a] - 1], end, bid, ratio, threshold)
+            # compare's verdict on the rounds either side is the test where there are
+            # rounds (Mann-Whitney can't reach p < 0.05 with a level of two commits);
+            # levels of single rounds have only the history's own test.
+            if agrees is False or agrees is None and not p < stats.ALPHA:
                 continue
             steps.append(
                 Step(
@@ -214,17 +227,17 @@ def find_steps(history: list[CommitResult], *, threshold: float = 0.05, penalty:
     return sorted(steps, key=lambda s: (s.index, s.id))
 
 
-def _compare_agrees(history: list[CommitResult], before: int, after: int, bid: BenchmarkId, ratio: float, threshold: float) -> bool:
+def _compare_agrees(history: list[CommitResult], before: int, after: int, bid: BenchmarkId, ratio: float, threshold: float) -> bool | None:
     """A step is only reported where `compare` across it gives the same verdict.
 
     With rounds per commit, compare sees each side's spread, which the levels
     alone don't show; history-only evidence is not enough to call a step.
-    Commits with a single round (older results) can't be judged by compare,
-    so there the history's own tests stand.
+    Commits with fewer rounds than a verdict needs (older results) can't be
+    judged by compare: None, and the history's own tests stand.
     """
     b, a = history[before].by_id().get(bid), history[after].by_id().get(bid)
     if b is None or a is None or min(len(b.samples), len(a.samples)) < stats.MIN_ROUNDS:
-        return True
+        return None
     v = diff.judge_one(history[before], history[after], bid, threshold=threshold)
     return v.verdict == ("regression" if ratio > 1 else "improvement")
 

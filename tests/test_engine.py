@@ -241,3 +241,12 @@ def test_compare_calls_one_odd_commit_between_agreeing_neighbours_a_blip():
     # A change that stays (c keeps b's level) is a regression with or without the history.
     stays = commit("c", bench(slowed(BASE, 1.06), sub="add"))
     assert diff.compare(a, b, after=stays)[0].verdict == "regression"
+
+
+def test_a_step_after_two_commits_is_found_when_compare_confirms_it():
+    # Two commits at the old level: Mann-Whitney alone can't reach p < 0.05; compare on the rounds can.
+    history = [commit(f"{i:040d}", bench(BASE if i < 2 else slowed(BASE, 2.0), sub="add")) for i in range(8)]
+    assert [(s.index, s.direction) for s in changepoints.find_steps(history)] == [(2, "regression")]
+    # A level read off one commit whose fastest rounds disagree wildly is left out; with many
+    # rounds, two that agree on the floor are enough.
+    assert changepoints._unsettled([1.0, 1.3, 1.3]) and not changepoints._unsettled([1.0, 1.001, 1.3, 1.3, 1.3])
