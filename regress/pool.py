@@ -88,6 +88,8 @@ class ForkServer:
         self._sock: socket.socket | None = None
         self.forks = 0
         self.start_seconds = 0.0
+        # Forks per server before a fresh one takes over (0: one server for the whole run).
+        self.max_forks = int(os.environ.get("REGRESS_FORKS_PER_SERVER", "0") or 0)
 
     def _start(self) -> None:
         started = time.monotonic()
@@ -140,6 +142,8 @@ class ForkServer:
 
     def fork(self, job: dict, report_fd: int, log: IO[bytes]) -> Forked:
         """A new worker running `job`; it reports on `report_fd` and prints to `log`."""
+        if self.max_forks and self.forks and self.forks % self.max_forks == 0:
+            self.close()  # a new server: its own process luck (library layout, hash seed) for the next rounds
         if not self.alive:
             self.close()
             self._start()
