@@ -214,9 +214,11 @@ def neighbours(history: list, base_sha: str, head_sha: str) -> tuple:
     """(the result just before base, the result just after head) in a history list, or None for each."""
     shas = [r.commit.sha for r in history]
     before = after = None
-    if base_sha in shas and shas.index(base_sha) > 0:
+    if base_sha not in shas or head_sha not in shas or shas.index(base_sha) >= shas.index(head_sha):
+        return None, None  # not a step forward in this history: no neighbours to speak of
+    if shas.index(base_sha) > 0:
         before = history[shas.index(base_sha) - 1]
-    if head_sha in shas and shas.index(head_sha) + 1 < len(shas):
+    if shas.index(head_sha) + 1 < len(shas):
         after = history[shas.index(head_sha) + 1]
     return before, after
 
