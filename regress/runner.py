@@ -195,6 +195,8 @@ def _worker_command(cfg: Config, job: dict, fd: int) -> tuple[list[str], dict]:
 _servers: dict[str, pool.ForkServer] = {}
 # Set REGRESS_FORK=0 to give every worker a fresh interpreter, as before fork servers.
 _FORK = os.environ.get("REGRESS_FORK", "1") != "0"
+# Interpreters whose server could not start (no torch, say): fresh workers report why.
+_no_server: set[str] = set()
 
 
 def _server(cfg: Config) -> pool.ForkServer | None:
@@ -231,7 +233,7 @@ def _start_worker(cfg: Config, job: dict, timeout: float) -> _Worker:
             # way it always did, with its own output, and the range goes on.
             _trace("server_failed", why=str(exc))
             _servers.pop(cfg.python_exe, None)
-            _disable_server(cfg.python_exe)
+            _no_server.add(cfg.python_exe)
         else:
             os.close(write_fd)
             return _Worker(proc, read_fd, log, timeout)
@@ -260,13 +262,6 @@ def _start_worker(cfg: Config, job: dict, timeout: float) -> _Worker:
     except BrokenPipeError:
         pass
     return _Worker(pool.Fresh(popen), read_fd, log, timeout)
-
-
-_no_server: set[str] = set()
-
-
-def _disable_server(python: str) -> None:
-    _no_server.add(python)
 
 
 # -- one commit ---------------------------------------------------------
