@@ -360,12 +360,14 @@ def cmd_compare(args) -> int:
         if counts:
             verdicts = diff.compare_counts(results["base"], results["head"], threshold=threshold)
         else:
-            # The commits either side (same machine and env) tell a blip from a change.
-            context = {}
-            if envs["base"] == envs["head"] and results["base"] is not None and results["head"] is not None:
+            verdicts = diff.compare(results["base"], results["head"], threshold=threshold)
+            # The commits either side (same machine and env) tell a blip from a change;
+            # the history is only read when there is a change to tell apart.
+            if envs["base"] == envs["head"] and any(v.verdict in ("regression", "improvement") for v in verdicts):
                 history = store.history(cfg.machine_name, envs["head"])
-                context = dict(zip(("before", "after"), neighbours(history, shas["base"], shas["head"])))
-            verdicts = diff.compare(results["base"], results["head"], threshold=threshold, **context)
+                before, after = neighbours(history, shas["base"], shas["head"])
+                if before is not None or after is not None:
+                    verdicts = diff.compare(results["base"], results["head"], threshold=threshold, before=before, after=after)
         return [v for v in verdicts if wanted.search(str(v.id))]
 
     results = load()
@@ -459,16 +461,6 @@ def _shard(text: str):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _retries(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return value
-
-
 def _project_only(p: argparse.ArgumentParser) -> None:
     """-C and --results: these commands take every machine and environment at once."""
     p.add_argument("-C", dest="project", metavar="DIR", help="the project (default: current folder)")
@@ -505,7 +497,7 @@ def _add_ci_commands(sub) -> None:
         q.add_argument("--remote", default=REMOTE, metavar="NAME", help=f"git remote (default: {REMOTE})")
         q.add_argument("--branch", default=BRANCH, metavar="NAME", help=f"results branch (default: {BRANCH})")
         if name == "push":
-            q.add_argument("--retries", type=_retries, default=8, metavar="N",
+            q.add_argument("--retries", type=_count, default=8, metavar="N",
                            help="pushes to try when other jobs push at the same time (default 8)")
 
 

@@ -27,8 +27,9 @@ def measure_rounds(
 ) -> dict[str, CommitResult]:
     """Top every commit in `shas` up, in turn; return what is stored after.
 
-    With `rounds`, each benchmark gets that many rounds more than it has;
-    without, the configured adaptive plan, counting the rounds already stored.
+    With `rounds`, every benchmark is topped up to `rounds` more than the most
+    any benchmark of these commits holds; without, the configured adaptive
+    plan, counting the rounds already stored.
     """
     repo = gitrepo.open_repo(cfg.root)
     store = Store(cfg.results_dir)
