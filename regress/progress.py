@@ -75,9 +75,6 @@ class ConsoleProgress:
         self._commits = self._bar.add_task("rounds", total=None, eta=True)
         self._benches = self._bar.add_task("benchmarks", total=None, eta=False)
 
-    def commit_started(self, k: int, n: int, info: CommitInfo) -> None:
-        self.round_started(1, k, n, info, None)
-
     def round_started(self, k: int, i: int, n: int, info: CommitInfo, left: float | None) -> None:
         """Round k of commit i of the n that still want it; `left`: the engine's estimate of seconds left."""
         self.k, self.n, self.done, self.total = i, n, 0, None
