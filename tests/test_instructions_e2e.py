@@ -53,7 +53,12 @@ def test_instruction_counts_end_to_end(valgrind, repo):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "instructions per call (callgrind)" in proc.stdout
     lines = {line.split()[0]: line for line in proc.stdout.splitlines() if line.strip().startswith("n=")}
-    assert lines["n=1000"].rstrip().endswith("regression") and "+3." in lines["n=1000"]
+    assert lines["n=1000"].rstrip().endswith("regression")
+    # 3% more iterations; the count per iteration itself moves up to ~2% with where
+    # the heap's small-object pools stand (measured: the same base 381,707 on CI,
+    # 388,611 here), so the change reads between +1% and +6%, never as unchanged.
+    change = float(next(w for w in lines["n=1000"].split() if w.endswith("%")).rstrip("%"))
+    assert 1 < change < 6, lines["n=1000"]
     same = repo.regress("compare", "HEAD", "HEAD", "--mode", "instructions", "--fail-on-regression")
     assert same.returncode == 0 and "2 unchanged" in same.stdout
 
