@@ -4,7 +4,7 @@ Importing regress stays light (no torch, no git): benchmark suites import it
 for the decorator, and the worker imports it in every measured process.
 """
 
-from .decorator import benchmark
+from regress.suite.decorator import benchmark
 
 __version__ = "0.1.0"
 __all__ = ["benchmark", "__version__"]

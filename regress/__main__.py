@@ -1,3 +1,3 @@
-from .cli import entry
+from regress.cli.main import entry
 
 entry()

@@ -16,7 +16,7 @@ per commit, i.e. the proposed `--rounds 10` default, each a fresh worker;
 commits one after another, never interleaved), into a results folder of its
 own. With `--interleave` the rounds of the five commits are taken in turn
 instead, as `regress compare --measure` takes them. Then
-`regress.diff.compare` (the code behind `regress compare`) judges base->aa
+`regress.analysis.diff.compare` (the code behind `regress compare`) judges base->aa
 and base->slowX for every benchmark.
 
     python scripts/eval_differ.py measure DIR --trials 15     # writes DIR (resumable)
@@ -177,7 +177,8 @@ def make_project(path: Path) -> dict[str, str]:
 
 
 def measure(args) -> None:
-    from regress import config, runner
+    from regress.core import config
+    from regress.measure import runner
 
     out = Path(args.dir).resolve()
     meta_path = out / "meta.json"
@@ -226,8 +227,8 @@ PAIRS = {"A/A": "aa", "+5%": "slow5", "+10%": "slow10", "+25%": "slow25"}
 
 def judge_trials(meta: dict, rounds: int | None, threshold: float):
     """(pair, benchmark id, verdict) for every trial and benchmark."""
-    from regress.diff import compare
-    from regress.store import Store
+    from regress.analysis.diff import compare
+    from regress.storage.store import Store
 
     for trial in meta["trials"]:
         store = Store(Path(trial["results"]))
@@ -274,7 +275,7 @@ def other_methods(meta: dict, rounds: int | None, threshold: float) -> None:
     import numpy as np
     from scipy import stats as sps
 
-    from regress.store import Store
+    from regress.storage.store import Store
 
     def median_mwu(b, h):
         bm, hm = [s.median for s in b.samples], [s.median for s in h.samples]
@@ -312,7 +313,7 @@ def estimators(meta: dict, rounds: int | None) -> None:
     """How far apart separate runs of the same code land, by the statistic that summarises a commit."""
     import numpy as np
 
-    from regress.store import Store
+    from regress.storage.store import Store
 
     def fastest(s):
         return min(s.raw_times) / s.number_per_run
@@ -344,7 +345,7 @@ def estimators(meta: dict, rounds: int | None) -> None:
 
 
 def _n_bench(meta: dict) -> int:
-    from regress.store import Store
+    from regress.storage.store import Store
 
     trial = meta["trials"][0]
     return len(Store(Path(trial["results"])).load("evalbox", "default", meta["shas"]["base"]).results)
@@ -369,7 +370,7 @@ def fabricate_history(seed: int, *, commits: int = 200, benchmarks: int = 20, ro
 
     import numpy as np
 
-    from regress.model import BenchmarkResult, CommitInfo, CommitResult, Fingerprint, Sample, Settings, TaskSpec
+    from regress.core.records import BenchmarkResult, CommitInfo, CommitResult, Fingerprint, Sample, Settings, TaskSpec
 
     rng = np.random.default_rng(seed)
     specs, logs, sigmas, truth = [], [], [], {}
@@ -436,8 +437,8 @@ def history_from_measurements(meta: dict, seed: int, *, commits: int = 200):
     import random as _random
     from dataclasses import replace
 
-    from regress.model import CommitInfo
-    from regress.store import Store
+    from regress.core.records import CommitInfo
+    from regress.storage.store import Store
 
     rng = _random.Random(seed)
     runs: dict[str, list] = {name: [] for name in COMMITS}
@@ -457,7 +458,7 @@ def history_from_measurements(meta: dict, seed: int, *, commits: int = 200):
 
 
 def changepoints(args) -> None:
-    from regress.changepoints import find_steps
+    from regress.analysis.changepoints import find_steps
 
     from collections import Counter
 

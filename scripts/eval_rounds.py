@@ -261,8 +261,8 @@ def run_separate(args) -> None:
 
 
 def analyze_separate(meta: dict) -> None:
-    from regress.diff import compare
-    from regress.store import Store
+    from regress.analysis.diff import compare
+    from regress.storage.store import Store
 
     tally: dict[tuple[str, int], Counter] = {}
     rounds: list[int] = []

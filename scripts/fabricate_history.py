@@ -4,7 +4,7 @@
     python scripts/fabricate_history.py /tmp/big-results --commits 1000 --benchmarks 200
 
 Every commit gets a result file (<out>/<machine>/<env>/<sha>.pkl) written
-through `regress.store.Store`, with `--rounds` samples of `--times` raw block
+through `regress.storage.store.Store`, with `--rounds` samples of `--times` raw block
 times per benchmark, as `regress run` would store them. A few benchmarks step
 up or down at known commits (so change points exist), a few benchmarks fail
 at some commits, and one commit's build fails outright. Deterministic for a
@@ -25,7 +25,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script from a checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from regress.model import (  # noqa: E402
+from regress.core.records import (  # noqa: E402
     BenchmarkResult,
     CommitInfo,
     CommitResult,
@@ -35,7 +35,7 @@ from regress.model import (  # noqa: E402
     Settings,
     TaskSpec,
 )
-from regress.store import Store  # noqa: E402
+from regress.storage.store import Store  # noqa: E402
 
 AUTHORS = ["Ada Lovelace", "Alan Turing", "Grace Hopper", "Edsger Dijkstra", "Barbara Liskov"]
 VERBS = ["Speed up", "Refactor", "Fix", "Vectorize", "Simplify", "Inline", "Cache", "Tune"]

@@ -37,8 +37,8 @@ def main() -> None:
     p.add_argument("dir")
     p.add_argument("--rounds", type=int, default=10)
     args = p.parse_args()
-    from regress import stats
-    from regress.store import Store
+    from regress.analysis import stats
+    from regress.storage.store import Store
 
     out = Path(args.dir).resolve()
     commits = eval_rounds.make_range(out / "project")[:4]

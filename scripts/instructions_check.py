@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from regress.store import Store  # noqa: E402
+from regress.storage.store import Store  # noqa: E402
 
 SUITE = textwrap.dedent(
     """

@@ -8,7 +8,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from regress.store import Store
+from regress.storage.store import Store
 
 SUITE = """
 import torch.utils.benchmark as benchmark

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import cli_env, regress_cmd
 
-from regress.merge import combine
-from regress.model import BenchmarkResult, CommitInfo, CommitResult, Failure, Fingerprint, Sample, Settings, TaskSpec
-from regress.store import Store, encode
+from regress.core.merge import combine
+from regress.core.records import BenchmarkResult, CommitInfo, CommitResult, Failure, Fingerprint, Sample, Settings, TaskSpec
+from regress.storage.store import Store, encode
 
 SHA_A, SHA_B, SHA_C = "a" * 40, "b" * 40, "c" * 40
 SPEC = TaskSpec(stmt="f()", label="L", sub_label="s", description="d")
@@ -79,7 +79,7 @@ def clone(origin: Path, name: str) -> Path:
 
 
 def on_branch(origin: Path, sha: str, machine: str = "box") -> CommitResult:
-    from regress.store import decode
+    from regress.storage.store import decode
 
     data = subprocess.run(["git", "show", f"regress-results:{machine}/default/{sha}.pkl"], cwd=origin, capture_output=True, check=True).stdout
     return decode(data, "branch")

@@ -15,7 +15,7 @@ import gha
 import pytest
 from conftest import SRC_ROOT, cli_env
 
-from regress.store import Store, decode
+from regress.storage.store import Store, decode
 
 MACHINE = "gha-ubuntu-latest"
 WORKFLOW = gha.load("benchmarks.yml")

@@ -21,9 +21,9 @@ from test_report_verdicts import (
     make_verdict_history,
 )
 
-from regress import report
-from regress.diff import compare
-from regress.store import Store
+from regress.report import site as report
+from regress.analysis.diff import compare
+from regress.storage.store import Store
 
 pytestmark = pytest.mark.usefixtures("chromium")
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from regress import callgrind
+from regress.measure import callgrind
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -44,7 +44,7 @@ def test_counter_reads_each_new_dump_once(tmp_path):
 
 
 def test_missing_valgrind_is_one_clear_line(monkeypatch, tmp_path):
-    from regress.errors import RegressError
+    from regress.core.errors import RegressError
 
     monkeypatch.setattr(callgrind.shutil, "which", lambda name: None)
     with pytest.raises(RegressError, match="apt-get install valgrind"):

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from regress.changepoints import Step, find_steps
-from regress.model import BenchmarkResult, CommitInfo, CommitResult, Fingerprint, Sample, Settings, TaskSpec
+from regress.analysis.changepoints import Step, find_steps
+from regress.core.records import BenchmarkResult, CommitInfo, CommitResult, Fingerprint, Sample, Settings, TaskSpec
 
 SPEC = TaskSpec("f()", label="hist", sub_label="f")
 OTHER = TaskSpec("g()", label="hist", sub_label="g")
@@ -107,7 +107,7 @@ def test_short_history_has_no_steps():
 
 
 def test_failed_commits_are_skipped():
-    from regress.model import Failure
+    from regress.core.records import Failure
 
     h = history([1e-4] * 20 + [1.3e-4] * 20)
     broken = BenchmarkResult(SPEC, "b.py:1", failure=Failure("error", "boom"))

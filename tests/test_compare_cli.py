@@ -11,8 +11,8 @@ import json
 
 import numpy as np
 
-from regress.model import BenchmarkResult, CommitInfo, CommitResult, Failure, Fingerprint, Sample, Settings, TaskSpec
-from regress.store import Store
+from regress.core.records import BenchmarkResult, CommitInfo, CommitResult, Failure, Fingerprint, Sample, Settings, TaskSpec
+from regress.storage.store import Store
 
 
 def _rounds(level: float, n: int, seed: int) -> tuple[Sample, ...]:
@@ -61,7 +61,7 @@ def _two_commits(repo):
 
 def cli(repo, monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
     """The CLI's own entry point, in this process: same parsing, dispatch and exit codes, no interpreter start."""
-    from regress import cli as regress_cli
+    from regress.cli import main as regress_cli
 
     monkeypatch.chdir(repo.path)
     code = regress_cli.main(list(args))
@@ -203,9 +203,9 @@ def test_compare_measure_alternates_fresh_rounds(repo):
 def test_plan_more_takes_what_noisy_verdicts_ask_for():
     import re
 
-    from regress.diff import Verdict
-    from regress.model import BenchmarkId
-    from regress.rounds import MAX_ROUNDS, exact_filter, plan_more
+    from regress.analysis.diff import Verdict
+    from regress.core.records import BenchmarkId
+    from regress.measure.rounds import MAX_ROUNDS, exact_filter, plan_more
 
     def v(sub, verdict, b, h, needed=None):
         return Verdict(BenchmarkId("ops", sub, "", 1), verdict, 1.0, 1.0, None, None, 1.0, None, "", b, h, rounds_needed=needed)

@@ -13,7 +13,7 @@ import sys
 import pytest
 import torch
 
-from regress.store import Store
+from regress.storage.store import Store
 
 pytestmark = [
     pytest.mark.cuda,

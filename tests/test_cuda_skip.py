@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from regress.store import Store
+from regress.storage.store import Store
 
 pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="tests the behaviour without a GPU")
 

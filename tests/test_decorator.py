@@ -7,7 +7,7 @@ import torch
 from torch.utils.benchmark import Fuzzer, FuzzedParameter, FuzzedTensor, Timer
 
 import regress
-from regress.decorator import BenchmarkDefinition
+from regress.suite.decorator import BenchmarkDefinition
 
 
 def specs(defn):

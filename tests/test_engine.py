@@ -8,10 +8,14 @@ from pathlib import Path
 import pytest
 from factories import bench, commit, rounds_of
 
-from regress import adaptive, changepoints, diff, engine, runner
-from regress.config import Config
-from regress.model import BenchmarkResult, CommitInfo, Settings, TaskSpec
-from regress.store import Store
+from regress.measure import adaptive
+from regress.analysis import changepoints
+from regress.analysis import diff
+from regress.measure import engine
+from regress.measure import runner
+from regress.core.config import Config
+from regress.core.records import BenchmarkResult, CommitInfo, Settings, TaskSpec
+from regress.storage.store import Store
 
 
 def spec(name: str) -> TaskSpec:

@@ -7,7 +7,7 @@ import subprocess
 
 from conftest import cli_env, regress_cmd
 
-from regress.store import Store
+from regress.storage.store import Store
 
 
 def _one_error_line(proc) -> str:

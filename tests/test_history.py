@@ -13,11 +13,11 @@ import git
 import pytest
 from conftest import PKG, cli_env
 
-from regress import gitrepo
-from regress.errors import RegressError
-from regress.model import CommitInfo
-from regress.progress import ConsoleProgress, format_seconds, time_left
-from regress.store import Store
+from regress.storage import gitrepo
+from regress.core.errors import RegressError
+from regress.core.records import CommitInfo
+from regress.measure.progress import ConsoleProgress, format_seconds, time_left
+from regress.storage.store import Store
 
 # Twenty times the work of PKG's `work`: any honest timer sees it.
 SLOW_PKG = """

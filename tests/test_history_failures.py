@@ -16,9 +16,9 @@ from pathlib import Path
 
 from conftest import cli_env, regress_cmd
 
-from regress.model import CommitInfo, CommitResult, Fingerprint, Settings
-from regress.runner import Collector, Saver
-from regress.store import Store
+from regress.core.records import CommitInfo, CommitResult, Fingerprint, Settings
+from regress.measure.runner import Collector, Saver
+from regress.storage.store import Store
 from test_history import one_error_line, repo_pyproject, worktrees
 
 FAULTS = """
@@ -288,7 +288,7 @@ def test_ctrl_c_mid_round_saves_what_finished_and_skip_existing_measures_only_th
 
 
 def test_checkpoints_write_only_new_results_and_worktree_is_replaced(tmp_path):
-    from regress.model import BenchmarkResult, Sample, TaskSpec
+    from regress.core.records import BenchmarkResult, Sample, TaskSpec
 
     store = Store(tmp_path / "results")
     info = CommitInfo("c" * 40, (), "A", "a@x", 0, 0, "subject")

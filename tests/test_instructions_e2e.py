@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from regress.store import Store
+from regress.storage.store import Store
 
 SUITE = """
 import torch.utils.benchmark as benchmark

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 from conftest import SRC_ROOT, Repo, cli_env
 
-from regress import gitrepo
-from regress.model import BenchmarkResult, CommitResult, Failure, Fingerprint, Sample, Settings, TaskSpec
-from regress.store import Store
+from regress.storage import gitrepo
+from regress.core.records import BenchmarkResult, CommitResult, Failure, Fingerprint, Sample, Settings, TaskSpec
+from regress.storage.store import Store
 
 N_COMMITS = 20
 STEP_AT = 12  # this commit makes STEPPED 1.5x slower; its subject is EVIL_SUBJECT
@@ -326,7 +326,7 @@ def test_incremental_rebuild_keeps_pages_without_new_results(project, tmp_path):
 def test_templates_ship_inside_the_wheel(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
-    for name in ("pyproject.toml", "regress", "templates"):
+    for name in ("pyproject.toml", "regress"):
         (shutil.copytree if (SRC_ROOT / name).is_dir() else shutil.copy)(SRC_ROOT / name, src / name)
     (src / "README.md").write_text("regress\n")
     subprocess.run(
@@ -337,20 +337,20 @@ def test_templates_ship_inside_the_wheel(tmp_path):
     (wheel,) = (tmp_path / "dist").glob("regress-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     for name in ("base.html", "index.html", "label.html", "bench.html", "feed.atom", "static/regress.js", "static/regress.css"):
-        assert f"regress/templates/{name}" in names
+        assert f"regress/report/templates/{name}" in names
     zipfile.ZipFile(wheel).extractall(tmp_path / "installed")
     proc = subprocess.run(
-        [sys.executable, "-c", "from regress import report; print(report._templates())"],
+        [sys.executable, "-c", "from regress.report import site; print(site._templates())"],
         env={**os.environ, "PYTHONPATH": str(tmp_path / "installed")}, cwd=tmp_path, capture_output=True, text=True, check=True,
     )
-    assert str(tmp_path / "installed" / "regress" / "templates") in proc.stdout
+    assert str(tmp_path / "installed" / "regress" / "report" / "templates") in proc.stdout
 
 
 def test_instruction_counts_and_skips_on_chart_pages(project, tmp_path):
     """Counts are shown apart from times; a benchmark skipped (no GPU) is not drawn as failed."""
     from dataclasses import replace
 
-    from regress.model import InstructionCount
+    from regress.core.records import InstructionCount
 
     results = tmp_path / "results"
     shutil.copytree(project.results, results)

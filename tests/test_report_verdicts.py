@@ -22,9 +22,11 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
-from regress import report, report_data, stats
-from regress.diff import compare
-from regress.model import (
+from regress.report import site as report
+from regress.report import data as report_data
+from regress.analysis import stats
+from regress.analysis.diff import compare
+from regress.core.records import (
     BenchmarkResult,
     CommitInfo,
     CommitResult,
@@ -34,8 +36,8 @@ from regress.model import (
     Settings,
     TaskSpec,
 )
-from regress.report_data import Series, grid_for, label_tables, summarize, verdict_class
-from regress.store import Store
+from regress.report.data import Series, grid_for, label_tables, summarize, verdict_class
+from regress.storage.store import Store
 
 N_COMMITS = 14
 ROUNDS = 10

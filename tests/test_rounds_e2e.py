@@ -9,7 +9,7 @@ import time
 
 from conftest import cli_env, regress_cmd
 
-from regress.store import Store
+from regress.storage.store import Store
 
 
 def three_commits(repo) -> list[str]:

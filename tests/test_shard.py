@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from regress.model import BenchmarkId
-from regress.shard import Shard, parse, shard_of
-from regress.store import Store
+from regress.core.records import BenchmarkId
+from regress.measure.shard import Shard, parse, shard_of
+from regress.storage.store import Store
 
 WIDE = """
 import torch.utils.benchmark as benchmark

@@ -7,8 +7,8 @@ import pickle
 
 import pytest
 
-from regress.errors import RegressError
-from regress.model import (
+from regress.core.errors import RegressError
+from regress.core.records import (
     WORKTREE,
     BenchmarkResult,
     CommitInfo,
@@ -19,7 +19,7 @@ from regress.model import (
     Settings,
     TaskSpec,
 )
-from regress.store import Store, decode, encode
+from regress.storage.store import Store, decode, encode
 
 
 def result(sha="a" * 40, samples=((1e-3, 1.1e-3),), spec=None, complete=True, failure=None):
@@ -151,7 +151,7 @@ def test_a_failed_rerun_keeps_what_was_measured(tmp_path):
 def test_instruction_counts_live_beside_times(tmp_path):
     from dataclasses import replace
 
-    from regress.model import InstructionCount
+    from regress.core.records import InstructionCount
 
     store = Store(tmp_path)
     store.save(result(samples=((1.0e-3,),)))
@@ -177,7 +177,7 @@ def test_format_1_files_still_load():
 
 def test_history_follows_parents_when_commits_share_a_timestamp(tmp_path):
     # Ten commits made within one second (a script, a rebase): sha order is not history order.
-    from regress.model import CommitInfo, history_order
+    from regress.core.records import CommitInfo, history_order
 
     shas = [f"{(7919 * i) % 1000:03d}".ljust(40, "f") for i in range(10)]
     infos = [CommitInfo(sha, (shas[i - 1],) if i else (), "A", "a@x", 5, 5, f"c{i}") for i, sha in enumerate(shas)]

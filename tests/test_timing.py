@@ -6,7 +6,7 @@ import math
 
 import torch.utils.benchmark as benchmark
 
-from regress.timing import measure
+from regress.suite.timing import measure
 
 
 class FakeClock:

@@ -1,0 +1,1 @@
+"""Statistics, verdicts and change points, pure (no I/O): imports core only."""

@@ -1,0 +1,257 @@
+"""Steps in a benchmark's history: where its level moved and stayed moved.
+
+Each commit contributes one level per benchmark (`stats.level` of its
+rounds). On the log levels, in units of the history's own commit-to-commit
+noise, each value is first clipped to within CLIP units of its neighbours'
+running median, so a wild commit weighs like an ordinary one; then a
+penalised segmentation places the change points (ruptures' exact KernelCPD
+with a linear kernel: a least-squares Potts model, in C; asv's is L1, here
+the clipping gives the robustness). Segments are at least two commits long,
+so one outlier is never a step; a new level that lasts a few commits and is
+undone is a blip, not a step; consecutive steps the same way with short
+segments between are one gradual slide, reported once from its first commit.
+A step must clear the threshold (for a benchmark that uses every core, the
+drift allowance compare uses) and a Mann-Whitney test between the levels
+either side. Commits whose fastest rounds disagree are left out, as compare
+would call them noisy. Pure: a history in, Steps out.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import ruptures
+from scipy import stats as _sps
+from scipy.ndimage import median_filter
+
+from regress.analysis import diff
+from regress.analysis import stats
+from regress.core.records import BenchmarkId, CommitResult
+
+# Penalty per change point, in squared units of the history's noise.
+PENALTY = 20.0
+# Running-median window and clipping distance (noise units) that tame outliers.
+WINDOW = 5
+CLIP = 3.0
+# A new level held this many commits or fewer and then undone is a blip, not a step.
+BLIP = 3
+# Commits on a new level before it counts: 2, so one outlier is never a step;
+# at the end of the history 3, as nothing after can show two outliers for a blip.
+MIN_SEGMENT = 2
+TAIL = 3
+# Same-direction steps closer than this (in commits) are one gradual slide.
+SLIDE_GAP = 4
+# A commit's level is left out when its three fastest rounds disagree by more.
+UNSETTLED = 0.10
+# The noise scale never falls below this (log units), so a nearly constant
+# history doesn't turn every wobble into a step.
+MIN_NOISE = 0.002
+
+
+@dataclass(frozen=True)
+class Step:
+    id: BenchmarkId
+    sha: str  # first commit at the new level
+    index: int  # its position in the history list
+    before: float  # level (seconds per run) before
+    after: float  # level after
+    ratio: float  # after / before
+    direction: str  # "regression" | "improvement"
+    p_value: float = 1.0  # Mann-Whitney between the levels before and after
+    span: int = 1  # commits the move took: 1 for a clean step, more for a slide
+    end_sha: str = ""  # last commit of the move (== sha for a clean step)
+
+
+def machine_outliers(history: list[CommitResult], *, threshold: float) -> set[int]:
+    """History positions measured while the machine itself was off its usual speed.
+
+    The reference workload (`reference.py`) is timed in every round; a commit
+    whose reference floor is more than the threshold away from the history's
+    median reference floor was measured on a slow (or fast) machine, and a
+    step it made on every benchmark at once would be the machine's.
+    """
+    floors = {i: stats.level([stats.round_value(s) for s in c.reference]) for i, c in enumerate(history) if c.reference}
+    if len(floors) < 3:
+        return set()
+    typical = float(np.median(list(floors.values())))
+    return {i for i, f in floors.items() if abs(math.log(f / typical)) > math.log1p(threshold)}
+
+
+def series(history: list[CommitResult], *, threshold: float = 0.05) -> dict[BenchmarkId, tuple[list[int], list[float]]]:
+    """Per benchmark: the history positions where it has a trustworthy level, and that level.
+
+    A commit whose fastest rounds disagree by more than UNSETTLED (three or
+    more rounds; with fewer nothing can be checked) was measured while the
+    machine was never quiet: its level is left out, as compare would call it
+    noisy. So is a commit measured while the reference workload says the
+    machine was off its usual speed (`machine_outliers`). (Leaving out runs
+    where an every-core benchmark switched modes, as compare does, made
+    things worse here: the runs left are pure fast-mode and pure slow-mode
+    runs, 3x apart.)
+    """
+    out: dict[BenchmarkId, tuple[list[int], list[float]]] = {}
+    off = machine_outliers(history, threshold=threshold)
+    for i, commit in enumerate(history):
+        if i in off:
+            continue
+        for r in commit.results:
+            if r.ok:
+                values = stats.round_values(r)
+                if len(values) >= stats.MIN_ROUNDS and _unsettled(values):
+                    continue
+                idx, levels = out.setdefault(r.id, ([], []))
+                idx.append(i)
+                levels.append(stats.level(values))
+    return out
+
+
+# From this many rounds on, two agreeing fastest rounds are enough to trust a level.
+MANY_ROUNDS = 5
+
+
+def _unsettled(values) -> bool:
+    """The fastest rounds disagree: the third-fastest by UNSETTLED, or with many rounds the second."""
+    low = sorted(values)
+    other = low[1] if len(low) >= MANY_ROUNDS else low[min(2, len(low) - 1)]
+    return math.log(other / low[0]) > math.log1p(UNSETTLED)
+
+
+def noise_scale(logs: np.ndarray) -> float:
+    """Commit-to-commit noise: the scaled MAD of first differences over sqrt(2).
+
+    Differences cancel the level, so the few real steps barely move it.
+    """
+    if len(logs) < 3:
+        return MIN_NOISE
+    d = np.diff(logs)
+    return max(float(_sps.median_abs_deviation(d, scale="normal")) / math.sqrt(2), MIN_NOISE)
+
+
+def robust(logs: np.ndarray, scale: float) -> np.ndarray:
+    """Clip each level to within CLIP noise units of its neighbours' running median.
+
+    A wild commit is pulled back to the edge of the noise, so it weighs like
+    an ordinary one; a real step moves the running median along with it
+    once half the window is on the new level, so steps are left alone.
+    """
+    if len(logs) < 3:
+        return logs
+    local = median_filter(logs, size=WINDOW, mode="mirror")
+    return np.clip(logs, local - CLIP * scale, local + CLIP * scale)
+
+
+def breakpoints(clipped: np.ndarray, scale: float, *, penalty: float = PENALTY) -> list[int]:
+    """Start positions of every segment after the first.
+
+    Penalised least squares (ruptures' KernelCPD with a linear kernel: exact
+    optimal partitioning, in C) on the clipped log levels in noise units.
+    """
+    n = len(clipped)
+    if n < 2 * MIN_SEGMENT:
+        return []
+    z = clipped / scale
+    algo = ruptures.KernelCPD(kernel="linear", min_size=MIN_SEGMENT).fit((z - np.median(z)).reshape(-1, 1))
+    return [b for b in algo.predict(pen=penalty) if b < n]
+
+
+def _groups(logs: np.ndarray, cuts: list[int]) -> list[tuple[int, int]]:
+    """Cut indices (first, last) of each move: same-direction cuts with short segments between are one slide."""
+    bounds = [0, *cuts, len(logs)]
+    medians = [float(np.median(logs[a:b])) for a, b in zip(bounds, bounds[1:])]
+    groups = []
+    k = 0
+    while k < len(cuts):
+        up = medians[k + 1] > medians[k]
+        j = k
+        while j + 1 < len(cuts) and (medians[j + 2] > medians[j + 1]) == up and bounds[j + 2] - bounds[j + 1] <= SLIDE_GAP:
+            j += 1
+        groups.append((k, j))
+        k = j + 1
+    return groups
+
+
+def find_steps(history: list[CommitResult], *, threshold: float = 0.05, penalty: float = PENALTY) -> list[Step]:
+    """Every step of every benchmark over `history` (oldest first), in history order."""
+    steps: list[Step] = []
+    known = [c.fingerprint.cores for c in history if c.fingerprint.cores]
+    cores = min(known) if known else 0
+    for bid, (positions, levels) in series(history, threshold=threshold).items():
+        # A benchmark using every core drifts more between runs: the same bar as compare's.
+        smallest = max(math.log1p(threshold), stats.Z * stats.drift_for(bid.num_threads, cores))
+        raw = np.log(np.asarray(levels, dtype=float))
+        scale = noise_scale(raw)
+        # Levels, tests and the search all see outliers clipped to the edge of the noise.
+        logs = robust(raw, scale)
+        cuts = breakpoints(logs, scale, penalty=penalty)
+        bounds = [0, *cuts, len(logs)]
+        moves = []
+        for a, b in _groups(logs, cuts):
+            # The level before is the segment that ends at the first cut; the
+            # level after, the segment that starts at the last one. Segments
+            # inside a slide belong to neither.
+            before = logs[bounds[a] : bounds[a + 1]]
+            after = logs[bounds[b + 1] : bounds[b + 2]]
+            moves.append((a, b, before, after))
+        for k, (a, b, before, after) in enumerate(moves):
+            lb, la = float(np.median(before)), float(np.median(after))
+            if abs(la - lb) < smallest:
+                continue
+            if _blip(moves, k, threshold):
+                continue
+            if bounds[b + 2] == len(logs) and len(after) < TAIL:
+                continue  # the newest commits: an outlier pair until a third agrees
+            p = float(_sps.mannwhitneyu(after, before, alternative="two-sided").pvalue)
+            start, end = positions[cuts[a]], positions[cuts[b]]
+            ratio = math.exp(la - lb)
+            agrees = _compare_agrees(history, positions[cuts[a] - 1], end, bid, ratio, threshold)
+            # compare's verdict on the rounds either side is the test where there are
+            # rounds (Mann-Whitney can't reach p < 0.05 with a level of two commits);
+            # levels of single rounds have only the history's own test.
+            if agrees is False or agrees is None and not p < stats.ALPHA:
+                continue
+            steps.append(
+                Step(
+                    id=bid,
+                    sha=history[start].commit.sha,
+                    index=start,
+                    before=math.exp(lb),
+                    after=math.exp(la),
+                    ratio=ratio,
+                    direction="regression" if ratio > 1 else "improvement",
+                    p_value=p,
+                    span=end - start + 1,
+                    end_sha=history[end].commit.sha,
+                )
+            )
+    return sorted(steps, key=lambda s: (s.index, s.id))
+
+
+def _compare_agrees(history: list[CommitResult], before: int, after: int, bid: BenchmarkId, ratio: float, threshold: float) -> bool | None:
+    """A step is only reported where `compare` across it gives the same verdict.
+
+    With rounds per commit, compare sees each side's spread, which the levels
+    alone don't show; history-only evidence is not enough to call a step.
+    Commits with fewer rounds than a verdict needs (older results) can't be
+    judged by compare: None, and the history's own tests stand.
+    """
+    b, a = history[before].by_id().get(bid), history[after].by_id().get(bid)
+    if b is None or a is None or min(len(b.samples), len(a.samples)) < stats.MIN_ROUNDS:
+        return None
+    v = diff.judge_one(history[before], history[after], bid, threshold=threshold)
+    return v.verdict == ("regression" if ratio > 1 else "improvement")
+
+
+def _blip(moves: list, k: int, threshold: float) -> bool:
+    """True when move k and a neighbour form an excursion of a few commits that comes back.
+
+    A level held for BLIP commits or fewer, then undone, is a burst of
+    outliers (or a change reverted at once), not a step.
+    """
+    def returns(i: int) -> bool:
+        _, _, before, after = moves[i]
+        _, _, _, after_next = moves[i + 1]
+        return len(after) <= BLIP and abs(float(np.median(after_next)) - float(np.median(before))) < math.log1p(threshold)
+
+    return (k + 1 < len(moves) and returns(k)) or (k > 0 and returns(k - 1))

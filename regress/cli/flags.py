@@ -1,0 +1,108 @@
+"""Flags several commands share, and their validators: one message per mistake."""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+from regress.core import config
+from regress.core.errors import RegressError
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, not usage + traceback-ish noise
+        raise RegressError(f"{message}; see `{self.prog} --help`")
+
+
+def _typed(check):
+    """An argparse type from one of config's checks, so a flag and its [tool.regress] key say the same."""
+
+    def parse(text: str):
+        try:
+            return check(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{text!r} {exc}") from None
+
+    parse.__name__ = check.__name__
+    return parse
+
+
+positive_float = _typed(config.positive_float)
+count = _typed(config.count)
+threshold = _typed(config.threshold)
+rounds = _typed(config.rounds)
+
+
+def shard(text: str):
+    from regress.measure.shard import parse
+
+    try:
+        return parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-C", dest="project", metavar="DIR", help="the project to measure (default: current folder)")
+    p.add_argument("--results", metavar="DIR", help="results folder (default: .regress)")
+    p.add_argument("--machine", metavar="NAME", help="machine name results are stored under (default: hostname)")
+    p.add_argument("--env", metavar="NAME", help="environment name for A/B between builds (default: 'default')")
+
+
+def project_only(p: argparse.ArgumentParser) -> None:
+    """-C and --results: commands that take every machine and environment at once."""
+    p.add_argument("-C", dest="project", metavar="DIR", help="the project (default: current folder)")
+    p.add_argument("--results", metavar="DIR", help="results folder (default: .regress)")
+    p.set_defaults(machine=None, env=None)
+
+
+def round_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--min-rounds", type=count, metavar="N", help="rounds every benchmark gets at each commit (default 5)")
+    p.add_argument(
+        "--max-rounds", type=count, metavar="N", help="rounds a benchmark whose rounds disagree may get (default 15)"
+    )
+    p.add_argument(
+        "--budget",
+        type=positive_float,
+        metavar="SECONDS",
+        help="seconds of measuring per commit before only --min-rounds are taken (default 25)",
+    )
+
+
+def bench(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bench", metavar="REGEX", default="", help="only benchmarks whose identity matches")
+
+
+def benchmarks_dir(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--benchmarks", metavar="DIR", help="benchmark folder (default: benchmarks)")
+
+
+def bench_pattern(pattern: str) -> re.Pattern:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise RegressError(f"--bench {pattern!r} is not a valid regular expression ({exc})") from None
+
+
+def load_config(args) -> config.Config:
+    """The project's config with this command's flags on top."""
+    from pathlib import Path
+    import os
+
+    from regress.storage import gitrepo
+
+    start = Path(args.project or os.getcwd())
+    root = gitrepo.root_of(gitrepo.open_repo(start))
+    return config.load(
+        root,
+        results=args.results,
+        machine=args.machine,
+        env=args.env,
+        benchmarks=getattr(args, "benchmarks", None),
+        python=getattr(args, "python", None),
+        min_run_time=getattr(args, "min_run_time", None),
+        timeout=getattr(args, "timeout", None),
+        min_rounds=getattr(args, "min_rounds", None),
+        max_rounds=getattr(args, "max_rounds", None),
+        budget=getattr(args, "budget", None),
+    )

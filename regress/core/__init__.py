@@ -1,0 +1,1 @@
+"""Records, kinds, the merge policy and config: imports nothing else of regress."""

@@ -1,0 +1,175 @@
+"""`[tool.regress]` of the measured project's pyproject.toml, with flags on top."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from regress.core.errors import RegressError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+@dataclass(frozen=True)
+class Config:
+    root: Path
+    benchmarks: str = "benchmarks"
+    results: str = ".regress"
+    # Where the measured commit's importable code lives, relative to its root;
+    # "" picks "src" when the commit has one, else the root.
+    import_path: str = ""
+    build_command: str = ""
+    min_run_time: float = 0.2
+    warmup: int = 1
+    timeout: float = 600.0
+    machine: str = ""
+    env: str = "default"
+    python: str = ""
+    repo_url: str = ""
+    threshold: float = 0.05
+    # The round plan of `regress run` (see adaptive.py): rounds per benchmark
+    # and seconds of measuring per commit.
+    min_rounds: int = 5
+    max_rounds: int = 15
+    budget: float = 25.0
+
+    @property
+    def benchmarks_dir(self) -> Path:
+        return self.root / self.benchmarks
+
+    @property
+    def results_dir(self) -> Path:
+        return self.root / self.results
+
+    @property
+    def machine_name(self) -> str:
+        return self.machine or socket.gethostname() or "localhost"
+
+    @property
+    def python_exe(self) -> str:
+        return self.python or sys.executable
+
+
+_TYPES = {f.name: f.type for f in fields(Config)}
+_KNOWN = sorted(n for n in _TYPES if n != "root")
+
+
+# -- value checks: one per kind of setting, shared with the command-line flags.
+# Each takes the flag's text or the TOML value and raises ValueError with the
+# end of a sentence ("must be positive") naming what is wrong.
+
+
+def _number(value, kind=float):
+    if isinstance(value, bool):
+        raise ValueError(f"is not a {'whole ' if kind is int else ''}number")
+    if kind is int and isinstance(value, float) and not value.is_integer():
+        raise ValueError("is not a whole number")
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"is not a {'whole ' if kind is int else ''}number") from None
+
+
+def positive_float(value) -> float:
+    number = _number(value)
+    if not number > 0 or number == float("inf"):
+        raise ValueError("must be positive")
+    return number
+
+
+def count(value) -> int:
+    number = _number(value, int)
+    if number < 1:
+        raise ValueError("must be at least 1")
+    return number
+
+
+def zero_or_more(value) -> int:
+    number = _number(value, int)
+    if number < 0:
+        raise ValueError("must be 0 or more")
+    return number
+
+
+def rounds(value) -> int:
+    number = _number(value, int)
+    if not 1 <= number <= 1000:
+        raise ValueError("must be between 1 and 1000")
+    return number
+
+
+def threshold(value) -> float:
+    """'5%' or 0.05; a bare number of 1 or more is surely a percentage without its sign."""
+    raw = value.strip() if isinstance(value, str) else value
+    percent = isinstance(raw, str) and raw.endswith("%")
+    try:
+        number = _number(raw[:-1] if percent else raw) / (100 if percent else 1)
+    except ValueError:
+        raise ValueError("is not a threshold; write it like 5% or 0.05") from None
+    if not percent and number >= 1:
+        raise ValueError(f"would mean {number * 100:g}%; write {raw}% if you meant percent")
+    if not 0 <= number < 10:
+        raise ValueError("must be between 0% and 1000%")
+    return number
+
+
+def _text(value) -> str:
+    if not isinstance(value, str):
+        raise ValueError("must be a string")
+    return value
+
+
+CHECKS = {
+    "min_run_time": positive_float,
+    "timeout": positive_float,
+    "warmup": zero_or_more,
+    "threshold": threshold,
+    "min_rounds": count,
+    "max_rounds": count,
+    "budget": positive_float,
+}
+
+
+def _checked(name: str, value, source: str):
+    try:
+        return CHECKS.get(name, _text)(value)
+    except ValueError as exc:
+        raise RegressError(f"{source}: '{name}' {exc}, got {value!r}; fix it in [tool.regress]") from None
+
+
+def load(root: Path, **overrides) -> Config:
+    """Read [tool.regress] under `root`; `overrides` (flags) win when not None."""
+    pyproject = root / "pyproject.toml"
+    table: dict = {}
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise RegressError(f"{pyproject}: not valid TOML ({exc}); fix the file") from None
+        table = data.get("tool", {}).get("regress", {})
+        if not isinstance(table, dict):
+            raise RegressError(f"{pyproject}: [tool.regress] must be a table")
+    values = {}
+    for key, value in table.items():
+        name = key.replace("-", "_")
+        if name not in _TYPES or name == "root":
+            raise RegressError(
+                f"{pyproject}: unknown key '{key}' in [tool.regress]; known keys: {', '.join(_KNOWN)}"
+            )
+        values[name] = _checked(name, value, str(pyproject))
+    cfg = Config(root=root, **values)
+    flags = {k: v for k, v in overrides.items() if v is not None}
+    cfg = replace(cfg, **flags) if flags else cfg
+    if cfg.max_rounds < cfg.min_rounds:
+        if "max_rounds" not in values and "max_rounds" not in flags:  # only the floor was raised: lift the ceiling
+            return replace(cfg, max_rounds=cfg.min_rounds)
+        raise RegressError(
+            f"max_rounds ({cfg.max_rounds}) is below min_rounds ({cfg.min_rounds}); "
+            "raise max_rounds (--max-rounds) or lower min_rounds (--min-rounds)"
+        )
+    return cfg

@@ -1,0 +1,113 @@
+"""Putting together results of one commit that were measured in different places.
+
+CI shards, a concurrent job's push to the results branch, a laptop's folder:
+each may hold a file for the same commit, machine and environment. Combining
+them must keep every measurement exactly once and must never blend different
+things under one name. The rules:
+
+- different benchmarks of a commit: all kept (that is what shards produce);
+- one benchmark with the same task spec on both sides: every round of both
+  kept; a round both sides hold (the very same samples, e.g. restored from the
+  results branch and pushed back) counts once;
+- **conflicts**, refused:
+  - one benchmark identity with different task specs (different code measured
+    under one name: no series can hold both), and
+  - a different torch build or Python version under one environment name
+    (environments are never mixed; `--env` keeps them apart).
+  The side merged *into* keeps its own version; the other side's file is not
+  changed, so nothing measured is lost, and the conflict is reported.
+
+Failure state is the later run's (a skip changes nothing), as for a second
+`regress run`; the result is complete if either side is. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from regress.core.records import BenchmarkResult, CommitResult, Fingerprint
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A duplicate that was refused: what, for which commit, and why."""
+
+    machine: str
+    env: str
+    sha: str
+    what: str  # the benchmark identity, or "build"
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.machine}/{self.env}/{self.sha[:10]}: {self.what}: {self.why}"
+
+
+def _build(fp: Fingerprint) -> tuple[str, str, str]:
+    return (fp.torch_version, fp.torch_git, fp.python)
+
+
+def _build_conflict(a: Fingerprint, b: Fingerprint) -> str | None:
+    """Why two fingerprints can't share an environment name, or None.
+
+    An empty field is unknown (a commit whose build failed never started a
+    worker), never a conflict.
+    """
+    names = ("torch", "torch git", "python")
+    for name, x, y in zip(names, _build(a), _build(b)):
+        if x and y and x != y:
+            return f"{name} {x} here, {y} there; measure different builds under different --env names"
+    return None
+
+
+def _union(mine: tuple, theirs: tuple) -> tuple:
+    return mine + tuple(x for x in theirs if x not in mine)
+
+
+def _one(mine: BenchmarkResult, theirs: BenchmarkResult, theirs_later: bool) -> BenchmarkResult:
+    failure = mine.failure
+    if theirs_later and not (theirs.failure is not None and theirs.failure.kind == "skipped"):
+        failure = theirs.failure
+    if mine.failure is not None and mine.failure.kind == "skipped" and theirs.failure is None:
+        failure = None  # skipped here, measured there: the measurement stands
+    return replace(
+        mine,
+        samples=_union(mine.samples, theirs.samples),
+        counts=_union(mine.counts, theirs.counts),
+        failure=failure,
+    )
+
+
+def combine(into: CommitResult, other: CommitResult) -> tuple[CommitResult, tuple[Conflict, ...]]:
+    """`into` with everything of `other` it lacks; conflicting parts of `other` refused."""
+    if (into.commit.sha, into.machine, into.env) != (other.commit.sha, other.machine, other.env):
+        raise ValueError("combine() takes results of one commit, machine and environment")
+
+    def conflict(what: str, why: str) -> Conflict:
+        return Conflict(into.machine, into.env, into.commit.sha, what, why)
+
+    why = _build_conflict(into.fingerprint, other.fingerprint)
+    if why is not None:
+        return into, (conflict("build", why),)
+    theirs_later = (other.finished_at or other.started_at) > (into.finished_at or into.started_at)
+    merged = into.by_id()
+    conflicts: list[Conflict] = []
+    for res in other.results:
+        mine = merged.get(res.id)
+        if mine is None:
+            merged[res.id] = res
+        elif mine.spec != res.spec:
+            conflicts.append(conflict(str(res.id), f"different benchmark code under one name ({mine.origin} here, {res.origin} there)"))
+        else:
+            merged[res.id] = _one(mine, res, theirs_later)
+    starts = [t for t in (into.started_at, other.started_at) if t]
+    result = replace(
+        into,
+        fingerprint=into.fingerprint if into.fingerprint.torch_version else other.fingerprint,
+        results=tuple(merged.values()),
+        failures=_union(into.failures, other.failures),
+        reference=_union(into.reference, other.reference),
+        complete=into.complete or other.complete,
+        started_at=min(starts) if starts else 0.0,
+        finished_at=max(into.finished_at, other.finished_at),
+    )
+    return result, tuple(conflicts)

@@ -1,0 +1,1 @@
+"""Worker processes, one commit, rounds and ranges: imports core, suite and storage."""

@@ -1,0 +1,136 @@
+"""Two commits' verdicts, from what is stored, optionally measuring more first.
+
+The one flow behind `regress compare` (with or without --measure) and the
+pull-request check: load both sides, judge them, and read the history around
+them only when a verdict is a change that neighbours could show to be a blip.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from regress.analysis import diff, stats
+from regress.core.config import Config
+from regress.core.errors import RegressError
+from regress.core.history import neighbours
+from regress.core.kinds import CHANGES
+from regress.core.records import CommitInfo, CommitResult
+from regress.measure import rounds
+from regress.storage.store import Store, check_name
+
+
+@dataclass(frozen=True)
+class Sides:
+    """What is compared: a commit (or WORKTREE) and an environment for each side."""
+
+    base: str
+    head: str
+    base_env: str
+    head_env: str
+    base_rev: str = ""
+    head_rev: str = ""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    verdicts: list[diff.Verdict]
+    base: CommitInfo
+    head: CommitInfo
+    threshold: float
+
+
+def _load(cfg: Config, sides: Sides) -> tuple[CommitResult | None, CommitResult | None]:
+    store = Store(cfg.results_dir)
+    return (
+        store.load(cfg.machine_name, sides.base_env, sides.base),
+        store.load(cfg.machine_name, sides.head_env, sides.head),
+    )
+
+
+def judge(
+    cfg: Config,
+    sides: Sides,
+    base: CommitResult,
+    head: CommitResult,
+    *,
+    threshold: float,
+    counts: bool = False,
+    wanted: re.Pattern | None = None,
+) -> list[diff.Verdict]:
+    if counts:
+        verdicts = diff.compare_counts(base, head, threshold=threshold)
+    else:
+        verdicts = diff.compare(base, head, threshold=threshold)
+        if sides.base_env == sides.head_env and any(v.verdict in CHANGES for v in verdicts):
+            history = Store(cfg.results_dir).history(cfg.machine_name, sides.head_env)
+            before, after = neighbours(history, sides.base, sides.head)
+            if before is not None or after is not None:
+                verdicts = diff.compare(base, head, threshold=threshold, before=before, after=after)
+    return [v for v in verdicts if wanted is None or wanted.search(str(v.id))]
+
+
+def compare(
+    cfg: Config,
+    sides: Sides,
+    *,
+    threshold: float | None = None,
+    counts: bool = False,
+    bench: str = "",
+    wanted: re.Pattern | None = None,
+    measure: bool = False,
+    more_rounds: int | None = None,
+    announce: Callable[[int, int, CommitInfo], None] | None = None,
+    say: Callable[[str], None] = lambda line: None,
+) -> Comparison:
+    """`regress compare`: with `measure`, first the rounds the noisy verdicts ask for
+    (or `more_rounds` of every benchmark), base and head in turn."""
+    if threshold is None:
+        threshold = diff.COUNT_THRESHOLD if counts else cfg.threshold
+    for env in (sides.base_env, sides.head_env):
+        check_name("env", env)
+    if measure and (sides.base_env != sides.head_env or counts):
+        raise RegressError(
+            "--measure takes wall-time rounds in one environment; measure each side with "
+            "`regress run REV --env NAME [--python PATH] [--mode instructions]` instead"
+        )
+    if more_rounds is not None and not measure:
+        raise RegressError("--rounds only applies with --measure (it sets how many rounds to take)")
+    base, head = _load(cfg, sides)
+    if measure:
+        if base is None or head is None:
+            take, only = more_rounds or stats.RECOMMENDED_ROUNDS, bench
+        else:
+            take, chosen = rounds.plan_more(judge(cfg, sides, base, head, threshold=threshold, wanted=wanted), rounds=more_rounds)
+            only = rounds.exact_filter(v.id for v in chosen)
+        if take:
+            rounds.measure_rounds(cfg, list(dict.fromkeys((sides.base, sides.head))), rounds=take, bench=only, announce=announce)
+            base, head = _load(cfg, sides)
+        else:
+            say("regress: nothing to measure: no verdict is noisy (use --rounds N to take more anyway)")
+    for result, sha, rev, env in ((base, sides.base, sides.base_rev, sides.base_env), (head, sides.head, sides.head_rev, sides.head_env)):
+        if result is None:
+            env_flag = f" --env {env}" if env != "default" else ""
+            raise RegressError(
+                f"no results for {rev or sha[:10]} ({sha[:10]}) on machine '{cfg.machine_name}', env '{env}' "
+                f"in {cfg.results_dir}; measure it with `regress run {rev or sha}{env_flag}`, or add --measure"
+            )
+    verdicts = judge(cfg, sides, base, head, threshold=threshold, counts=counts, wanted=wanted)
+    return Comparison(verdicts, base.commit, head.commit, threshold)
+
+
+def measured_in_turn(
+    cfg: Config,
+    sides: Sides,
+    *,
+    rounds_each: int | None = None,
+    threshold: float | None = None,
+    announce: Callable[[int, int, CommitInfo], None] | None = None,
+) -> Comparison:
+    """The pull-request check's comparison: both sides topped up by the round
+    engine (the adaptive plan, or `rounds_each` more), then judged as compare does."""
+    threshold = cfg.threshold if threshold is None else threshold
+    rounds.measure_rounds(cfg, [sides.base, sides.head], rounds=rounds_each, announce=announce)
+    base, head = _load(cfg, sides)
+    return Comparison(judge(cfg, sides, base, head, threshold=threshold), base.commit, head.commit, threshold)

@@ -1,0 +1,254 @@
+"""The round engine: several rounds per commit, ranges interleaved, every round saved.
+
+`regress run`, `compare --measure` and the pull-request check all measure
+through `measure_targets`. Round k of every commit of the range is taken
+before round k+1 of any (the order alternates between rounds, oldest first
+then newest first), so a busy minute on a shared runner touches every commit
+alike instead of being one commit's whole measurement. Each round of each
+commit is one forked worker process (`pool`), saved as soon as it finishes
+(long rounds also at checkpoints), so Ctrl-C, SIGTERM or SIGKILL keep every
+finished round and `--skip-existing` tops up what a commit still lacks.
+How many rounds each benchmark gets is `adaptive`'s rule.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+from regress.measure import adaptive
+from regress.storage import gitrepo
+from regress.measure import runner
+from regress.analysis import stats
+from regress.core.config import Config
+from regress.core.records import WORKTREE, CommitInfo, CommitResult, Failure, Fingerprint, Settings
+from regress.storage.store import Store
+
+
+@dataclass
+class Target:
+    """One commit of a range, checked out and built, and what is known of its rounds."""
+
+    info: CommitInfo
+    settings: Settings
+    code_dir: Path
+    suite_dir: Path
+    shown_root: Path
+    build_failure: Failure | None = None
+    values: dict[tuple, list[float]] = field(default_factory=dict)  # round values that count toward the plan
+    final: set[tuple] = field(default_factory=set)  # failed or skipped: no more rounds
+    spent: float = 0.0  # seconds of measuring in this run
+    rounds: int = 0  # rounds taken in this run
+    stopped: bool = False  # nothing (more) can be measured: build failed, suites don't import
+    measured: CommitResult | None = None  # everything this run measured for it
+    # Round values of the neighbouring commits (this run's neighbours in the
+    # range, a stored parent): shared dicts, so they grow as those are measured.
+    neighbours: list[dict[tuple, list[float]]] = field(default_factory=list)
+
+    def _wants(self, key: tuple, values: list[float], budget: adaptive.Budget) -> bool:
+        around = [n[key] for n in self.neighbours if key in n]
+        return adaptive.wants_round(values, budget, self.spent, around)
+
+    def wants(self, budget: adaptive.Budget) -> bool:
+        if self.stopped:
+            return False
+        if self.rounds == 0:
+            return True  # its first round: discovery may find benchmarks not yet measured
+        return any(self._wants(k, v, budget) for k, v in self.values.items() if k not in self.final)
+
+    def skip(self, budget: adaptive.Budget) -> set[tuple]:
+        """Benchmarks the next round leaves out: finished, failed or skipped."""
+        done = {k for k, v in self.values.items() if not self._wants(k, v, budget)}
+        return done | self.final
+
+    def absorb(self, got: runner.Collector) -> None:
+        for key, res in got.results.items():
+            if res.ok:
+                self.values.setdefault(key, []).extend(stats.round_values(res))
+            else:
+                self.final.add(key)
+        if not got.results and (got.failures or self.build_failure):
+            self.stopped = True  # the build failed or the suites didn't import: more rounds won't help
+
+
+class RoundProgress:
+    """What a person watching sees; `ConsoleProgress` draws it."""
+
+    def round_started(self, k: int, i: int, n: int, info: CommitInfo, left: float | None) -> None: ...
+    def benchmarks_found(self, total: int) -> None: ...
+    def benchmark_started(self, name: str) -> None: ...
+    def benchmark_finished(self) -> None: ...
+    def commit_finished(self, result: CommitResult | None, skipped: bool = False) -> None: ...
+
+
+def time_left(targets: list[Target], budget: adaptive.Budget) -> float | None:
+    """Seconds of measuring left at the pace so far: the minimum rounds still owed, within each budget."""
+    done = [t for t in targets if t.rounds]
+    if not done:
+        return None
+    per_round = sum(t.spent for t in done) / sum(t.rounds for t in done)
+    left = 0.0
+    for t in targets:
+        if not t.wants(budget):
+            continue
+        if t.rounds == 0:
+            left += per_round * budget.min_rounds
+            continue
+        owed = max((budget.min_rounds - len(v) for k, v in t.values.items() if k not in t.final), default=0)
+        left += min(max(owed, 1) * t.spent / t.rounds, max(budget.seconds - t.spent, per_round))
+    return left
+
+
+def take_round(
+    cfg: Config, store: Store, t: Target, budget: adaptive.Budget, progress, shard=None, measure=runner.measure_commit
+) -> runner.Collector:
+    """One round of the benchmarks `t` still wants, in one fresh worker; saved as it goes.
+
+    `measure` is what runs the workers (a test passes a fake).
+    """
+    started = time.time()
+    got = runner.Collector()
+    base = CommitResult(
+        commit=t.info,
+        machine=cfg.machine_name,
+        env=cfg.env,
+        fingerprint=Fingerprint(machine=cfg.machine_name),
+        settings=t.settings,
+        started_at=started,
+    )
+    saver = runner.Saver(store, base, earlier=t.measured)
+    complete = False
+    try:
+        if t.build_failure is not None:
+            got.failures.append(t.build_failure)
+        elif not t.suite_dir.is_dir():
+            got.failures.append(Failure("suite", f"no benchmark folder {cfg.benchmarks}/ in this commit", t.info.short))
+        else:
+            measure(
+                cfg,
+                code_dir=t.code_dir,
+                suite_dir=t.suite_dir,
+                shown_root=t.shown_root,
+                info=t.info,
+                settings=t.settings,
+                progress=progress,
+                skip=t.skip(budget),
+                collector=got,
+                on_result=lambda: saver.checkpoint(got),
+                shard=shard,
+            )
+        complete = True
+    finally:
+        if complete:
+            # Whether the commit is done decides the file's `complete` flag.
+            t.rounds += 1
+            t.absorb(got)
+            complete = not t.wants(budget)
+        if complete or saver.unsaved(got) or got.reference:
+            saver.save(got, complete=complete)
+        t.measured = saver.merged(got)
+    return got
+
+
+def measure_targets(
+    cfg: Config,
+    store: Store,
+    targets: list[Target],
+    budget: adaptive.Budget,
+    progress=None,
+    *,
+    shard=None,
+    measure=runner.measure_commit,
+    clock: Callable[[], float] = time.monotonic,
+) -> None:
+    """Take rounds of every target, interleaved, until each has what `budget` asks."""
+    progress = progress or RoundProgress()
+    for before, after in zip(targets, targets[1:]):
+        before.neighbours.append(after.values)
+        after.neighbours.append(before.values)
+    k = 0
+    while True:
+        k += 1
+        order = targets if k % 2 else targets[::-1]
+        todo = [t for t in order if t.wants(budget)]
+        if not todo:
+            return
+        for i, t in enumerate(todo, 1):
+            progress.round_started(k, i, len(todo), t.info, time_left(targets, budget))
+            started = clock()
+            try:
+                take_round(cfg, store, t, budget, progress, shard, measure)
+            finally:
+                t.spent += clock() - started
+            if not t.wants(budget):
+                progress.commit_finished(t.measured)
+
+
+def suite_of(cfg: Config, code_dir: Path, settings: Settings) -> tuple[Path, Path]:
+    """(suite folder, root its file names are shown relative to) for a commit."""
+    if settings.benchmarks_from == "commit":
+        return code_dir / cfg.benchmarks, code_dir
+    return cfg.benchmarks_dir, cfg.root
+
+
+def stored_values(result: CommitResult | None) -> tuple[dict[tuple, list[float]], set[tuple]]:
+    """Round values and final (failed) benchmarks of what is stored, to top up from."""
+    values: dict[tuple, list[float]] = {}
+    final: set[tuple] = set()
+    for r in result.results if result is not None else ():
+        key = runner.key(r.spec)
+        if r.ok:
+            values[key] = list(stats.round_values(r))
+        elif r.failure is not None:
+            final.add(key)
+    return values, final
+
+
+@contextlib.contextmanager
+def checked_out(cfg: Config, repo, shas: list[str], settings_of: Callable[[str], Settings], top_up: dict[str, CommitResult | None]):
+    """Targets for `shas`, each in its own worktree (built once), removed afterwards."""
+    with contextlib.ExitStack() as stack:
+        targets = []
+        for sha in shas:
+            info = gitrepo.worktree_info(repo) if sha == WORKTREE else gitrepo.commit_info(repo, sha)
+            code_dir = cfg.root if sha == WORKTREE else stack.enter_context(gitrepo.worktree(repo, sha))
+            settings = settings_of(sha)
+            suite_dir, shown_root = suite_of(cfg, code_dir, settings)
+            values, final = stored_values(top_up.get(sha))
+            targets.append(
+                Target(info, settings, code_dir, suite_dir, shown_root, runner.build(cfg, code_dir), values, final)
+            )
+        yield targets
+
+
+def add_stored_parents(cfg: Config, store: Store, targets: list[Target]) -> None:
+    """A target whose parent is not in the range gets the parent's stored rounds as a neighbour.
+
+    `regress run HEAD` in CI measures one commit; its parent was measured by
+    the previous push (restored from the results branch), and that is what
+    its verdict will be against.
+    """
+    shas = {t.info.sha for t in targets}
+    for t in targets:
+        parent = t.info.parents[0] if t.info.parents else None
+        if parent and parent not in shas:
+            stored = store.load(cfg.machine_name, cfg.env, parent)
+            if stored is not None:
+                t.neighbours.append(stored_values(stored)[0])
+
+
+def budget_for(cfg: Config, mode: str = "time", **overrides) -> adaptive.Budget:
+    """The configured round plan; instruction counts are deterministic and take one round."""
+    if mode == "instructions":
+        return adaptive.Budget(min_rounds=1, max_rounds=1, seconds=0.0)
+    fields = dict(min_rounds=cfg.min_rounds, max_rounds=cfg.max_rounds, seconds=cfg.budget)
+    fields.update({k: v for k, v in overrides.items() if v is not None})
+    fields["max_rounds"] = max(fields["max_rounds"], fields["min_rounds"])
+    return adaptive.Budget.for_threshold(cfg.threshold, **fields)
+
+
+def with_plan(settings: Settings, budget: adaptive.Budget) -> Settings:
+    return replace(settings, min_rounds=budget.min_rounds, max_rounds=budget.max_rounds, budget=budget.seconds)

@@ -1,0 +1,135 @@
+"""A process that imports torch once and forks a fresh worker for every round.
+
+An interpreter start plus `import torch` costs about 2 s on a shared 2-core
+runner; a fork of a process that has already paid it costs milliseconds. The
+server imports torch and regress's worker code, never the project's code and
+never anything that starts threads or touches CUDA, so each forked child
+starts from the same clean state a fresh interpreter would reach after
+`import torch`: it then puts the commit's code on its path, imports the
+suites, initialises CUDA if it needs it, and measures (`worker.run_job`).
+
+Protocol, on a SOCK_SEQPACKET socket the runner passes as argv[1]: each
+request is one JSON message. `{"op": "fork", "job": {...}}` comes with two
+file descriptors (the child's report pipe and its log file); the answer is
+`{"pid": N}`. `{"op": "wait"|"poll", "pid": N}` answers `{"status": code}`
+(None while it runs; negative: killed by that signal). The server exits when
+the runner closes its end, and dies with the runner (PR_SET_PDEATHSIG).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import traceback
+from pathlib import Path
+
+MAX_MESSAGE = 1 << 22
+
+
+def _status(pid: int, flags: int) -> int | None:
+    try:
+        got, status = os.waitpid(pid, flags)
+    except ChildProcessError:
+        return -9  # already reaped: it can only have been killed
+    if got == 0:
+        return None
+    return os.waitstatus_to_exitcode(status)
+
+
+# Kept alive for the child's whole life: see _shuffle_layout.
+_padding: list = []
+
+
+def _shuffle_layout() -> None:
+    """Give this child a heap layout of its own, as a fresh interpreter's ASLR would.
+
+    Forks of one server start from identical memory, so every round of one
+    commit would place the commit's objects and tensors at the same addresses
+    and share the same layout luck (measured here: floors of identical code
+    5% apart between two commits, each commit's rounds agreeing within 1%).
+    A random amount of live padding in each of the allocators the benchmarks
+    use (Python's small-object pools, malloc, torch's CPU allocator) moves
+    everything allocated after it, so layout luck varies between rounds,
+    where the rounds' spread shows it, instead of between commits.
+    """
+    import random
+
+    import torch
+
+    rng = random.Random(os.urandom(16))
+    _padding.append([(0,) * rng.randrange(1, 8) for _ in range(rng.randrange(0, 4096))])
+    _padding.append([bytearray(rng.randrange(64, 8192)) for _ in range(rng.randrange(1, 32))])
+    _padding.append([torch.empty(rng.randrange(1, 1 << 14), dtype=torch.uint8) for _ in range(rng.randrange(1, 8))])
+
+
+def _child(server: socket.socket, job: dict, report_fd: int, log_fd: int) -> None:
+    """The forked worker: its own session, output to its log, then the job."""
+    from regress.measure import worker
+
+    code = 0
+    try:
+        server.close()
+        _shuffle_layout()
+        os.setsid()  # the runner kills the child's whole group on a hang
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        os.close(log_fd)
+        worker._die_with_parent(os.getppid())  # noqa: SLF001 - the worker's own guard
+        with os.fdopen(report_fd, "wb", buffering=0) as out:
+            worker.run_job(job, out)
+    except BaseException:  # noqa: BLE001 - anything the job raises ends this child only
+        traceback.print_exc()
+        code = 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def serve(fd: int) -> None:
+    from regress.measure import worker
+
+    worker._die_with_parent()  # noqa: SLF001
+    server = socket.socket(fileno=fd)
+    import torch  # noqa: F401 - the cost paid once, before any fork
+    import torch.utils.benchmark  # noqa: F401
+
+    from regress.suite import discover  # noqa: F401
+    from regress.suite import machine
+    from regress.measure import protocol
+    from regress.suite import reference
+    from regress.measure import shard
+    from regress.suite import timing
+
+    server.send(json.dumps({"ready": os.getpid()}).encode())
+    while True:
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(server, MAX_MESSAGE, 2)
+        except OSError:
+            return
+        if not data:
+            return
+        req = json.loads(data)
+        if req["op"] == "fork":
+            report_fd, log_fd = fds
+            pid = os.fork()
+            if pid == 0:
+                _child(server, req["job"], report_fd, log_fd)
+            os.close(report_fd)
+            os.close(log_fd)
+            answer = {"pid": pid}
+        else:
+            for extra in fds:
+                os.close(extra)
+            flags = os.WNOHANG if req["op"] == "poll" else 0
+            answer = {"status": _status(int(req["pid"]), flags)}
+        server.send(json.dumps(answer).encode())
+
+
+if __name__ == "__main__":
+    # As for worker.py: regress is imported from its parent folder, so its
+    # module names never shadow the user's.
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+    serve(int(sys.argv[1]))

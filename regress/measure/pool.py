@@ -1,0 +1,179 @@
+"""Where worker processes come from: forks of a warm server, or fresh interpreters.
+
+Wall-time rounds are forked from a fork server (`forkserver.py`) that has
+imported torch once, so a round costs milliseconds of process start instead
+of an interpreter start plus `import torch`. Instruction counts run under
+valgrind, which needs its own fresh interpreter. Both kinds of process look
+the same to the runner (`Process`): a pid to kill, a status to wait for.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from regress.core.errors import RegressError
+
+SERVER = Path(__file__).with_name("forkserver.py")
+# The server imports torch; on a loaded machine that can take a while.
+SERVER_START_TIMEOUT = 600.0
+
+
+class Process:
+    """A worker process: what the runner needs to wait for it or kill it."""
+
+    pid: int
+
+    def poll(self) -> int | None: ...
+    def wait(self) -> int: ...
+
+    def kill(self) -> None:
+        """SIGKILL the worker's whole process group (it leads its own session)."""
+        if self.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
+        self.wait()
+
+
+@dataclass
+class Fresh(Process):
+    """A worker in a fresh interpreter (subprocess.Popen)."""
+
+    proc: subprocess.Popen
+
+    @property
+    def pid(self) -> int:  # type: ignore[override]
+        return self.proc.pid
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def wait(self) -> int:
+        return self.proc.wait()
+
+
+@dataclass
+class Forked(Process):
+    """A worker forked by the server; only the server can reap it."""
+
+    server: ForkServer
+    pid: int
+    status: int | None = None
+
+    def poll(self) -> int | None:
+        if self.status is None:
+            self.status = self.server.status(self.pid, block=False)
+        return self.status
+
+    def wait(self) -> int:
+        if self.status is None:
+            self.status = self.server.status(self.pid, block=True)
+        return self.status if self.status is not None else -signal.SIGKILL
+
+
+class ForkServer:
+    """One warm interpreter that forks workers; started on first use, stopped by close()."""
+
+    def __init__(self, python: str, env: dict[str, str], cwd: str) -> None:
+        self.python, self.env, self.cwd = python, env, cwd
+        self._proc: subprocess.Popen | None = None
+        self._sock: socket.socket | None = None
+        self.forks = 0
+        self.start_seconds = 0.0
+        # Forks per server before a fresh one takes over (0: one server for the whole run).
+        self.max_forks = int(os.environ.get("REGRESS_FORKS_PER_SERVER", "0") or 0)
+
+    def _start(self) -> None:
+        started = time.monotonic()
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self._proc = subprocess.Popen(
+                [self.python, str(SERVER), str(theirs.fileno())],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                cwd=self.cwd,
+                pass_fds=(theirs.fileno(),),
+                start_new_session=True,
+                env=self.env,
+            )
+        except OSError as exc:
+            mine.close()
+            raise RegressError(f"cannot start the worker interpreter {self.python}: {exc.strerror}; check --python") from None
+        finally:
+            theirs.close()
+        mine.settimeout(SERVER_START_TIMEOUT)
+        try:
+            ready = mine.recv(4096)
+        except OSError:
+            ready = b""
+        if not ready:
+            self._proc.kill()
+            err = self._proc.communicate()[1].decode(errors="replace").strip().splitlines()
+            mine.close()
+            self._proc = None
+            raise ServerFailed(" | ".join(err[-3:]) or "no output")
+        mine.settimeout(None)
+        self._sock = mine
+        # Its stderr is only for a start that fails; later output would fill the pipe.
+        assert self._proc.stderr is not None
+        self._proc.stderr.close()
+        self.start_seconds = time.monotonic() - started
+
+    def _ask(self, request: dict, fds: list[int] = ()) -> dict:  # type: ignore[assignment]
+        assert self._sock is not None
+        socket.send_fds(self._sock, [json.dumps(request).encode()], list(fds))
+        answer = self._sock.recv(4096)
+        if not answer:
+            raise ServerFailed("the fork server exited")
+        return json.loads(answer)
+
+    @property
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def fork(self, job: dict, report_fd: int, log: IO[bytes]) -> Forked:
+        """A new worker running `job`; it reports on `report_fd` and prints to `log`."""
+        if self.max_forks and self.forks and self.forks % self.max_forks == 0:
+            self.close()  # a new server: its own process luck (library layout, hash seed) for the next rounds
+        if not self.alive:
+            self.close()
+            self._start()
+        try:
+            pid = int(self._ask({"op": "fork", "job": job}, [report_fd, log.fileno()])["pid"])
+        except (OSError, ServerFailed):
+            # The server died between rounds (killed, out of memory): one more try on a new one.
+            self.close()
+            self._start()
+            pid = int(self._ask({"op": "fork", "job": job}, [report_fd, log.fileno()])["pid"])
+        self.forks += 1
+        return Forked(self, pid)
+
+    def status(self, pid: int, *, block: bool) -> int | None:
+        try:
+            return self._ask({"op": "wait" if block else "poll", "pid": pid})["status"]
+        except (OSError, ServerFailed, AssertionError):
+            return -signal.SIGKILL  # the server is gone, and its children with it
+
+    def close(self) -> None:
+        if self._sock is not None:
+            with contextlib.suppress(OSError):
+                self._sock.close()
+            self._sock = None
+        if self._proc is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            self._proc.wait()
+            self._proc = None
+
+
+class ServerFailed(Exception):
+    """The fork server could not start or went away; the text is its last output."""

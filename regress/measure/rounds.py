@@ -1,0 +1,107 @@
+"""More rounds for a comparison, through the round engine.
+
+`compare --measure` and the pull-request check take rounds of base and head
+in turn (the engine interleaves them), each in a fresh forked worker, and
+the store appends them to what each commit already holds, so an interrupted
+comparison keeps what it measured.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from regress.measure import adaptive
+from regress.measure import engine
+from regress.storage import gitrepo
+from regress.measure import runner
+from regress.core.config import Config
+from regress.core.errors import RegressError
+from regress.core.records import CommitInfo, CommitResult
+from regress.storage.store import Store
+
+
+def measure_rounds(
+    cfg: Config,
+    shas: list[str],
+    *,
+    rounds: int | None = None,
+    bench: str = "",
+    announce: Callable[[int, int, CommitInfo], None] | None = None,
+) -> dict[str, CommitResult]:
+    """Top every commit in `shas` up, in turn; return what is stored after.
+
+    With `rounds`, every benchmark is topped up to `rounds` more than the most
+    any benchmark of these commits holds; without, the configured adaptive
+    plan, counting the rounds already stored.
+    """
+    repo = gitrepo.open_repo(cfg.root)
+    store = Store(cfg.results_dir)
+    shas = list(dict.fromkeys(shas))
+    with store.lock():
+        gitrepo.prune_stale_worktrees(repo)
+        stored = {sha: store.load(cfg.machine_name, cfg.env, sha) for sha in shas}
+        if not cfg.benchmarks_dir.is_dir() and any(r is None or r.settings.benchmarks_from == "worktree" for r in stored.values()):
+            raise RegressError(
+                f"no benchmark folder {cfg.benchmarks_dir}; create it with a bench_*.py suite, "
+                'or set benchmarks = "..." in [tool.regress] of pyproject.toml'
+            )
+        if rounds is None:
+            budget = engine.budget_for(cfg)
+        else:
+            have = max((len(v) for r in stored.values() for v in engine.stored_values(r)[0].values()), default=0)
+            budget = adaptive.Budget(min_rounds=have + rounds, max_rounds=have + rounds, seconds=float("inf"))
+
+        def settings_of(sha: str):
+            existing = stored.get(sha)
+            benchmarks_from = existing.settings.benchmarks_from if existing is not None else "worktree"
+            base = runner.settings_for(cfg, runner.Options(bench=bench, benchmarks_from=benchmarks_from))
+            return engine.with_plan(base, budget)
+
+        progress = _Announce(announce, budget.max_rounds)
+        try:
+            with engine.checked_out(cfg, repo, shas, settings_of, stored) as targets:
+                engine.measure_targets(cfg, store, targets, budget, progress)
+        finally:
+            runner.close_servers()
+        return {sha: store.load(cfg.machine_name, cfg.env, sha) for sha in shas}
+
+
+class _Announce(engine.RoundProgress):
+    def __init__(self, announce, most: int) -> None:
+        self.announce, self.most = announce, most
+
+    def round_started(self, k, i, n, info, left) -> None:
+        if self.announce is not None:
+            self.announce(k, self.most, info)
+
+
+# Never take more than this many rounds in one `compare --measure`.
+MAX_ROUNDS = 40
+
+
+def plan_more(verdicts, *, rounds: int | None = None) -> tuple[int, list]:
+    """How many more rounds `compare --measure` takes, and of which benchmarks.
+
+    Without `rounds`: the noisy benchmarks that more rounds can help, up to
+    the rounds their verdicts ask for (at least RECOMMENDED_ROUNDS per side). With it: every benchmark
+    measured at both commits, up to `rounds` per side.
+    """
+    from regress.analysis.stats import RECOMMENDED_ROUNDS
+
+    comparable = [v for v in verdicts if v.base_rounds and v.head_rounds]
+    if rounds is None:
+        chosen = [v for v in comparable if v.verdict == "noisy" and v.rounds_needed]
+        target = max([RECOMMENDED_ROUNDS, *(v.rounds_needed or 0 for v in chosen)])
+    else:
+        chosen, target = comparable, rounds
+    if not chosen:
+        return 0, []
+    have = min(min(v.base_rounds, v.head_rounds) for v in chosen)
+    return max(0, min(target, MAX_ROUNDS) - have), chosen
+
+
+def exact_filter(ids) -> str:
+    """A --bench regex that matches exactly these benchmark identities."""
+    import re
+
+    return "^(?:" + "|".join(re.escape(str(i)) for i in ids) + ")$"

@@ -1,0 +1,145 @@
+"""The child process that imports a commit's code and measures its whole suite.
+
+One worker per commit (not per benchmark), so a commit costs one interpreter
+start and one `import torch`. It is started as a script, reads its job as
+JSON on stdin and reports on the pipe named by argv[1] (see protocol.py).
+If it dies or hangs, the runner starts another for the benchmarks left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import sys
+import time
+import traceback
+from pathlib import Path
+
+
+def _setup_path(job: dict) -> None:
+    """The measured commit's code first; regress's own folder last.
+
+    regress itself is purged from sys.modules so that a project which *is*
+    regress measures its own commit's code, not the installed copy.
+    """
+    own = str(Path(__file__).resolve().parents[1])
+    sys.path[:] = [p for p in sys.path if p and Path(p).resolve() != Path(own)]
+    for name in [m for m in sys.modules if m == "regress" or m.startswith("regress.")]:
+        del sys.modules[name]
+    sys.path[0:0] = [job["import_path"], job["benchmarks_dir"]]
+    sys.path.append(own)
+    os.chdir(job["cwd"])
+
+
+def _die_with_parent(parent: int = 0) -> None:
+    """A worker orphaned by a killed regress (or fork server) must not go on measuring."""
+    parent = parent or int(os.environ.get("REGRESS_PARENT_PID", "0") or 0)
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if parent and os.getppid() != parent:
+        os._exit(1)
+
+
+def main() -> None:
+    _die_with_parent()
+    out = os.fdopen(int(sys.argv[1]), "wb", buffering=0)
+    run_job(json.loads(sys.stdin.read()), out)
+
+
+def run_job(job: dict, out) -> None:
+    """Discover the suites of `job` and measure them, reporting on `out` (a binary file)."""
+    from regress.suite import discover
+    from regress.suite import machine
+    from regress.measure import protocol
+    from regress.suite import reference
+    from regress.measure import shard
+    from regress.suite import timing
+    from regress.core.records import Failure, InstructionCount
+
+    def send(kind: str, **fields) -> None:
+        out.write(protocol.encode(kind, **fields))
+
+    _setup_path(job)
+    send("hello", pid=os.getpid(), fingerprint=machine.fingerprint(job["machine"]))
+
+    entries, failures = discover.discover(
+        Path(job["benchmarks_dir"]), env=job["env"], shown_root=Path(job["shown_root"])
+    )
+    pattern = re.compile(job.get("bench_filter") or "")
+    only = shard.Shard(*job["shard"]) if job.get("shard") else None
+    skip = {tuple(s) for s in job.get("skip", [])}
+    todo = []
+    for e in entries:
+        bid = e.spec.id
+        if not pattern.search(str(bid)) or (only is not None and not only.takes(bid)):
+            continue
+        key = (bid.label, bid.sub_label, bid.description, bid.num_threads)
+        if key in skip:
+            continue
+        todo.append(e)
+    if job["mode"] == "time":
+        # A new order every round: what ran just before a benchmark (caches, the
+        # allocator's free lists) is then round-to-round noise the rounds' spread
+        # shows, not an offset shared by every round of one commit.
+        import random
+
+        random.Random(os.urandom(8)).shuffle(todo)
+    send(
+        "discovered",
+        benchmarks=[{"spec": e.spec, "origin": e.origin, "skip": e.skip} for e in todo],
+        failures=failures,
+    )
+    if job["mode"] == "list":
+        send("done")
+        return
+
+    counter = None
+    main_module = sys.modules.get("__main__")
+    for index, e in enumerate(todo):
+        send("start", index=index)
+        if e.skip:
+            send("failed", index=index, failure=Failure("skipped", e.skip, e.origin))
+            continue
+        # Recipe-style Timers say setup='from __main__ import f': let __main__
+        # be the suite module while its benchmarks run.
+        sys.modules["__main__"] = e.module
+        try:
+            if job["mode"] == "instructions":
+                if counter is None:  # only now: imports and discovery ran uninstrumented
+                    from regress.measure import callgrind
+
+                    counter = callgrind.Counter(job["callgrind_dir"], job.get("callgrind_helper"))
+                started = time.time()
+                per_call = counter.count(e.timer, number=job["instr_number"], repeats=job["instr_repeats"])
+                send("counted", index=index, count=InstructionCount(job["instr_number"], per_call, started))
+                continue
+            s = timing.measure(e.timer, min_run_time=job["min_run_time"], warmup=job["warmup"])
+        except Exception as exc:  # noqa: BLE001 - the benchmark's failure is data
+            tb = traceback.extract_tb(exc.__traceback__)
+            frame = next((f for f in reversed(tb) if not f.filename.startswith(str(Path(__file__).parent))), None)
+            where = f"{frame.filename}:{frame.lineno}" if frame else e.origin
+            text = str(exc).strip().splitlines()
+            message = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+            send("failed", index=index, failure=Failure("error", message, where))
+        else:
+            send("result", index=index, sample=s)
+        finally:
+            sys.modules["__main__"] = main_module
+    if job.get("reference") and job["mode"] == "time":
+        # Fixed code that is not the project's, timed in the same process state
+        # as the suite: it tells a slow machine from a slow commit.
+        send("reference", sample=reference.measure(min(reference.MIN_RUN_TIME, job["min_run_time"])))
+    send("done")
+
+
+if __name__ == "__main__":
+    # Started as a script: sys.path[0] is regress/ itself, whose module names
+    # (model, config, ...) must not shadow the user's. Import regress from its parent.
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+    main()

@@ -1,0 +1,245 @@
+"""How verdicts and steps look: a terminal table, a GitHub-flavoured Markdown table, stable JSON.
+
+Tables are grouped the way torch's Compare groups them (label, then thread
+count). The JSON shapes are a contract for scripts: fields are only ever
+added, and `version` goes up if one has to change.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import Counter
+from itertools import groupby
+
+from regress.analysis.changepoints import Step
+from regress.analysis.diff import VERDICTS, Verdict, pct
+from regress.core.records import CommitInfo
+
+JSON_VERSION = 1
+
+_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns"))
+
+
+def fmt_time(seconds: float | None) -> str:
+    """4 significant figures in the largest unit that keeps the number >= 1."""
+    if seconds is None:
+        return "-"
+    for scale, unit in _UNITS:
+        if seconds >= scale or scale == 1e-9:
+            value = seconds / scale
+            return f"{value:.4g} {unit}" if value >= 1000 else f"{value:#.4g} {unit}".replace(". ", " ")
+    raise AssertionError  # pragma: no cover
+
+
+def fmt_count(count: float | None) -> str:
+    return "-" if count is None else f"{round(count):,}"
+
+
+def _spread(level: float | None, iqr: float | None) -> str:
+    if level is None or iqr is None or level <= 0:
+        return ""
+    return f"±{iqr / level * 50:.1f}%"  # half the IQR, relative to the level
+
+
+def _name(v: Verdict) -> str:
+    return " / ".join(p for p in (v.id.sub_label, v.id.description) if p)
+
+
+def _threads(n: int) -> str:
+    return f"{n} thread" + ("" if n == 1 else "s")
+
+
+def summary(verdicts: list[Verdict]) -> str:
+    counts = Counter(v.verdict for v in verdicts)
+    return ", ".join(f"{counts[k]} {k}" for k in VERDICTS if counts[k]) or "no benchmarks"
+
+
+def _commit_line(role: str, info: CommitInfo | None) -> str:
+    if info is None:
+        return f"{role}: not measured"
+    return f"{role}: {info.short} {info.subject}"
+
+
+# -- text ------------------------------------------------------------------
+
+
+def text(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo | None, threshold: float, color: bool = False,
+         counts: bool = False) -> str:
+    fmt = fmt_count if counts else fmt_time
+    lines = [_commit_line("base", base), _commit_line("head", head), ""]
+    paint = {"regression": "31", "improvement": "32", "noisy": "33", "failed": "31;1"}
+    for label, group in groupby(verdicts, key=lambda v: v.id.label):
+        rows = list(group)
+        names = [_name(v) for v in rows]
+        width = max(len(n) for n in names + ["benchmark"])
+        bar = f" {label} "
+        lines.append(f"[{bar:-^{max(width + 66, len(bar) + 10)}}]")
+        for threads, sub in groupby(rows, key=lambda v: v.id.num_threads):
+            lines.append(f"{_threads(threads):<{width + 2}}{'base':>12} {'':>7} {'head':>12} {'':>7} {'change':>8}  verdict")
+            for v in sub:
+                verdict = f"\x1b[{paint[v.verdict]}m{v.verdict}\x1b[0m" if color and v.verdict in paint else v.verdict
+                change = pct(v.ratio) if v.ratio is not None else ""
+                lines.append(
+                    f"  {_name(v):<{width}}{fmt(v.base_median):>12} {_spread(v.base_median, v.base_iqr):>7} "
+                    f"{fmt(v.head_median):>12} {_spread(v.head_median, v.head_iqr):>7} {change:>8}  {verdict}"
+                )
+        lines.append("")
+    notes = [v for v in verdicts if v.verdict not in ("unchanged",)]
+    if notes:
+        lines.append("why:")
+        lines.extend(f"  {v.id}: {v.verdict}: {v.reason}" for v in notes)
+        lines.append("")
+    what = ("instructions per call (callgrind), the median of each commit's runs" if counts
+            else "times are each commit's fastest round, ± half the IQR of its rounds")
+    lines.append(f"{summary(verdicts)} (threshold {threshold * 100:g}%; {what})")
+    return "\n".join(lines)
+
+
+# -- markdown ----------------------------------------------------------------
+
+_ICON = {"regression": "🔴", "improvement": "🟢", "noisy": "🟡", "failed": "❌", "new": "🆕", "missing": "⚪", "unchanged": ""}
+
+
+def _md(text: str) -> str:
+    """A table cell: no HTML, no pipes, no newlines from benchmark or commit names."""
+    return html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ").replace("`", "'")
+
+
+def markdown(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo | None, threshold: float,
+             counts: bool = False) -> str:
+    fmt = fmt_count if counts else fmt_time
+
+    def commit(info: CommitInfo | None) -> str:
+        return "not measured" if info is None else f"`{info.short}` {_md(info.subject)}"
+
+    out = [
+        f"### regress: {_md(summary(verdicts))}",
+        "",
+        f"base {commit(base)} → head {commit(head)}; threshold {threshold * 100:g}%",
+        "",
+    ]
+    for label, group in groupby(verdicts, key=lambda v: v.id.label):
+        out += [f"#### {_md(label)}", "", "| benchmark | threads | base | head | change | verdict |", "|---|---:|---:|---:|---:|---|"]
+        for v in group:
+            change = pct(v.ratio) if v.ratio is not None else ""
+            base_cell = f"{fmt(v.base_median)} {_spread(v.base_median, v.base_iqr)}".strip()
+            head_cell = f"{fmt(v.head_median)} {_spread(v.head_median, v.head_iqr)}".strip()
+            verdict = f"{_ICON[v.verdict]} **{v.verdict}**" if v.verdict != "unchanged" else "unchanged"
+            out.append(f"| {_md(_name(v))} | {v.id.num_threads} | {base_cell} | {head_cell} | {change} | {verdict.strip()} |")
+        out.append("")
+    notes = [v for v in verdicts if v.verdict != "unchanged"]
+    if notes:
+        out += ["<details><summary>Why</summary>", ""]
+        out += [f"- **{_md(str(v.id))}**: {v.verdict}: {_md(v.reason)}" for v in notes]
+        out += ["", "</details>", ""]
+    out.append("_Instructions per call (callgrind), the median of each commit's runs._" if counts else
+               "_Times are each commit's fastest round (a round = one fresh process); ± is half the IQR of the rounds._")
+    return "\n".join(out)
+
+
+# -- json ------------------------------------------------------------------
+
+
+def _commit_json(info: CommitInfo | None) -> dict | None:
+    if info is None:
+        return None
+    return {"sha": info.sha, "short": info.short, "subject": info.subject, "author": info.author, "committed_at": info.committed_at}
+
+
+def verdict_json(v: Verdict) -> dict:
+    return {
+        "id": str(v.id),
+        "label": v.id.label,
+        "sub_label": v.id.sub_label,
+        "description": v.id.description,
+        "num_threads": v.id.num_threads,
+        "verdict": v.verdict,
+        "base": v.base_median,
+        "head": v.head_median,
+        "base_iqr": v.base_iqr,
+        "head_iqr": v.head_iqr,
+        "ratio": v.ratio,
+        "ci_low": v.ci_low,
+        "ci_high": v.ci_high,
+        "p_value": v.p_value,
+        "base_rounds": v.base_rounds,
+        "head_rounds": v.head_rounds,
+        "reason": v.reason,
+    }
+
+
+def compare_json(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo | None, threshold: float, machine: str, env: str,
+                 mode: str = "time", base_env: str | None = None) -> str:
+    counts = Counter(v.verdict for v in verdicts)
+    doc = {
+        "format": "regress-compare",
+        "version": JSON_VERSION,
+        "machine": machine,
+        "env": env,
+        "base_env": base_env or env,
+        "mode": mode,
+        "unit": "instructions" if mode == "instructions" else "seconds",
+        "threshold": threshold,
+        "base": _commit_json(base),
+        "head": _commit_json(head),
+        "summary": {k: counts[k] for k in VERDICTS},
+        "verdicts": [verdict_json(v) for v in verdicts],
+    }
+    return json.dumps(doc, indent=2, allow_nan=False)
+
+
+# -- steps -------------------------------------------------------------------
+
+
+def steps_text(steps: list[Step], commits: dict[str, CommitInfo], *, threshold: float, n_commits: int) -> str:
+    """Steps grouped by the commit they start at, newest commit first."""
+    if not steps:
+        return f"no steps beyond {threshold * 100:g}% in {n_commits} measured commits"
+    lines = []
+    ordered = sorted(steps, key=lambda s: (-s.index, s.direction != "regression", -abs(s.ratio - 1), s.id))
+    for _, group in groupby(ordered, key=lambda s: s.index):
+        group = list(group)
+        c = commits[group[0].sha]
+        lines.append(f"{c.short} {c.subject}")
+        for s in group:
+            slide = f" (a slide over {s.span} commits, to {commits[s.end_sha].short})" if s.span > 1 else ""
+            lines.append(f"  {s.direction:<11} {pct(s.ratio):>8}  {fmt_time(s.before)} -> {fmt_time(s.after)}  {s.id}{slide}")
+    n_reg = sum(s.direction == "regression" for s in steps)
+    lines.append("")
+    lines.append(
+        f"{n_reg} regression(s), {len(steps) - n_reg} improvement(s) in {n_commits} measured commits "
+        f"(threshold {threshold * 100:g}%; newest first)"
+    )
+    return "\n".join(lines)
+
+
+def steps_json(steps: list[Step], commits: dict[str, CommitInfo], *, threshold: float, machine: str, env: str, n_commits: int) -> str:
+    doc = {
+        "format": "regress-regressions",
+        "version": JSON_VERSION,
+        "machine": machine,
+        "env": env,
+        "threshold": threshold,
+        "commits": n_commits,
+        "steps": [
+            {
+                "id": str(s.id),
+                "label": s.id.label,
+                "sub_label": s.id.sub_label,
+                "description": s.id.description,
+                "num_threads": s.id.num_threads,
+                "commit": _commit_json(commits[s.sha]),
+                "index": s.index,
+                "before": s.before,
+                "after": s.after,
+                "ratio": s.ratio,
+                "direction": s.direction,
+                "p_value": s.p_value,
+                "span": s.span,
+                "end_sha": s.end_sha,
+            }
+            for s in steps
+        ],
+    }
+    return json.dumps(doc, indent=2, allow_nan=False)

@@ -1,0 +1,1 @@
+"""The static site: derived data, pages, templates: imports core, storage, analysis, output."""

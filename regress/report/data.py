@@ -1,0 +1,375 @@
+"""What the site shows, computed from the results: plain data, no HTML, no I/O.
+
+One `Series` per machine and environment (never joined with another). For
+every commit of a series and every benchmark it measured, the report needs
+two kinds of numbers, computed once here (`Series.tracks`) and shared by
+every page:
+
+- for the trend charts, the statistic the differ and the change points use:
+  the **level** (`stats.level` of `stats.round_values`: the fastest round's
+  fastest block) and the quartiles of the round values (`stats.spread`, one
+  value per round) for the band, so change-point markers (whose before and
+  after are levels) sit on the line;
+- for the Compare tables, torch's: the median over every round's runs, its
+  quartiles and torch's significant-figure estimate (they match `regress show`).
+
+A Compare table cell's colour is the differ's verdict (`diff.compare`)
+against the benchmark's previous measured commit, never a ratio of medians.
+A verdict costs a bootstrap, and a site can hold a thousand commits of two
+hundred benchmarks, so only the newest `VERDICT_COMMITS` commits of each
+series are judged (`Series.verdicts`); older tables are shown uncoloured, and
+the label page says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from regress.analysis import stats
+from regress.analysis.changepoints import Step, find_steps
+from regress.analysis.diff import Verdict, compare
+from regress.core.records import BenchmarkId, CommitInfo, CommitResult, history_order
+from regress.report.tables import format_tables, select_unit, summarize_times, trim_sigfig
+
+# The newest commits of each series whose Compare tables are coloured by verdicts.
+# Each verdict bootstraps its rounds (a few ms); judging every commit of a site of
+# 1,000 commits x 200 benchmarks would take minutes, these 30 take seconds.
+VERDICT_COMMITS = 30
+# A regression (improvement) at least this big (this big a speed-up) is marked stronger.
+BIG_CHANGE = 1.5
+
+
+@dataclass(frozen=True)
+class Track:
+    """One benchmark's measurements in one series, oldest first (parallel arrays)."""
+
+    commits: np.ndarray  # index into Series.history
+    median: np.ndarray  # torch's: every block of every round pooled (Compare tables)
+    q1: np.ndarray
+    q3: np.ndarray
+    figures: np.ndarray  # torch's significant_figures
+    level: np.ndarray  # the differ's: the fastest round's fastest block (charts)
+    lo: np.ndarray  # quartiles of the round values, one value per round (chart band)
+    hi: np.ndarray
+
+
+@dataclass(frozen=True)
+class Failed:
+    commit: int
+    message: str
+
+
+@dataclass
+class Series:
+    machine: str
+    env: str
+    history: list[CommitResult]
+    tracks: dict[BenchmarkId, Track] = field(default_factory=dict)
+    failed: dict[BenchmarkId, list[Failed]] = field(default_factory=dict)
+    steps: list[Step] = field(default_factory=list)
+    # Instruction counts (callgrind), apart from times: (commit index, per call).
+    counts: dict[BenchmarkId, list[tuple[int, int]]] = field(default_factory=dict)
+    # The differ's verdicts for the newest VERDICT_COMMITS commits: commit index ->
+    # {benchmark: (index of its previous measured commit, verdict against it)}.
+    verdicts: dict[int, dict[BenchmarkId, tuple[int, Verdict]]] = field(default_factory=dict)
+    judged_from: int = 0  # first commit index whose tables are coloured by verdicts
+
+    @property
+    def name(self) -> str:
+        return f"{self.machine} / {self.env}"
+
+    @property
+    def ids(self) -> set[BenchmarkId]:
+        return set(self.tracks) | set(self.failed) | set(self.counts)
+
+
+def summarize(series: Series, *, threshold: float) -> Series:
+    """Fill in tracks, failures, change points and recent verdicts from the series' history.
+
+    The times of every successful result are gathered into one flat array
+    and summarized with numpy, rows of equal length at a time: at 1,000
+    commits x 200 benchmarks a per-result Python loop costs seconds.
+    """
+    rows: dict[BenchmarkId, list[int]] = {}
+    commit_of: list[int] = []
+    flat: list[float] = []
+    per_run: list[int] = []  # number_per_run of each sample
+    sample_len: list[int] = []
+    result_len: list[int] = []
+    levels: list[float] = []
+    round_flat: list[float] = []  # every result's round values, one after another
+    round_len: list[int] = []
+    failed = series.failed
+    for ci, cr in enumerate(series.history):
+        for r in cr.results:
+            bid = r.id
+            if r.counted:
+                series.counts.setdefault(bid, []).append((ci, r.instructions))
+            if r.ok and any(s.raw_times for s in r.samples):
+                rows.setdefault(bid, []).append(len(commit_of))
+                commit_of.append(ci)
+                values = stats.round_values(r) if all(s.raw_times for s in r.samples) else tuple(
+                    stats.round_value(s) for s in r.samples if s.raw_times
+                )
+                levels.append(stats.level(values))
+                round_flat.extend(values)
+                round_len.append(len(values))
+                total = 0
+                for sample in r.samples:
+                    flat.extend(sample.raw_times)
+                    per_run.append(sample.number_per_run)
+                    sample_len.append(len(sample.raw_times))
+                    total += len(sample.raw_times)
+                result_len.append(total)
+            elif r.failure is not None and r.failure.kind != "skipped":
+                failed.setdefault(bid, []).append(Failed(ci, str(r.failure)))
+            # else: skipped here (no GPU, say) or instruction counts only: not a failure
+    # A commit whose build or suite failed has no result for what it could not run.
+    known = set(rows) | set(failed)
+    for ci, cr in enumerate(series.history):
+        if cr.problems:
+            message = "; ".join(str(f) for f in cr.problems)
+            for bid in known - {r.id for r in cr.results}:
+                failed.setdefault(bid, []).append(Failed(ci, message))
+    for entries in failed.values():
+        entries.sort(key=lambda f: f.commit)
+
+    times = np.asarray(flat, dtype=np.float64) / np.repeat(np.asarray(per_run, dtype=np.float64), sample_len)
+    lengths = np.asarray(result_len, dtype=np.int64)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+    stats_ = np.empty((4, len(lengths)))
+    for n in np.unique(lengths).tolist():
+        which = np.flatnonzero(lengths == n)
+        block = times[starts[which][:, None] + np.arange(n)]
+        for k, column in enumerate(summarize_times(block)):
+            stats_[k, which] = column
+    band = _round_quartiles(np.asarray(round_flat, dtype=np.float64), np.asarray(round_len, dtype=np.int64))
+    level = np.asarray(levels, dtype=np.float64)
+    commits = np.asarray(commit_of, dtype=np.int64)
+    for bid, idx in rows.items():
+        i = np.asarray(idx, dtype=np.int64)
+        series.tracks[bid] = Track(
+            commits[i], stats_[1, i], stats_[0, i], stats_[2, i], stats_[3, i].astype(np.int64), level[i], band[0, i], band[1, i]
+        )
+    series.steps = find_steps(series.history, threshold=threshold)
+    judge_recent(series, threshold=threshold)
+    return series
+
+
+def _round_quartiles(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """(q1, q3) of each result's round values, as `stats.spread` (one round: both that round).
+
+    `values` holds every result's rounds one after another, `lengths` how many
+    each has; done in bulk, rows of equal length at a time.
+    """
+    out = np.empty((2, len(lengths)))
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+    for n in np.unique(lengths).tolist():
+        which = np.flatnonzero(lengths == n)
+        block = values[starts[which][:, None] + np.arange(n)]
+        if n < 2:
+            out[:, which] = block[:, 0]
+        else:
+            out[:, which] = np.percentile(block, [25, 75], axis=1)
+    return out
+
+
+def judge_recent(series: Series, *, threshold: float, newest: int | None = None) -> None:
+    """The differ's verdicts for the newest `newest` (VERDICT_COMMITS) commits of the series.
+
+    Each benchmark measured at a commit is judged against its previous
+    measured commit (the one before it in its track), with the whole of both
+    commits' results handed to `diff.compare`: what `regress compare PREV
+    COMMIT` says, so a rule that looks across benchmarks (a machine-wide
+    slowdown, say) sees them all. Usually that is one comparison per commit,
+    with the commit before; a benchmark that failed or was left out there is
+    judged against the last commit that measured it, in one more comparison.
+    """
+    count = VERDICT_COMMITS if newest is None else newest
+    first = max(0, len(series.history) - count)
+    series.judged_from = first
+    wanted: dict[int, dict[int, list[BenchmarkId]]] = {}  # commit -> previous commit -> benchmarks
+    for bid, t in series.tracks.items():
+        commits = t.commits
+        k = int(np.searchsorted(commits, first))
+        for j in range(max(k, 1), len(commits)):
+            head, base = int(commits[j]), int(commits[j - 1])
+            wanted.setdefault(head, {}).setdefault(base, []).append(bid)
+    history = series.history
+    for head in sorted(wanted):
+        judged: dict[BenchmarkId, tuple[int, Verdict]] = {}
+        for base, ids in sorted(wanted[head].items(), reverse=True):
+            before = history[base - 1] if base > 0 else None
+            after = history[head + 1] if head + 1 < len(history) else None
+            by_id = {v.id: v for v in compare(history[base], history[head], threshold=threshold, before=before, after=after)}
+            for bid in ids:
+                if bid in by_id:
+                    judged[bid] = (base, by_id[bid])
+        series.verdicts[head] = judged
+
+
+# -- names and links ---------------------------------------------------------
+
+
+def slug(text: str, key: str) -> str:
+    """A file name for a page: readable part from `text`, unique part from `key`."""
+    readable = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "x"
+    return f"{readable}-{hashlib.sha1(key.encode()).hexdigest()[:8]}"
+
+
+def bench_slug(bid: BenchmarkId) -> str:
+    return slug(str(bid), repr((bid.label, bid.sub_label, bid.description, bid.num_threads)))
+
+
+def label_slug(label: str) -> str:
+    return slug(label, repr(label))
+
+
+def iso(ts: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(ts))
+
+
+def fmt_time(seconds: float | None) -> str:
+    """A time for people: 4 significant figures in the unit torch would pick."""
+    if seconds is None:
+        return ""
+    if not seconds > 0:
+        return f"{seconds:g} s"
+    unit, scale = select_unit(seconds)
+    return f"{float(trim_sigfig(seconds / scale, 4)):.4g} {unit}"
+
+
+def fmt_ratio(ratio: float | None) -> str:
+    return "" if ratio is None else f"{(ratio - 1) * 100:+.1f}%"
+
+
+def commit_order(series: list[Series]) -> list[CommitInfo]:
+    """Every commit of every series once, in history order (as `Store.history` sorts)."""
+    seen: dict[str, CommitInfo] = {}
+    for s in series:
+        for cr in s.history:
+            seen.setdefault(cr.commit.sha, cr.commit)
+    return history_order(list(seen.values()))
+
+
+# -- Compare tables (label pages) --------------------------------------------
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The fixed rows and columns of one label's tables, over all of its history."""
+
+    columns: list[str]  # descriptions
+    groups: list[tuple[int, list[tuple[str, list[BenchmarkId | None]]]]]  # threads -> rows (sub_label, cells)
+
+    @property
+    def cells(self) -> list[BenchmarkId | None]:
+        return [bid for _, rows in self.groups for _, row in rows for bid in row]
+
+
+def grid_for(ids: list[BenchmarkId]) -> Grid:
+    """torch's layout: rows by sub_label, columns by description, grouped by threads (ids in first-seen order)."""
+    columns = list(dict.fromkeys(b.description for b in ids))
+    row_keys = sorted(dict.fromkeys((b.num_threads, b.sub_label) for b in ids), key=lambda k: k[0])
+    by_key = {(b.num_threads, b.sub_label, b.description): b for b in ids}
+    groups: list[tuple[int, list]] = []
+    for threads, sub in row_keys:
+        if not groups or groups[-1][0] != threads:
+            groups.append((threads, []))
+        groups[-1][1].append((sub, [by_key.get((threads, sub, c)) for c in columns]))
+    return Grid(columns, groups)
+
+
+def verdict_class(v: Verdict) -> str:
+    """A Compare cell's CSS class for the differ's verdict.
+
+    regression: "up" ("up2" from BIG_CHANGE slower), improvement: "dn" ("dn2"
+    from BIG_CHANGE faster); every other verdict is neutral and named by
+    itself ("noisy", "unchanged", ...).
+    """
+    if v.verdict == "regression":
+        return "up2" if v.ratio is not None and v.ratio >= BIG_CHANGE else "up"
+    if v.verdict == "improvement":
+        return "dn2" if v.ratio is not None and v.ratio <= 1 / BIG_CHANGE else "dn"
+    return v.verdict
+
+
+def verdict_title(v: Verdict, against: str) -> str:
+    """A Compare cell's hover text: the verdict, the commit it is against, and the differ's reason."""
+    return f"{v.verdict} against {against}: {v.reason}"
+
+
+def label_tables(series: Series, grid: Grid, *, threshold: float) -> list[dict]:
+    """For each commit of the series that measured this label: its Compare table.
+
+    Each entry: {"c": commit index in history, "unit": ..., "judged": whether
+    the commit is among the newest VERDICT_COMMITS (its colours are verdicts),
+    "cells": [...]} with one cell per grid position: None (not measured), or
+    [text, class, title]. text is torch's trimmed median; class and title come
+    from the differ's verdict against the benchmark's previous measured commit
+    (`Series.verdicts`, `verdict_class`, `verdict_title`); both are "" where
+    there is no verdict (the first measurement, or a commit too old to be
+    judged). A failed cell is ["failed", "fail", message]. `threshold` is the
+    one the verdicts were reached with (`summarize`).
+    """
+    cells = grid.cells
+    tracks = [series.tracks.get(bid) if bid is not None else None for bid in cells]
+    fails = [series.failed.get(bid, ()) if bid is not None else () for bid in cells]
+    commits = sorted({int(c) for t in tracks if t is not None for c in t.commits} | {f.commit for fs in fails for f in fs})
+    if not commits:
+        return []
+    order = np.asarray(commits, dtype=np.int64)
+    medians = np.full((len(commits), len(cells)), np.nan)
+    figures = np.ones((len(commits), len(cells)), dtype=np.int64)
+    for k, t in enumerate(tracks):
+        if t is None:
+            continue
+        where = np.searchsorted(order, t.commits)
+        medians[where, k] = t.median
+        figures[where, k] = t.figures
+    columns = np.asarray([grid.columns.index(bid.description) if bid is not None else -1 for bid in cells])
+    units, texts = format_tables(medians, figures, columns)
+    history = series.history
+    tables = []
+    for ci, unit, text_row in zip(commits, units, texts):
+        judged = series.verdicts.get(ci, {})
+        row = []
+        for bid, text in zip(cells, text_row):
+            if text is None:
+                row.append(None)
+                continue
+            found = judged.get(bid)
+            if found is None:
+                row.append([text, "", ""])
+            else:
+                base, v = found
+                row.append([text, verdict_class(v), verdict_title(v, history[base].commit.short)])
+        tables.append({"c": ci, "unit": unit, "judged": ci >= series.judged_from, "cells": row})
+    where_failed = np.searchsorted(order, [f.commit for fs in fails for f in fs]).tolist()
+    failed_cells = [(k, f.message[:300]) for k, fs in enumerate(fails) for f in fs]
+    for row, (k, message) in zip(where_failed, failed_cells):
+        tables[row]["cells"][k] = ["failed", "fail", message]
+    return tables
+
+
+def round6(values) -> list[float]:
+    """Values to 6 significant figures, as floats whose JSON form is short.
+
+    n / 10**k is the double nearest to the decimal n×10⁻ᵏ, so its repr has at
+    most 6 digits; done with numpy because a chart page has thousands.
+    """
+    a = np.asarray(values, dtype=np.float64)
+    if a.size == 0:
+        return []
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = np.clip(5 - np.floor(np.log10(np.abs(a))), -22, 22)
+    k = np.where(np.isfinite(k), k, 0)
+    p = 10.0 ** np.abs(k)
+    up = k >= 0
+    r = np.round(np.where(up, a * p, a / p))
+    return np.where(up, r / p, r * p).tolist()

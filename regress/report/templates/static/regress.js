@@ -1,0 +1,268 @@
+/* regress site: the overview's search box, the label pages' commit picker and the trend charts.
+ *
+ * Works from file:// with no network: a page's data is in the page itself
+ * (<script type="application/json">) or in data/commits.js, never fetched.
+ * Text that came from commits or benchmark names is set with textContent,
+ * and escaped before Plotly renders it (Plotly reads labels as HTML-like markup).
+ */
+(function () {
+  "use strict";
+
+  function readJSON(id) {
+    return JSON.parse(document.getElementById(id).textContent);
+  }
+
+  function esc(text) {
+    return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  }
+
+  function truncate(text, n) {
+    return text.length > n ? text.slice(0, n - 1) + "…" : text;
+  }
+
+  function fmtTime(seconds) {
+    var units = [[1e-6, 1e-9, "ns"], [1e-3, 1e-6, "us"], [1, 1e-3, "ms"]];
+    for (var i = 0; i < units.length; i++) {
+      if (seconds < units[i][0]) return Number((seconds / units[i][1]).toPrecision(4)) + " " + units[i][2];
+    }
+    return Number(seconds.toPrecision(4)) + " s";
+  }
+
+  function commits() {
+    return window.REGRESS_COMMITS; // {repo: url or "", commits: {sha: [index, short, subject, author, date]}}
+  }
+
+  function commitURL(sha) {
+    var repo = commits().repo;
+    return repo ? repo + "/commit/" + sha : "";
+  }
+
+  /* A commit as a line of text nodes: sha (linked when the repository is known), subject, author, date. */
+  function fillCommit(el, sha) {
+    var c = commits().commits[sha];
+    el.textContent = "";
+    var url = commitURL(sha);
+    var code = document.createElement(url ? "a" : "code");
+    code.className = "sha";
+    code.textContent = c[1];
+    if (url) code.href = url;
+    var subject = document.createElement("span");
+    subject.className = "subject";
+    subject.textContent = c[2];
+    var meta = document.createElement("span");
+    meta.className = "meta";
+    meta.textContent = c[3] + " · " + c[4] + " UTC";
+    el.append(code, " ", subject, " ", meta);
+  }
+
+  /* Overview: hide every row whose benchmark name lacks one of the typed words. */
+  function search() {
+    var input = document.getElementById("search");
+    var status = document.getElementById("search-status");
+    var rows = Array.prototype.slice.call(document.querySelectorAll("tr[data-name]"));
+    var names = rows.map(function (r) { return r.getAttribute("data-name").toLowerCase(); });
+    var groups = Array.prototype.slice.call(document.querySelectorAll("tbody.label-group"));
+    var tables = Array.prototype.filter.call(document.querySelectorAll("table"), function (t) { return t.querySelector("tr[data-name]"); });
+    var indexRows = document.querySelectorAll("table.index tr[data-name]");
+    function apply() {
+      var terms = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+      rows.forEach(function (row, i) {
+        row.hidden = !terms.every(function (t) { return names[i].indexOf(t) >= 0; });
+      });
+      groups.forEach(function (g) { g.hidden = !g.querySelector("tr[data-name]:not([hidden])"); });
+      tables.forEach(function (t) {
+        t.hidden = !t.querySelector("tr[data-name]:not([hidden])");
+        if (t.parentElement.tagName === "DETAILS") t.parentElement.hidden = t.hidden;
+      });
+      var shown = Array.prototype.filter.call(indexRows, function (r) { return !r.hidden; }).length;
+      status.hidden = !terms.length;
+      status.textContent = shown + " of " + indexRows.length + " benchmarks match “" + input.value.trim() + "”";
+    }
+    input.addEventListener("input", apply);
+    if (input.value) apply(); // a browser may restore typed text on back
+  }
+
+  /* Label pages: fill the Compare table with the chosen commit's row of cells. */
+  function labels() {
+    var data = readJSON("label-data");
+    Array.prototype.forEach.call(document.querySelectorAll(".compare-section"), function (section) {
+      var d = data.sections[Number(section.getAttribute("data-series"))];
+      var select = section.querySelector(".commit-select");
+      var cells = section.querySelectorAll("table.compare td");
+      var rows = section.querySelectorAll("table.compare tbody tr:not(.group)");
+      var bodies = section.querySelectorAll("table.compare tbody");
+      function show(i) {
+        var table = d.tables[i];
+        // A cell: [median text, class from the differ's verdict, "verdict against sha: reason"];
+        // class and title are "" where there is no verdict (first measurement, or too old to judge).
+        table.cells.forEach(function (c, k) {
+          var td = cells[k];
+          td.className = "num" + (c ? " " + (c[1] || "none") : "");
+          if (td.firstChild) td.firstChild.textContent = c ? c[0] : "";
+          td.title = !c ? "" : c[2] ? c[2] : table.judged
+            ? "no verdict: the first measurement of this benchmark on this series"
+            : "no verdict: colours for the newest " + data.judged_commits + " commits only";
+        });
+        section.querySelector(".judged-note").hidden = table.judged;
+        Array.prototype.forEach.call(rows, function (tr) {
+          tr.hidden = !Array.prototype.some.call(tr.querySelectorAll("td"), function (td) { return td.textContent; });
+        });
+        Array.prototype.forEach.call(bodies, function (b) { b.hidden = !b.querySelector("tr:not(.group):not([hidden])"); });
+        fillCommit(section.querySelector(".selected-commit"), table.sha);
+        section.querySelector(".unit").textContent = table.unit
+          ? "Times are in " + table.unit_name + "s (" + table.unit + ")." : "Nothing was measured at this commit.";
+      }
+      select.addEventListener("change", function () { show(Number(select.value)); });
+      show(Number(select.value));
+    });
+  }
+
+  var PALETTE = ["#3b5bdb", "#e8590c", "#2b8a3e", "#9c36b5", "#0c8599", "#c2255c", "#5c940d", "#e67700"];
+
+  function rgba(hex, alpha) {
+    var n = parseInt(hex.slice(1), 16);
+    return "rgba(" + (n >> 16) + "," + ((n >> 8) & 255) + "," + (n & 255) + "," + alpha + ")";
+  }
+
+  /* Chart pages: per machine/environment series (never joined), one line of levels (the fastest
+   * round's fastest block per commit, the statistic the differ and the change points use) with a
+   * band of the rounds' quartiles; change-point markers sit on the line at their commit. */
+  function chart() {
+    var data = readJSON("bench-data");
+    var C = commits().commits;
+    var gd = document.getElementById("chart");
+    var mode = "commit";
+
+    function stepText(st) { return (st[3] > 1 ? "+" : "−") + Math.abs((st[3] - 1) * 100).toFixed(1) + "%"; }
+    function x(sha) { return mode === "commit" ? C[sha][1] : C[sha][4]; }
+    function about(sha) { var c = C[sha]; return [c[1], esc(truncate(c[2], 90)), esc(c[3]), c[4], sha]; }
+    var head = "<b>%{customdata[0]}</b> %{customdata[1]}<br>%{customdata[2]} · %{customdata[3]} UTC<br>";
+
+    function traces() {
+      var out = [];
+      data.series.forEach(function (s, k) {
+        var color = PALETTE[k % PALETTE.length];
+        var group = "series" + k;
+        var xs = s.sha.map(x);
+        var common = { legendgroup: group, showlegend: false, meta: { series: k } };
+        // A change point's marker sits on the line, and Plotly gives the hover to the line's
+        // smaller point there: the line's hover at that commit says what the marker's does.
+        var stepAt = {};
+        s.steps.forEach(function (st) {
+          stepAt[st[0]] = "<br>change point (" + esc(st[4]) + "): " + stepText(st) + "<br>level " + fmtTime(st[1]) + " → " + fmtTime(st[2]);
+        });
+        out.push(Object.assign({ x: xs, y: s.hi, mode: "lines", line: { width: 0, color: color }, hoverinfo: "skip", name: "rounds q3" }, common));
+        out.push(Object.assign({
+          x: xs, y: s.lo, mode: "lines", line: { width: 0, color: color }, hoverinfo: "skip", name: "rounds' quartiles",
+          fill: "tonexty", fillcolor: rgba(color, 0.18)
+        }, common));
+        out.push(Object.assign({}, common, {
+          x: xs, y: s.level, name: esc(s.name), showlegend: true, mode: "lines+markers",
+          line: { color: color, width: s.sha.length > 300 ? 1.5 : 2 }, marker: { color: color, size: s.sha.length > 300 ? 3 : 6 },
+          customdata: s.sha.map(function (sha, i) { return about(sha).concat([s.lo[i], s.hi[i], stepAt[sha] || ""]); }),
+          hovertemplate: head + "level %{y:.4s}s · rounds' quartiles %{customdata[5]:.3s}s – %{customdata[6]:.3s}s%{customdata[7]}<extra>%{fullData.name}</extra>",
+          meta: { series: k, kind: "level" }
+        }));
+        if (s.steps.length) {
+          out.push(Object.assign({}, common, {
+            x: s.steps.map(function (st) { return x(st[0]); }), y: s.steps.map(function (st) { return st[5]; }),
+            name: "change points", mode: "markers+text",
+            text: s.steps.map(stepText),
+            textposition: "top center",
+            textfont: { color: s.steps.map(function (st) { return st[4] === "regression" ? "#c92a2a" : "#2b8a3e"; }), size: 12 },
+            marker: {
+              size: 14, line: { width: 1, color: "#fff" },
+              symbol: s.steps.map(function (st) { return st[4] === "regression" ? "triangle-up" : "triangle-down"; }),
+              color: s.steps.map(function (st) { return st[4] === "regression" ? "#c92a2a" : "#2b8a3e"; })
+            },
+            customdata: s.steps.map(function (st) { return about(st[0]).concat([st[1], st[2], st[4]]); }),
+            hovertemplate: head + "change point (%{customdata[7]}): %{text}<br>level %{customdata[5]:.4s}s → %{customdata[6]:.4s}s<extra>" + esc(s.name) + "</extra>",
+            meta: { series: k, kind: "steps" }
+          }));
+        }
+        if (s.failed.length) {
+          out.push(Object.assign({}, common, {
+            x: s.failed.map(function (f) { return x(f[0]); }), y: s.failed.map(function (f) { return f[1]; }),
+            name: "failed", mode: "markers", marker: { symbol: "x-thin", size: 11, color: "#c92a2a", line: { width: 3, color: "#c92a2a" } },
+            customdata: s.failed.map(function (f) { return about(f[0]).concat([esc(truncate(f[2], 160))]); }),
+            hovertemplate: head + "<b>failed</b>: %{customdata[5]}<extra>" + esc(s.name) + "</extra>",
+            meta: { series: k, kind: "failed" }
+          }));
+        }
+      });
+      return out;
+    }
+
+    function layout() {
+      var xaxis;
+      if (mode === "commit") {
+        var all = {};
+        data.series.forEach(function (s) {
+          s.sha.forEach(function (sha) { all[sha] = 1; });
+          s.failed.forEach(function (f) { all[f[0]] = 1; });
+        });
+        var order = Object.keys(all).sort(function (a, b) { return C[a][0] - C[b][0]; });
+        xaxis = {
+          type: "category", categoryorder: "array", categoryarray: order.map(function (sha) { return C[sha][1]; }),
+          title: { text: "commit, in history order" }, tickangle: -40, nticks: 14, tickfont: { family: "monospace", size: 11 }
+        };
+      } else {
+        xaxis = { type: "date", title: { text: "commit date (UTC)" } };
+      }
+      xaxis.automargin = true;
+      xaxis.showgrid = false;
+      return {
+        margin: { l: 70, r: 24, t: 40, b: 60 }, hovermode: "closest", dragmode: "zoom",
+        legend: { orientation: "h", x: 0, y: 1.12 },
+        hoverlabel: { namelength: -1, align: "left" },
+        xaxis: xaxis,
+        yaxis: { title: { text: "level per run; band: quartiles of the rounds" }, tickformat: ".3s", ticksuffix: "s", automargin: true, gridcolor: "#eef1f5" },
+        plot_bgcolor: "#fff", paper_bgcolor: "#fff", font: { family: "system-ui, sans-serif", size: 12 }
+      };
+    }
+
+    Plotly.newPlot(gd, traces(), layout(), { displaylogo: false, responsive: true, modeBarButtonsToRemove: ["select2d", "lasso2d"] });
+
+    Array.prototype.forEach.call(document.querySelectorAll("input[name=xaxis]"), function (radio) {
+      radio.addEventListener("change", function () {
+        mode = radio.value;
+        var hidden = {};
+        gd.data.forEach(function (t) { if (t.visible === "legendonly") hidden[t.meta.series] = true; });
+        var next = traces();
+        next.forEach(function (t) { if (hidden[t.meta.series]) t.visible = "legendonly"; });
+        Plotly.react(gd, next, layout());
+      });
+    });
+
+    var detail = document.getElementById("commit-detail");
+    gd.on("plotly_click", function (ev) {
+      var point = ev.points[0];
+      var sha = point.customdata && point.customdata[4];
+      if (!sha) return;
+      var c = C[sha];
+      detail.hidden = false;
+      detail.querySelector(".sha").textContent = c[1];
+      detail.querySelector(".subject").textContent = c[2];
+      detail.querySelector(".meta").textContent = c[3] + " · " + c[4] + " UTC · " + sha;
+      var kind = point.data.meta.kind;
+      var series = data.series[point.data.meta.series];
+      detail.querySelector(".value").textContent = series.name + ": " + (
+        kind === "failed" ? "failed: " + series.failed[point.pointIndex][2]
+          : (kind === "steps" ? "change point, level now " : "level ") + fmtTime(point.y));
+      var link = detail.querySelector(".link");
+      link.textContent = "";
+      var url = commitURL(sha);
+      if (url) {
+        var a = document.createElement("a");
+        a.href = url;
+        a.textContent = "open on the repository host";
+        link.append(a);
+        window.open(url, "_blank", "noopener");
+      } else {
+        link.textContent = "No repository URL is configured (repo_url in [tool.regress]), so the commit is shown here.";
+      }
+    });
+  }
+
+  window.Regress = { search: search, labels: labels, chart: chart };
+})();

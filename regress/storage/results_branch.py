@@ -1,0 +1,152 @@
+"""The results branch: a branch of the project's own remote (default `regress-results`) holding a results folder.
+
+CI jobs start with an empty results folder, so the history lives on the
+remote, as files laid out exactly as in a results folder
+(`<machine>/<env>/<sha>.pkl`), on a branch that shares no history with the
+code. This module is, with `gitrepo`, the only one that runs git, and the
+only one that touches that branch. It knows nothing of pickles: it moves
+bytes under relative names; `ci` decides what to write and `store` merges.
+
+New commits are built with plumbing on a temporary index file, so the user's
+checkout, index and branches are never touched. Pushes are fast-forward only,
+never forced: a push that lost a race reports so, and the caller merges with
+what won and tries again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import tempfile
+from pathlib import Path
+
+import git
+from gitdb.base import IStream
+
+from regress.core.errors import RegressError
+
+BRANCH = "regress-results"
+REMOTE = "origin"
+
+_README = """\
+# regress results
+
+This branch holds the measurements of `regress` (continuous benchmarking),
+laid out as a results folder: `<machine>/<env>/<commit sha>.pkl`.
+It shares no history with the code. `regress results pull` restores it into
+`.regress/`; `regress results push` adds to it and never overwrites anything.
+"""
+
+
+def _check_remote(repo: git.Repo, remote: str) -> None:
+    names = [r.name for r in repo.remotes]
+    if remote not in names:
+        known = ", ".join(names) if names else "none"
+        raise RegressError(
+            f"no git remote '{remote}' in {repo.working_tree_dir} (remotes: {known}); "
+            f"add it with `git remote add {remote} URL`, or pass --remote NAME"
+        )
+
+
+def _why(exc: git.GitCommandError) -> str:
+    lines = [line.strip() for line in (exc.stderr or "").strip().splitlines() if line.strip()]
+    return lines[-1].removeprefix("stderr: ").strip(" '") if lines else f"git exited with status {exc.status}"
+
+
+def tracking_ref(remote: str, branch: str) -> str:
+    return f"refs/remotes/{remote}/{branch}"
+
+
+def fetch(repo: git.Repo, remote: str, branch: str) -> str | None:
+    """The branch's tip on the remote now, fetched; None while it does not exist."""
+    _check_remote(repo, remote)
+    try:
+        repo.git.check_ref_format("--branch", branch)
+    except git.GitCommandError:
+        raise RegressError(f"'{branch}' is not a valid branch name; pass --branch with a plain name like {BRANCH}") from None
+    try:
+        listed = repo.git.ls_remote("--heads", remote, f"refs/heads/{branch}")
+        if not listed.strip():
+            return None
+        repo.git.fetch("--quiet", "--no-tags", remote, f"+refs/heads/{branch}:{tracking_ref(remote, branch)}")
+    except git.GitCommandError as exc:
+        if "couldn't find remote ref" in (exc.stderr or ""):  # deleted between the two calls
+            return None
+        raise RegressError(f"cannot fetch branch '{branch}' from remote '{remote}': {_why(exc)}; check the remote's URL and your access") from None
+    return repo.git.rev_parse("--verify", f"{tracking_ref(remote, branch)}^{{commit}}")
+
+
+def files(repo: git.Repo, commit: str) -> dict[str, str]:
+    """Every file of `commit`'s tree: relative path -> blob id."""
+    out = repo.git.ls_tree("-r", "-z", "--full-tree", commit)
+    found = {}
+    for entry in out.split("\0"):
+        if not entry:
+            continue
+        meta, path = entry.split("\t", 1)
+        mode, kind, sha = meta.split()
+        if kind == "blob":
+            found[path] = sha
+    return found
+
+
+def read(repo: git.Repo, blob: str) -> bytes:
+    return repo.odb.stream(bytes.fromhex(blob)).read()
+
+
+def blob_id(data: bytes) -> str:
+    """The id git gives these bytes as a file, to tell an unchanged file without writing it."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _identity(repo: git.Repo) -> dict[str, str]:
+    """A committer for machines with no git identity (a CI runner); a configured one wins."""
+    reader = repo.config_reader()
+    env = {}
+    for role in ("AUTHOR", "COMMITTER"):
+        for key, default in (("name", "regress"), ("email", "regress@localhost")):
+            var = f"GIT_{role}_{key.upper()}"
+            if not os.environ.get(var) and not reader.get_value("user", key, ""):
+                env[var] = default
+    return env
+
+
+def commit(repo: git.Repo, parent: str | None, changes: dict[str, bytes], message: str) -> str:
+    """A commit of `parent`'s tree with `changes` written over it (a root commit with a README if no parent)."""
+    if parent is None:
+        changes = {"README.md": _README.encode(), **changes}
+    with tempfile.TemporaryDirectory(prefix="regress-index-") as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index"), **_identity(repo)}
+        if parent is not None:
+            repo.git.read_tree(parent, env=env)
+        lines = []
+        for path, data in sorted(changes.items()):
+            stored = repo.odb.store(IStream("blob", len(data), io.BytesIO(data)))
+            lines.append(f"100644 {stored.binsha.hex()}\t{path}\n")
+        with tempfile.TemporaryFile() as info:
+            info.write("".join(lines).encode())
+            info.seek(0)
+            repo.git.update_index("--add", "--index-info", istream=info, env=env)
+        tree = repo.git.write_tree(env=env)
+        parents = ["-p", parent] if parent is not None else []
+        return repo.git.commit_tree(tree, *parents, "-m", message, env=env)
+
+
+# A push that lost a race to another job's push: fetch, merge, try again.
+_LOST_RACE = ("fetch first", "non-fast-forward", "stale info", "failed to update ref", "cannot lock ref", "failed to lock", "already exists")
+
+
+def push(repo: git.Repo, remote: str, commit_sha: str, branch: str) -> bool:
+    """Fast-forward the remote branch to `commit_sha`. False if another push got there first."""
+    try:
+        repo.git.push("--porcelain", remote, f"{commit_sha}:refs/heads/{branch}")
+    except git.GitCommandError as exc:
+        text = f"{exc.stdout or ''}\n{exc.stderr or ''}"
+        if any(marker in text for marker in _LOST_RACE):
+            return False
+        raise RegressError(
+            f"cannot push to branch '{branch}' of remote '{remote}': {_why(exc)}; "
+            "the job needs write access (GitHub Actions: permissions: contents: write)"
+        ) from None
+    return True

@@ -1,0 +1,201 @@
+"""Find the benchmarks in a suite folder: `bench_*` functions and `@regress.benchmark` definitions.
+
+Runs inside the worker, where the measured commit's code is importable. A
+suite file that fails to load, or a benchmark function that raises while
+building its Timers, becomes a Failure naming the file and line; the other
+suites are still collected.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import sys
+import traceback
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from regress.core.records import BenchmarkId, Failure, TaskSpec
+
+
+@dataclass
+class Entry:
+    spec: TaskSpec
+    origin: str
+    timer: Any  # torch.utils.benchmark.Timer, or None when skipped
+    module: types.ModuleType
+    skip: str | None = None  # why it can't run on this machine
+
+
+def suite_files(folder: Path) -> list[Path]:
+    files = []
+    for path in sorted(folder.rglob("*.py")):
+        rel = path.relative_to(folder)
+        if any(part.startswith(("_", ".")) for part in rel.parts):
+            continue
+        files.append(path)
+    return files
+
+
+def _where(exc: BaseException, path: Path, shown: str) -> str:
+    """file:line of the innermost frame in the suite file, or of the error itself."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f"{shown}:{exc.lineno or 0}"
+    line = 0
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == str(path):
+            line = frame.lineno or 0
+    return f"{shown}:{line}" if line else shown
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, SyntaxError):
+        return f"SyntaxError: {exc.msg}"
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _module_name(rel: Path) -> str:
+    return ".".join(rel.with_suffix("").parts)
+
+
+def _ensure_parents(name: str, folder: Path) -> None:
+    parts = name.split(".")[:-1]
+    for i in range(1, len(parts) + 1):
+        pkg = ".".join(parts[:i])
+        if pkg not in sys.modules:
+            mod = types.ModuleType(pkg)
+            mod.__path__ = [str(folder.joinpath(*parts[:i]))]
+            sys.modules[pkg] = mod
+
+
+def load_module(path: Path, folder: Path) -> types.ModuleType:
+    rel = path.relative_to(folder)
+    name = _module_name(rel)
+    _ensure_parents(name, folder)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def _definitions(module: types.ModuleType) -> Iterable[tuple[str, Any]]:
+    for name, obj in list(vars(module).items()):
+        if getattr(obj, "__regress_benchmark__", False) and getattr(obj, "__module__", None) == module.__name__:
+            yield name, obj
+        elif (
+            name.startswith("bench_")
+            and inspect.isfunction(obj)
+            and obj.__module__ == module.__name__
+        ):
+            yield name, obj
+
+
+def _timers(obj: Any) -> Iterable[Any]:
+    from torch.utils.benchmark import Timer
+
+    made = obj.timers() if getattr(obj, "__regress_benchmark__", False) else obj()
+    if isinstance(made, Timer):
+        return [made]
+    if made is None:
+        raise TypeError("returned None; a bench_ function must return a Timer or an iterable of Timers")
+    out = list(made)
+    for t in out:
+        if not isinstance(t, Timer) and not getattr(t, "__regress_skipped__", False):
+            raise TypeError(f"yielded {type(t).__name__}; expected torch.utils.benchmark.Timer")
+    return out
+
+
+def _needs_missing_cuda(exc: BaseException) -> bool:
+    """A plain bench_ function that touched CUDA on a machine without it."""
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            return False
+    except Exception:  # noqa: BLE001
+        return False
+    text = f"{type(exc).__name__} {exc}".lower()
+    return "cuda" in text or "nvidia driver" in text
+
+
+def _spec(timer: Any, default_label: str, env: str) -> TaskSpec:
+    # torch's frozen TaskSpec (unchanged since 1.8), or regress's Skipped marker.
+    ts = timer if getattr(timer, "__regress_skipped__", False) else timer._task_spec
+    return TaskSpec(
+        stmt=ts.stmt,
+        setup=ts.setup,
+        global_setup=ts.global_setup,
+        label=ts.label or default_label,
+        sub_label=ts.sub_label,
+        description=ts.description,
+        env=ts.env or env,
+        num_threads=int(ts.num_threads),
+    )
+
+
+def discover(folder: Path, *, env: str, shown_root: Path | None = None) -> tuple[list[Entry], list[Failure]]:
+    """All benchmarks under `folder`, and the failures met while collecting them."""
+    shown_root = shown_root or folder.parent
+    entries: list[Entry] = []
+    failures: list[Failure] = []
+    for path in suite_files(folder):
+        shown = str(path.relative_to(shown_root)) if path.is_relative_to(shown_root) else str(path)
+        try:
+            module = load_module(path, folder)
+        except BaseException as exc:  # noqa: BLE001 - a suite may raise anything, even SystemExit
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            failures.append(Failure("suite", _describe(exc), _where(exc, path, shown)))
+            continue
+        prefix = _module_name(path.relative_to(folder))
+        for name, obj in _definitions(module):
+            fn = getattr(obj, "__wrapped__", obj)
+            line = getattr(getattr(fn, "__code__", None), "co_firstlineno", 0)
+            origin = f"{shown}:{line} {name}"
+            try:
+                timers = _timers(obj)
+            except BaseException as exc:  # noqa: BLE001
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                where = _where(exc, path, shown)
+                if _needs_missing_cuda(exc):
+                    failures.append(Failure("skipped", f"{name} needs CUDA, which this machine lacks", origin))
+                else:
+                    failures.append(Failure("suite", f"{name} {_describe(exc)}", where if ":" in where else origin))
+                continue
+            for timer in timers:
+                spec = _spec(timer, f"{prefix}.{name}", env)
+                if getattr(timer, "__regress_skipped__", False):
+                    entries.append(Entry(spec, origin, None, module, skip=timer.reason))
+                else:
+                    entries.append(Entry(spec, origin, timer, module))
+    return _drop_duplicates(entries, failures)
+
+
+def _drop_duplicates(entries: list[Entry], failures: list[Failure]) -> tuple[list[Entry], list[Failure]]:
+    seen: dict[BenchmarkId, Entry] = {}
+    dupes: dict[BenchmarkId, list[str]] = {}
+    for e in entries:
+        if e.spec.id in seen:
+            dupes.setdefault(e.spec.id, [seen[e.spec.id].origin]).append(e.origin)
+        else:
+            seen[e.spec.id] = e
+    for bid, origins in dupes.items():
+        failures.append(
+            Failure(
+                "suite",
+                f"two benchmarks share the identity '{bid}' ({' and '.join(origins)}); "
+                "give them distinct label, sub_label, description or num_threads",
+                origins[0].split(" ")[0],
+            )
+        )
+    return [e for e in entries if e.spec.id not in dupes], failures

@@ -1,0 +1,23 @@
+"""How one benchmark is timed: always through torch's Timer, never bare timeit.
+
+torch's Timer sets the thread count, synchronises CUDA around each block and
+gives raw block times; regress adds an explicit warm-up so a first call's
+library load (cuBLAS, say) never lands in a sample, then `blocked_autorange`.
+"""
+
+from __future__ import annotations
+
+import time
+
+from regress.core.records import Sample
+
+
+def measure(timer, *, min_run_time: float, warmup: int = 1) -> Sample:
+    """One round of `timer`: explicit warm-up, then blocked_autorange."""
+    started = time.time()
+    if warmup > 0:
+        # Timer.timeit runs the statement a few times before it times `number`
+        # runs; both are discarded here.
+        timer.timeit(number=warmup)
+    m = timer.blocked_autorange(min_run_time=min_run_time)
+    return Sample(int(m.number_per_run), tuple(float(t) for t in m.raw_times), started)
