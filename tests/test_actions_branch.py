@@ -16,7 +16,8 @@ from conftest import cli_env, regress_cmd
 
 from regress.core.merge import combine
 from regress.core.records import BenchmarkResult, CommitInfo, CommitResult, Failure, Fingerprint, Sample, Settings, TaskSpec
-from regress.storage.store import Store, encode
+from regress.storage.codec import encode
+from regress.storage.store import Store
 
 SHA_A, SHA_B, SHA_C = "a" * 40, "b" * 40, "c" * 40
 SPEC = TaskSpec(stmt="f()", label="L", sub_label="s", description="d")
@@ -79,7 +80,7 @@ def clone(origin: Path, name: str) -> Path:
 
 
 def on_branch(origin: Path, sha: str, machine: str = "box") -> CommitResult:
-    from regress.storage.store import decode
+    from regress.storage.codec import decode
 
     data = subprocess.run(["git", "show", f"regress-results:{machine}/default/{sha}.pkl"], cwd=origin, capture_output=True, check=True).stdout
     return decode(data, "branch")

@@ -15,7 +15,8 @@ import gha
 import pytest
 from conftest import SRC_ROOT, cli_env
 
-from regress.storage.store import Store, decode
+from regress.storage.codec import decode
+from regress.storage.store import Store
 
 MACHINE = "gha-ubuntu-latest"
 WORKFLOW = gha.load("benchmarks.yml")

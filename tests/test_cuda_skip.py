@@ -42,3 +42,24 @@ def test_cuda_benchmarks_are_skipped_and_the_rest_runs(repo):
     assert "bench_plain_cuda needs CUDA" in plain.message
     show = repo.regress("show", check=True).stdout
     assert "skipped: dev / n=64, device=cuda" in show
+
+
+REAL_BUG = """
+import torch.utils.benchmark as benchmark
+
+def bench_broken_kernel():
+    # A bug whose message mentions CUDA, on a machine without one: a failure, not a skip.
+    raise RuntimeError("expected a CUDA-like layout for the fused kernel, got strided")
+"""
+
+
+def test_an_error_that_only_mentions_cuda_is_a_failure_not_a_skip(repo):
+    repo.commit("cuda bug", {"benchmarks/bench_cuda.py": SUITE, "benchmarks/bench_bug.py": REAL_BUG})
+    proc = repo.regress("run", "HEAD")
+    sha = repo.git("rev-parse", "HEAD")
+    result = Store(repo.path / ".regress").load("testbox", "default", sha)
+    problems = [f for f in result.problems if "bench_broken_kernel" in f.message]
+    assert len(problems) == 1 and problems[0].kind == "suite", result.failures
+    # The benchmarks that do need a GPU are still skipped, by where torch raised.
+    assert [f for f in result.failures if f.kind == "skipped" and "bench_plain_cuda needs CUDA" in f.message]
+    assert proc.returncode == 2 and "bench_broken_kernel" in proc.stderr

@@ -120,7 +120,7 @@ def test_levels_are_fastest_round_of_fastest_blocks():
     b = bench([3e-4, 2e-4, 4e-4, 2.01e-4])
     h = bench([2.2e-4, 2.2e-4, 2.3e-4, 2.21e-4])
     v = judge(b, h)
-    assert v.base_median == pytest.approx(2e-4) and v.head_median == pytest.approx(2.2e-4)
+    assert v.base_level == pytest.approx(2e-4) and v.head_level == pytest.approx(2.2e-4)
     assert v.ratio == pytest.approx(1.1)
     assert v.base_rounds == v.head_rounds == 4
     q1, q3 = np.percentile([3e-4, 2e-4, 4e-4, 2.01e-4], [25, 75])
@@ -179,16 +179,16 @@ def test_compare_new_missing_failed_and_order():
         ("alpha", 1, "x", "unchanged"),
         ("ops", 1, "slower", "regression"),
         ("ops", 1, "breaks", "failed"),
-        ("ops", 1, "gone", "missing"),
-        ("ops", 1, "brand new", "new"),
+        ("ops", 1, "brand new", "new"),  # Kind's one order: new before missing
         ("ops", 1, "fixed2", "new"),
+        ("ops", 1, "gone", "missing"),
         ("ops", 1, "same", "unchanged"),
         ("ops", 2, "fixed", "unchanged"),
     ]
     by = {v.id.sub_label: v for v in verdicts}
-    assert "ValueError: boom" in by["breaks"].reason and by["breaks"].base_median is not None
-    assert by["gone"].head_median is None and by["gone"].ratio is None and "no longer exists" in by["gone"].reason
-    assert by["brand new"].base_median is None and by["brand new"].head_rounds == 10
+    assert "ValueError: boom" in by["breaks"].reason and by["breaks"].base_level is not None
+    assert by["gone"].head_level is None and by["gone"].ratio is None and "no longer exists" in by["gone"].reason
+    assert by["brand new"].base_level is None and by["brand new"].head_rounds == 10
     assert "failed at base" in by["fixed2"].reason
 
 
@@ -246,7 +246,7 @@ def test_skipped_at_head_is_missing_not_failed():
     base = commit("a", bench([1e-4] * 3))
     skipped = BenchmarkResult(TaskSpec("add()", label="ops", sub_label="add"), "o", failure=Failure("skipped", "needs CUDA"))
     (v,) = compare(base, commit("b", skipped))
-    assert v.verdict == "missing" and "needs CUDA" in v.reason and v.base_median == pytest.approx(1e-4)
+    assert v.verdict == "missing" and "needs CUDA" in v.reason and v.base_level == pytest.approx(1e-4)
 
 
 def test_negative_threshold_is_refused():

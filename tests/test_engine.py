@@ -12,7 +12,7 @@ from regress.measure import adaptive
 from regress.analysis import changepoints
 from regress.analysis import diff
 from regress.measure import engine
-from regress.measure import runner
+from regress.measure import one_commit
 from regress.core.config import Config
 from regress.core.records import BenchmarkResult, CommitInfo, Settings, TaskSpec
 from regress.storage.store import Store
@@ -37,7 +37,7 @@ class FakeMachine:
     def measure(self, cfg, *, info, skip, collector, on_result, **_):
         measured = []
         for name, values in self.script.items():
-            key = runner.key(spec(name))
+            key = one_commit.key(spec(name))
             if key in skip:
                 continue
             value = values.pop(0) if len(values) > 1 else values[0]
@@ -229,7 +229,7 @@ def test_a_stored_parent_is_a_neighbour_of_a_single_commit_run(tmp_path):
     (t,) = targets_for(tmp_path, ["c"])
     t.info = replace(t.info, parents=(parent.commit.sha,))
     engine.add_stored_parents(cfg_for(tmp_path), store, [t])
-    assert t.neighbours == [{runner.key(parent.results[0].spec): [1.0, 1.0, 1.0]}]
+    assert t.neighbours == [{one_commit.key(parent.results[0].spec): [1.0, 1.0, 1.0]}]
 
 
 def test_compare_calls_one_odd_commit_between_agreeing_neighbours_a_blip():

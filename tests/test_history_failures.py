@@ -17,7 +17,7 @@ from pathlib import Path
 from conftest import cli_env, regress_cmd
 
 from regress.core.records import CommitInfo, CommitResult, Fingerprint, Settings
-from regress.measure.runner import Collector, Saver
+from regress.measure.one_commit import Collector, Saver
 from regress.storage.store import Store
 from test_history import one_error_line, repo_pyproject, worktrees
 

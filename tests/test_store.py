@@ -19,7 +19,8 @@ from regress.core.records import (
     Settings,
     TaskSpec,
 )
-from regress.storage.store import Store, decode, encode
+from regress.storage.codec import decode, encode
+from regress.storage.store import Store
 
 
 def result(sha="a" * 40, samples=((1e-3, 1.1e-3),), spec=None, complete=True, failure=None):
@@ -177,7 +178,8 @@ def test_format_1_files_still_load():
 
 def test_history_follows_parents_when_commits_share_a_timestamp(tmp_path):
     # Ten commits made within one second (a script, a rebase): sha order is not history order.
-    from regress.core.records import CommitInfo, history_order
+    from regress.core.history import history_order
+    from regress.core.records import CommitInfo
 
     shas = [f"{(7919 * i) % 1000:03d}".ljust(40, "f") for i in range(10)]
     infos = [CommitInfo(sha, (shas[i - 1],) if i else (), "A", "a@x", 5, 5, f"c{i}") for i, sha in enumerate(shas)]

@@ -17,25 +17,23 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from regress.analysis import stats
+from regress.core.kinds import FailureKind, Kind
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult, Failure
 
-VERDICTS = ("regression", "improvement", "unchanged", "noisy", "new", "missing", "failed")
-# Worst first within a label/threads group.
-_SEVERITY = {"regression": 0, "failed": 1, "noisy": 2, "missing": 3, "new": 4, "unchanged": 5, "improvement": 6}
 
 
 @dataclass(frozen=True)
 class Verdict:
     id: BenchmarkId
-    verdict: str
-    # Seconds per run. Despite the field names (kept for the report), these are
-    # the levels the verdict is based on: each commit's fastest round, a round
-    # being its fastest block (see `stats` and docs/statistics.md).
-    base_median: float | None
-    head_median: float | None
+    verdict: Kind
+    # Seconds per run (instructions per call for counts): the levels the verdict
+    # is based on, each commit's fastest round, a round being its fastest block
+    # (see `stats` and docs/statistics.md).
+    base_level: float | None
+    head_level: float | None
     base_iqr: float | None  # IQR of the round values (None below 2 rounds)
     head_iqr: float | None
-    ratio: float | None  # head_median / base_median
+    ratio: float | None  # head_level / base_level
     p_value: float | None
     reason: str
     base_rounds: int = 0
@@ -43,6 +41,9 @@ class Verdict:
     ci_low: float | None = None  # 95% interval of the ratio
     ci_high: float | None = None
     rounds_needed: int | None = None  # per side, when more rounds may settle a noisy verdict
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", Kind(self.verdict))
 
     @property
     def change(self) -> float | None:
@@ -108,8 +109,8 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = 0.
     ratio = h_level / b_level
     common = dict(
         id=head.id,
-        base_median=b_level,
-        head_median=h_level,
+        base_level=b_level,
+        head_level=h_level,
         base_iqr=_iqr(bv),
         head_iqr=_iqr(hv),
         ratio=ratio,
@@ -120,7 +121,7 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = 0.
     have = min(len(bv), len(hv))
     if have < stats.MIN_ROUNDS:
         return Verdict(
-            verdict="noisy",
+            verdict=Kind.NOISY,
             p_value=None,
             reason=(
                 f"{pct(ratio)} so far, but only {len(bv)} round(s) of base and {len(hv)} of head: a level needs "
@@ -134,7 +135,7 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = 0.
     if stats.mode_switching(bv, threads, cores) or stats.mode_switching(hv, threads, cores):
         worst = max(stats.span(bv), stats.span(hv))
         return Verdict(
-            verdict="noisy",
+            verdict=Kind.NOISY,
             p_value=None,
             reason=(
                 f"{pct(ratio)}, but can't be judged: with {threads} threads on {cores} cores the rounds of one run span "
@@ -153,7 +154,7 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = 0.
     if (s.low > 1.0 and s.high >= up or s.high < 1.0 and s.low <= down) and small:
         word = "slower" if s.low > 1.0 else "faster"
         return Verdict(
-            verdict="noisy",
+            verdict=Kind.NOISY,
             reason=(
                 f"{pct(ratio)} {word} ({evidence}): a change, but its best estimate is under half the "
                 f"{threshold * 100:g}% threshold while the interval reaches it; more rounds tell which: "
@@ -163,19 +164,19 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = 0.
             **common,
         )
     if s.low > 1.0 and s.high >= up:
-        return Verdict(verdict="regression", reason=f"{pct(ratio)} slower ({evidence}){spec_note}", **common)
+        return Verdict(verdict=Kind.REGRESSION, reason=f"{pct(ratio)} slower ({evidence}){spec_note}", **common)
     if s.high < 1.0 and s.low <= down:
-        return Verdict(verdict="improvement", reason=f"{pct(ratio)} faster ({evidence}){spec_note}", **common)
+        return Verdict(verdict=Kind.IMPROVEMENT, reason=f"{pct(ratio)} faster ({evidence}){spec_note}", **common)
     if s.significant:
         word = "slower" if s.low > 1.0 else "faster"
         return Verdict(
-            verdict="unchanged",
+            verdict=Kind.UNCHANGED,
             reason=f"{pct(ratio)} {word}: a real change, but smaller than the {threshold * 100:g}% threshold ({evidence}){spec_note}",
             **common,
         )
     if s.low >= down and s.high <= up:
         return Verdict(
-            verdict="unchanged",
+            verdict=Kind.UNCHANGED,
             reason=f"no change beyond ±{threshold * 100:g}% ({evidence}){spec_note}",
             **common,
         )
@@ -197,7 +198,7 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = 0.
     else:
         helps = f"about {needed} rounds per side should settle it: `regress compare BASE HEAD --measure --rounds {needed}`"
     return Verdict(
-        verdict="noisy",
+        verdict=Kind.NOISY,
         reason=(
             f"{pct(ratio)}, but too unstable to judge a {threshold * 100:g}% change ({evidence})"
             + (": " + "; ".join(notes) if notes else "")
@@ -212,9 +213,9 @@ def _commit_failure_for(result: BenchmarkResult, commit: CommitResult) -> Failur
     """The commit-wide failure (build, suite file) that explains a benchmark's absence."""
     origin_file = result.origin.split(":", 1)[0]
     for f in commit.failures:
-        if f.kind == "build":
+        if f.kind == FailureKind.BUILD:
             return f
-        if f.kind == "suite" and origin_file and f.where.split(":", 1)[0] == origin_file:
+        if f.kind == FailureKind.SUITE and origin_file and f.where.split(":", 1)[0] == origin_file:
             return f
     return None
 
@@ -225,8 +226,8 @@ def _only(r: BenchmarkResult, verdict: str, reason: str, side: str) -> Verdict:
     return Verdict(
         id=r.id,
         verdict=verdict,
-        base_median=level if side == "base" else None,
-        head_median=level if side == "head" else None,
+        base_level=level if side == "base" else None,
+        head_level=level if side == "head" else None,
         base_iqr=_iqr(values) if side == "base" else None,
         head_iqr=_iqr(values) if side == "head" else None,
         ratio=None,
@@ -241,7 +242,7 @@ def _pair(bid: BenchmarkId, b: BenchmarkResult | None, h: BenchmarkResult | None
           base: CommitResult | None, head: CommitResult | None, threshold: float, cores: int) -> Verdict:
     if h is not None and h.failure is not None:
         # A skip (say, a CUDA benchmark on a machine without a GPU) is not a failure.
-        verdict = "missing" if h.failure.kind == "skipped" else "failed"
+        verdict = "missing" if h.failure.kind == FailureKind.SKIPPED else "failed"
         reason = f"{'skipped' if verdict == 'missing' else 'failed'} at head: {h.failure}"
         if b is None or not b.ok:
             return Verdict(bid, verdict, None, None, None, None, None, None, reason)
@@ -249,19 +250,19 @@ def _pair(bid: BenchmarkId, b: BenchmarkResult | None, h: BenchmarkResult | None
     if h is None or not h.samples:
         if b is None or not b.ok:
             why = f"failed at base: {b.failure}" if b is not None and b.failure else "no samples at either commit"
-            return Verdict(bid, "missing", None, None, None, None, None, None, why)
+            return Verdict(bid, Kind.MISSING, None, None, None, None, None, None, why)
         if head is None:
-            return _only(b, "missing", "head was not measured", "base")
+            return _only(b, Kind.MISSING, "head was not measured", "base")
         failure = _commit_failure_for(b, head)
         if failure is not None:
-            return _only(b, "failed", f"failed at head: {failure}", "base")
+            return _only(b, Kind.FAILED, f"failed at head: {failure}", "base")
         if not head.complete:
             why = "not measured at head: that run was interrupted; `regress run --skip-existing` measures the rest"
         elif head.settings.bench_filter:
             why = f"not measured at head (--bench {head.settings.bench_filter!r} left it out)"
         else:
             why = "not measured at head: the benchmark no longer exists there"
-        return _only(b, "missing", why, "base")
+        return _only(b, Kind.MISSING, why, "base")
     if b is None or not b.ok:
         if b is not None and b.failure is not None:
             why = f"failed at base ({b.failure}); measured at head"
@@ -269,13 +270,13 @@ def _pair(bid: BenchmarkId, b: BenchmarkResult | None, h: BenchmarkResult | None
             why = "base was not measured"
         else:
             why = "not measured at base"
-        return _only(h, "new", why, "head")
+        return _only(h, Kind.NEW, why, "head")
     return judge(b, h, threshold=threshold, cores=cores)
 
 
 def _order(v: Verdict) -> tuple:
     ratio = v.ratio if v.ratio is not None and math.isfinite(v.ratio) else 0.0
-    return (v.id.label, v.id.num_threads, _SEVERITY[v.verdict], -ratio, v.id.sub_label, v.id.description)
+    return (v.id.label, v.id.num_threads, Kind(v.verdict).rank, -ratio, v.id.sub_label, v.id.description)
 
 
 def compare(
@@ -307,7 +308,7 @@ def compare(
     return sorted(verdicts, key=_order)
 
 
-_OPPOSITE = {"regression": "improvement", "improvement": "regression"}
+_OPPOSITE = {Kind.REGRESSION: Kind.IMPROVEMENT, Kind.IMPROVEMENT: Kind.REGRESSION}
 
 
 def _blip(v: Verdict, base: CommitResult, head: CommitResult, before: CommitResult | None, after: CommitResult | None,
@@ -337,10 +338,10 @@ def _blip(v: Verdict, base: CommitResult, head: CommitResult, before: CommitResu
         undone = judged(head, after) if odd is head else judged(before, base)
         # The move did not last (the neighbour is level with the other side) and was
         # not carried further: the odd commit's own luck.
-        if level == "unchanged" and undone is not None and undone != v.verdict:
+        if level == Kind.UNCHANGED and undone is not None and undone != v.verdict:
             return replace(
                 v,
-                verdict="noisy",
+                verdict=Kind.NOISY,
                 reason=(
                     f"{pct(v.ratio)}, but a blip: {odd.commit.short} alone differs, while {pair[0].commit.short} and "
                     f"{pair[1].commit.short} on either side of it agree (a commit's measurement can sit a few percent "
@@ -377,10 +378,10 @@ def machine_shift(base: CommitResult | None, head: CommitResult | None, *, thres
 
 def _machine_not_commit(v: Verdict, machine: stats.Shift, threshold: float) -> Verdict:
     """A move no bigger than the machine's own (by the threshold) is the machine's, not the commit's."""
-    if v.verdict not in ("regression", "improvement") or v.ratio is None:
+    if v.verdict not in (Kind.REGRESSION, Kind.IMPROVEMENT) or v.ratio is None:
         return v
     slower = machine.ratio > 1
-    if (v.verdict == "regression") != slower:
+    if (v.verdict == Kind.REGRESSION) != slower:
         return v
     beyond = abs(math.log(v.ratio)) - abs(math.log(machine.ratio))
     if beyond >= math.log1p(threshold):
@@ -388,7 +389,7 @@ def _machine_not_commit(v: Verdict, machine: stats.Shift, threshold: float) -> V
     word = "slower" if slower else "faster"
     return replace(
         v,
-        verdict="noisy",
+        verdict=Kind.NOISY,
         reason=(
             f"{pct(v.ratio)}, but the machine itself was {pct(machine.ratio)} {word} while head was measured "
             f"(the reference workload timed in the same rounds, 95% interval {pct(machine.low)} to {pct(machine.high)}): "
@@ -407,7 +408,7 @@ def judge_one(base: CommitResult, head: CommitResult, bid: BenchmarkId, *, thres
 
 
 def any_regression(verdicts: list[Verdict]) -> bool:
-    return any(v.verdict == "regression" for v in verdicts)
+    return any(v.verdict == Kind.REGRESSION for v in verdicts)
 
 
 # -- instruction counts ------------------------------------------------------
@@ -433,17 +434,17 @@ def judge_counts(base: BenchmarkResult, head: BenchmarkResult, *, threshold: flo
     spread = {side: (max(v) - min(v)) / min(v) if min(v) > 0 else 0.0 for side, v in (("base", b), ("head", h))}
     ratio = h_level / b_level if b_level > 0 else math.inf
     common = dict(
-        id=head.id, base_median=b_level, head_median=h_level, base_iqr=None, head_iqr=None, ratio=ratio,
+        id=head.id, base_level=b_level, head_level=h_level, base_iqr=None, head_iqr=None, ratio=ratio,
         p_value=None, base_rounds=len(b), head_rounds=len(h),
     )
     unstable = [f"{side}'s callgrind runs disagree by {gap * 100:.2f}%" for side, gap in spread.items() if gap > threshold / 2]
     if unstable:
-        return Verdict(verdict="noisy", reason="; ".join(unstable) + "; look for state the benchmark carries between calls", **common)
+        return Verdict(verdict=Kind.NOISY, reason="; ".join(unstable) + "; look for state the benchmark carries between calls", **common)
     if ratio > 1 + threshold:
-        return Verdict(verdict="regression", reason=f"{pct(ratio)} instructions per call", **common)
+        return Verdict(verdict=Kind.REGRESSION, reason=f"{pct(ratio)} instructions per call", **common)
     if ratio < 1 / (1 + threshold):
-        return Verdict(verdict="improvement", reason=f"{pct(ratio)} instructions per call", **common)
-    return Verdict(verdict="unchanged", reason=f"{pct(ratio)}, within {threshold * 100:g}%", **common)
+        return Verdict(verdict=Kind.IMPROVEMENT, reason=f"{pct(ratio)} instructions per call", **common)
+    return Verdict(verdict=Kind.UNCHANGED, reason=f"{pct(ratio)}, within {threshold * 100:g}%", **common)
 
 
 def compare_counts(base: CommitResult | None, head: CommitResult | None, *, threshold: float = COUNT_THRESHOLD) -> list[Verdict]:
@@ -453,13 +454,13 @@ def compare_counts(base: CommitResult | None, head: CommitResult | None, *, thre
     verdicts = []
     for bid in {**b, **h}:
         br, hr = b.get(bid), h.get(bid)
-        if hr is not None and hr.failure is not None and hr.failure.kind != "skipped":
-            verdicts.append(Verdict(bid, "failed", None, None, None, None, None, None, f"failed at head: {hr.failure}"))
+        if hr is not None and hr.failure is not None and hr.failure.kind != FailureKind.SKIPPED:
+            verdicts.append(Verdict(bid, Kind.FAILED, None, None, None, None, None, None, f"failed at head: {hr.failure}"))
         elif hr is None or not hr.counted:
             why = "not counted at head" + ("" if head is None else "; run `regress run --mode instructions` on it")
-            verdicts.append(Verdict(bid, "missing", None, None, None, None, None, None, why))
+            verdicts.append(Verdict(bid, Kind.MISSING, None, None, None, None, None, None, why))
         elif br is None or not br.counted:
-            verdicts.append(Verdict(bid, "new", None, float(np.median(_count_values(hr))), None, None, None, None,
+            verdicts.append(Verdict(bid, Kind.NEW, None, float(np.median(_count_values(hr))), None, None, None, None,
                                     "not counted at base"))
         else:
             verdicts.append(judge_counts(br, hr, threshold=threshold))

@@ -7,9 +7,7 @@
   restores it, measures, and adds its results back;
 - `regress merge DIR...`: the results of sharded jobs (`run --shard K/N`) put
   back together (the rules are in `merge`);
-- `regress check BASE HEAD`: the pull-request check: the merge base and the
-  head measured in turn, the comparison for the job summary, and whether
-  the check fails.
+- `regress check BASE HEAD` (in `check.py`): the pull-request check.
 
 Every step merges, none replaces: a measurement is never lost, whichever job
 finishes first.
@@ -17,10 +15,7 @@ finishes first.
 
 from __future__ import annotations
 
-import json
-import os
 import random
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,8 +26,8 @@ from regress.storage import results_branch
 from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.merge import Conflict, combine
-from regress.core.records import CommitInfo
-from regress.storage.store import Store, check_relpath, decode, encode, parse_relpath
+from regress.storage.codec import decode, encode
+from regress.storage.store import Store, check_relpath, parse_relpath
 
 DEFAULT_RETRIES = 8
 
@@ -189,113 +184,3 @@ def merge(cfg: Config, sources: list[Path]) -> Synced:
             written += changed
             conflicts.extend(refused)
     return Synced(files=len(incoming), written=written, conflicts=tuple(conflicts))
-
-
-# -- the pull-request check ------------------------------------------------
-
-OK_LABEL = "perf-regression-ok"
-# GitHub refuses a step summary over 1 MiB.
-SUMMARY_LIMIT = 1_000_000
-
-
-@dataclass(frozen=True)
-class Checked:
-    """A pull request's comparison, and whether it fails the check."""
-
-    base: CommitInfo  # the merge base
-    head: CommitInfo
-    markdown: str
-    regressions: int
-    accepted_by: str | None  # the label that lets a regression through
-
-    @property
-    def fails(self) -> bool:
-        return self.regressions > 0 and self.accepted_by is None
-
-
-def event_labels(path: str | None) -> set[str]:
-    """The pull request's labels, from the event payload GitHub writes ($GITHUB_EVENT_PATH)."""
-    if not path:
-        return set()
-    try:
-        event = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise RegressError(f"cannot read the GitHub event payload {path} ({exc}); unset GITHUB_EVENT_PATH outside GitHub Actions") from None
-    labels = (event.get("pull_request") or {}).get("labels") or []
-    return {str(label.get("name", "")) for label in labels if isinstance(label, dict)}
-
-
-def _one(repo, rev: str) -> str:
-    shas = gitrepo.resolve(repo, [rev])
-    if len(shas) != 1:
-        raise RegressError(f"'{rev}' is a range of {len(shas)} commits; check takes two commits, like origin/main HEAD")
-    return shas[0]
-
-
-def check(
-    cfg: Config,
-    base_rev: str,
-    head_rev: str = "HEAD",
-    *,
-    rounds: int | None = None,
-    threshold: float | None = None,
-    ok_label: str = OK_LABEL,
-    labels: set[str] = frozenset(),  # type: ignore[assignment]
-    announce: Callable[[int, int, CommitInfo], None] | None = None,
-) -> Checked:
-    """Measure the merge base of `base_rev` and `head_rev` and the head in turn, and judge.
-
-    The merge base, not `base_rev` itself: a pull request is judged by its own
-    changes, not by what its base branch gained since. Both sides are measured
-    on this machine in one go, alternating in fresh processes (the differ's
-    `compare --measure`), so drift over the job hits both alike.
-    """
-    from regress.analysis import diff
-    from regress.output import verdicts as verdicts_format
-    from regress.measure import rounds as rounds_
-
-    threshold = cfg.threshold if threshold is None else threshold
-    repo = gitrepo.open_repo(cfg.root)
-    head = _one(repo, head_rev)
-    base = gitrepo.merge_base(repo, _one(repo, base_rev), head)
-    if base == head:
-        raise RegressError(f"{head_rev} ({head[:10]}) is already part of {base_rev}: no changes to check")
-    store = Store(cfg.results_dir)
-
-    def load():
-        return store.load(cfg.machine_name, cfg.env, base), store.load(cfg.machine_name, cfg.env, head)
-
-    # The same round engine as `regress run`: base and head interleaved, the
-    # adaptive plan topping up what each already holds (--rounds: that many more).
-    rounds_.measure_rounds(cfg, [base, head], rounds=rounds, announce=announce)
-    got_base, got_head = load()
-    verdicts = diff.compare(got_base, got_head, threshold=threshold)
-    n = sum(v.verdict == "regression" for v in verdicts)
-    accepted = ok_label if n and ok_label in labels else None
-    md = verdicts_format.markdown(verdicts, base=got_base.commit, head=got_head.commit, threshold=threshold)
-    shown = base_rev[:10] if re.fullmatch(r"[0-9a-f]{40}", base_rev) else base_rev
-    md += (f"\n\n_Base `{got_base.commit.short}` is where the head branched off `{shown}`; "
-           f"both measured in turn on {cfg.machine_name}._\n")
-    if accepted:
-        md += f"\n> [!NOTE]\n> {n} significant slowdown{'s' if n != 1 else ''}, accepted by the `{ok_label}` label.\n"
-    elif n:
-        md += (f"\n> [!CAUTION]\n> {n} significant slowdown{'s' if n != 1 else ''}: this check fails. "
-               f"If the slowdown is intended, add the `{ok_label}` label to the pull request.\n")
-    return Checked(got_base.commit, got_head.commit, md, n, accepted)
-
-
-def write_summary(path: str, markdown: str) -> None:
-    """Append to the job summary file, as every step does ($GITHUB_STEP_SUMMARY)."""
-    data = markdown.encode("utf-8")
-    if len(data) > SUMMARY_LIMIT:
-        note = "\n\n_(cut here: GitHub takes at most 1 MiB; `regress compare` prints it all)_\n".encode()
-        data = data[: SUMMARY_LIMIT - len(note)].decode("utf-8", "ignore").encode() + note
-    try:
-        with open(path, "ab") as fh:
-            fh.write(data + b"\n")
-    except OSError as exc:
-        raise RegressError(f"cannot write the job summary {path}: {exc.strerror}; check --summary or GITHUB_STEP_SUMMARY") from None
-
-
-def summary_path(flag: str | None) -> str | None:
-    return flag or os.environ.get("GITHUB_STEP_SUMMARY") or None

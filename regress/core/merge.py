@@ -17,14 +17,23 @@ things under one name. The rules:
   The side merged *into* keeps its own version; the other side's file is not
   changed, so nothing measured is lost, and the conflict is reported.
 
-Failure state is the later run's (a skip changes nothing), as for a second
-`regress run`; the result is complete if either side is. Nothing here does I/O.
+Failure state is the later run's (a skip changes nothing); the result is
+complete if either side is.
+
+A new run of a commit on this machine (`Store.save`) goes through the same
+rules with `latest=True`: the new run is what this machine measures now, so
+where the two conflict (the benchmark's code was edited, torch was upgraded
+under the same env name) the new run replaces the stored part instead of
+being refused, and every such replacement is returned for the user to see.
+The WORKTREE, re-measured from scratch each time, is not merged at all.
+Nothing here does I/O.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from regress.core.kinds import FailureKind
 from regress.core.records import BenchmarkResult, CommitResult, Fingerprint
 
 
@@ -63,22 +72,36 @@ def _union(mine: tuple, theirs: tuple) -> tuple:
     return mine + tuple(x for x in theirs if x not in mine)
 
 
-def _one(mine: BenchmarkResult, theirs: BenchmarkResult, theirs_later: bool) -> BenchmarkResult:
+def _one(mine: BenchmarkResult, theirs: BenchmarkResult, theirs_later: bool, *, new_run: bool = False) -> BenchmarkResult:
     failure = mine.failure
-    if theirs_later and not (theirs.failure is not None and theirs.failure.kind == "skipped"):
+    if theirs_later and not (theirs.failure is not None and theirs.failure.kind == FailureKind.SKIPPED):
         failure = theirs.failure
-    if mine.failure is not None and mine.failure.kind == "skipped" and theirs.failure is None:
+    if mine.failure is not None and mine.failure.kind == FailureKind.SKIPPED and theirs.failure is None:
         failure = None  # skipped here, measured there: the measurement stands
+    # A new run's rounds are new measurements, however alike; a copy from
+    # elsewhere may hold rounds this side already has.
+    join = (lambda a, b: a + b) if new_run else _union
     return replace(
         mine,
-        samples=_union(mine.samples, theirs.samples),
-        counts=_union(mine.counts, theirs.counts),
+        samples=join(mine.samples, theirs.samples),
+        counts=join(mine.counts, theirs.counts),
         failure=failure,
     )
 
 
-def combine(into: CommitResult, other: CommitResult) -> tuple[CommitResult, tuple[Conflict, ...]]:
-    """`into` with everything of `other` it lacks; conflicting parts of `other` refused."""
+def _rounds(r: BenchmarkResult) -> str:
+    n = len(r.samples) + len(r.counts)
+    return f"{n} stored round{'s' if n != 1 else ''}"
+
+
+def combine(
+    into: CommitResult, other: CommitResult, *, latest: bool = False
+) -> tuple[CommitResult, tuple[Conflict, ...]]:
+    """`into` with everything of `other` it lacks.
+
+    Conflicting parts of `other` are refused, or with `latest` (`other` is a
+    new run here) replace `into`'s; either way each is returned as a Conflict.
+    """
     if (into.commit.sha, into.machine, into.env) != (other.commit.sha, other.machine, other.env):
         raise ValueError("combine() takes results of one commit, machine and environment")
 
@@ -87,8 +110,11 @@ def combine(into: CommitResult, other: CommitResult) -> tuple[CommitResult, tupl
 
     why = _build_conflict(into.fingerprint, other.fingerprint)
     if why is not None:
-        return into, (conflict("build", why),)
-    theirs_later = (other.finished_at or other.started_at) > (into.finished_at or into.started_at)
+        if not latest:
+            return into, (conflict("build", why),)
+        n = sum(len(r.samples) + len(r.counts) for r in into.results)
+        return other, (conflict("build", f"{why.split(';')[0]}: the new run replaced {n} stored rounds of the old build"),)
+    theirs_later = latest or (other.finished_at or other.started_at) > (into.finished_at or into.started_at)
     merged = into.by_id()
     conflicts: list[Conflict] = []
     for res in other.results:
@@ -96,15 +122,21 @@ def combine(into: CommitResult, other: CommitResult) -> tuple[CommitResult, tupl
         if mine is None:
             merged[res.id] = res
         elif mine.spec != res.spec:
-            conflicts.append(conflict(str(res.id), f"different benchmark code under one name ({mine.origin} here, {res.origin} there)"))
+            if latest:
+                merged[res.id] = res
+                conflicts.append(conflict(str(res.id), f"its definition changed; the new one replaced {_rounds(mine)} of the old"))
+            else:
+                why = f"different benchmark code under one name ({mine.origin} here, {res.origin} there)"
+                conflicts.append(conflict(str(res.id), why))
         else:
-            merged[res.id] = _one(mine, res, theirs_later)
+            merged[res.id] = _one(mine, res, theirs_later, new_run=latest)
     starts = [t for t in (into.started_at, other.started_at) if t]
+    newer = other if latest else into
     result = replace(
-        into,
-        fingerprint=into.fingerprint if into.fingerprint.torch_version else other.fingerprint,
+        newer,
+        fingerprint=newer.fingerprint if newer.fingerprint.torch_version else (into if latest else other).fingerprint,
         results=tuple(merged.values()),
-        failures=_union(into.failures, other.failures),
+        failures=other.failures if latest else _union(into.failures, other.failures),
         reference=_union(into.reference, other.reference),
         complete=into.complete or other.complete,
         started_at=min(starts) if starts else 0.0,

@@ -3,16 +3,17 @@
 Mirrors torch.utils.benchmark's split between a frozen task spec (`TaskSpec`)
 and what was measured for it (`Sample`, one per worker process = one round).
 torch's own Measurement is not pickled: its private caches change between
-releases. `tables.py` rebuilds Measurements from these records on load.
+releases. `output/compare_tables.py` rebuilds Measurements from these records on load.
 
 Nothing here does I/O.
 """
 
 from __future__ import annotations
 
-import heapq
 import statistics
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+
+from regress.core.kinds import FailureKind
 
 # Name under which the uncommitted working tree is stored; can never be a sha.
 WORKTREE = "WORKTREE"
@@ -103,13 +104,15 @@ class InstructionCount:
 class Failure:
     """Why a benchmark or a whole commit has no (or incomplete) samples.
 
-    kind: "error" (raised), "crash" (worker died), "timeout", "suite" (a suite
-    file failed to load), "build" (build_command failed), "skipped".
+    kind: a FailureKind (given as one or as its name).
     """
 
-    kind: str
+    kind: FailureKind
     message: str
     where: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", FailureKind(self.kind))
 
     def __str__(self) -> str:
         prefix = f"{self.where}: " if self.where else ""
@@ -177,52 +180,6 @@ class CommitInfo:
         return self.sha if self.sha == WORKTREE else self.sha[:10]
 
 
-def history_order(commits: list[CommitInfo]) -> list[CommitInfo]:
-    """Oldest first: a parent always before its child, else by commit date.
-
-    Dates alone can't order commits made within one second (scripts, rebases,
-    `git am`), so recorded parents decide wherever both ends are in the list;
-    dates (then sha, for a stable order) break the rest.
-    """
-    by_sha = {c.sha: c for c in commits}
-    children: dict[str, list[str]] = {sha: [] for sha in by_sha}
-    waiting = dict.fromkeys(by_sha, 0)
-    for c in by_sha.values():
-        for parent in set(c.parents):
-            if parent in by_sha and parent != c.sha:
-                children[parent].append(c.sha)
-                waiting[c.sha] += 1
-
-    def when(sha: str) -> tuple:
-        c = by_sha[sha]
-        return (c.committed_at, c.authored_at, sha)
-
-    ready = [(when(sha), sha) for sha, n in waiting.items() if n == 0]
-    heapq.heapify(ready)
-    out = []
-    while ready:
-        _, sha = heapq.heappop(ready)
-        out.append(by_sha[sha])
-        for child in children[sha]:
-            waiting[child] -= 1
-            if waiting[child] == 0:
-                heapq.heappush(ready, (when(child), child))
-    return out
-
-
-def neighbours(history: list, base_sha: str, head_sha: str) -> tuple:
-    """(the result just before base, the result just after head) in a history list, or None for each."""
-    shas = [r.commit.sha for r in history]
-    before = after = None
-    if base_sha not in shas or head_sha not in shas or shas.index(base_sha) >= shas.index(head_sha):
-        return None, None  # not a step forward in this history: no neighbours to speak of
-    if shas.index(base_sha) > 0:
-        before = history[shas.index(base_sha) - 1]
-    if shas.index(head_sha) + 1 < len(shas):
-        after = history[shas.index(head_sha) + 1]
-    return before, after
-
-
 @dataclass(frozen=True)
 class Fingerprint:
     """The machine and environment a result was measured on."""
@@ -285,49 +242,13 @@ class CommitResult:
     @property
     def failed(self) -> tuple[BenchmarkResult, ...]:
         """Benchmarks whose latest attempt failed (a skip is not a failure)."""
-        return tuple(r for r in self.results if r.failure is not None and r.failure.kind != "skipped")
+        return tuple(r for r in self.results if r.failure is not None and r.failure.kind != FailureKind.SKIPPED)
 
     @property
     def skipped(self) -> tuple[BenchmarkResult, ...]:
-        return tuple(r for r in self.results if r.failure is not None and r.failure.kind == "skipped")
+        return tuple(r for r in self.results if r.failure is not None and r.failure.kind == FailureKind.SKIPPED)
 
     @property
     def problems(self) -> tuple[Failure, ...]:
         """Commit-level failures: broken suites, a failed build (skips left out)."""
-        return tuple(f for f in self.failures if f.kind != "skipped")
-
-
-def merge_results(
-    old: CommitResult, new: CommitResult, *, replace_all: bool = False
-) -> CommitResult:
-    """Add a new run of a commit to what is already stored for it.
-
-    Nothing measured is dropped: a benchmark measured again with the same spec
-    keeps its old rounds and instruction counts and gains the new ones; its
-    failure state is the latest attempt's (a skip changes nothing). Only a
-    changed spec (a different benchmark under the same identity) replaces it.
-    Benchmarks not measured this time are kept. `replace_all` is for the
-    WORKTREE, which is re-measured from scratch.
-    """
-    if replace_all:
-        return new
-    merged = old.by_id()
-    for res in new.results:
-        prev = merged.get(res.id)
-        if prev is not None and prev.spec == res.spec:
-            skipped = res.failure is not None and res.failure.kind == "skipped"
-            res = replace(
-                res,
-                origin=res.origin,
-                samples=prev.samples + res.samples,
-                counts=prev.counts + res.counts,
-                failure=prev.failure if skipped else res.failure,
-            )
-        merged[res.id] = res
-    return replace(
-        new,
-        results=tuple(merged.values()),
-        reference=old.reference + new.reference,
-        started_at=min(old.started_at, new.started_at) if old.started_at else new.started_at,
-        complete=new.complete or old.complete,
-    )
+        return tuple(f for f in self.failures if f.kind != FailureKind.SKIPPED)

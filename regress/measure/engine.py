@@ -13,18 +13,19 @@ How many rounds each benchmark gets is `adaptive`'s rule.
 
 from __future__ import annotations
 
+from regress.core.kinds import FailureKind
 import contextlib
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from regress.measure import adaptive
-from regress.storage import gitrepo
-from regress.measure import runner
 from regress.analysis import stats
 from regress.core.config import Config
+from regress.core.merge import Conflict
 from regress.core.records import WORKTREE, CommitInfo, CommitResult, Failure, Fingerprint, Settings
+from regress.measure import adaptive, one_commit
+from regress.storage import gitrepo
 from regress.storage.store import Store
 
 
@@ -47,6 +48,7 @@ class Target:
     # Round values of the neighbouring commits (this run's neighbours in the
     # range, a stored parent): shared dicts, so they grow as those are measured.
     neighbours: list[dict[tuple, list[float]]] = field(default_factory=list)
+    replaced: list[Conflict] = field(default_factory=list)  # stored parts this run's saves replaced
 
     def _wants(self, key: tuple, values: list[float], budget: adaptive.Budget) -> bool:
         around = [n[key] for n in self.neighbours if key in n]
@@ -64,7 +66,7 @@ class Target:
         done = {k for k, v in self.values.items() if not self._wants(k, v, budget)}
         return done | self.final
 
-    def absorb(self, got: runner.Collector) -> None:
+    def absorb(self, got: one_commit.Collector) -> None:
         for key, res in got.results.items():
             if res.ok:
                 self.values.setdefault(key, []).extend(stats.round_values(res))
@@ -103,14 +105,14 @@ def time_left(targets: list[Target], budget: adaptive.Budget) -> float | None:
 
 
 def take_round(
-    cfg: Config, store: Store, t: Target, budget: adaptive.Budget, progress, shard=None, measure=runner.measure_commit
-) -> runner.Collector:
+    cfg: Config, store: Store, t: Target, budget: adaptive.Budget, progress, shard=None, measure=one_commit.measure_commit
+) -> one_commit.Collector:
     """One round of the benchmarks `t` still wants, in one fresh worker; saved as it goes.
 
     `measure` is what runs the workers (a test passes a fake).
     """
     started = time.time()
-    got = runner.Collector()
+    got = one_commit.Collector()
     base = CommitResult(
         commit=t.info,
         machine=cfg.machine_name,
@@ -119,13 +121,13 @@ def take_round(
         settings=t.settings,
         started_at=started,
     )
-    saver = runner.Saver(store, base, earlier=t.measured)
+    saver = one_commit.Saver(store, base, earlier=t.measured, replaced=t.replaced)
     complete = False
     try:
         if t.build_failure is not None:
             got.failures.append(t.build_failure)
         elif not t.suite_dir.is_dir():
-            got.failures.append(Failure("suite", f"no benchmark folder {cfg.benchmarks}/ in this commit", t.info.short))
+            got.failures.append(Failure(FailureKind.SUITE, f"no benchmark folder {cfg.benchmarks}/ in this commit", t.info.short))
         else:
             measure(
                 cfg,
@@ -161,7 +163,7 @@ def measure_targets(
     progress=None,
     *,
     shard=None,
-    measure=runner.measure_commit,
+    measure=one_commit.measure_commit,
     clock: Callable[[], float] = time.monotonic,
 ) -> None:
     """Take rounds of every target, interleaved, until each has what `budget` asks."""
@@ -199,7 +201,7 @@ def stored_values(result: CommitResult | None) -> tuple[dict[tuple, list[float]]
     values: dict[tuple, list[float]] = {}
     final: set[tuple] = set()
     for r in result.results if result is not None else ():
-        key = runner.key(r.spec)
+        key = one_commit.key(r.spec)
         if r.ok:
             values[key] = list(stats.round_values(r))
         elif r.failure is not None:
@@ -219,7 +221,7 @@ def checked_out(cfg: Config, repo, shas: list[str], settings_of: Callable[[str],
             suite_dir, shown_root = suite_of(cfg, code_dir, settings)
             values, final = stored_values(top_up.get(sha))
             targets.append(
-                Target(info, settings, code_dir, suite_dir, shown_root, runner.build(cfg, code_dir), values, final)
+                Target(info, settings, code_dir, suite_dir, shown_root, one_commit.build(cfg, code_dir), values, final)
             )
         yield targets
 

@@ -96,12 +96,8 @@ def serve(fd: int) -> None:
     import torch  # noqa: F401 - the cost paid once, before any fork
     import torch.utils.benchmark  # noqa: F401
 
-    from regress.suite import discover  # noqa: F401
-    from regress.suite import machine
-    from regress.measure import protocol
-    from regress.suite import reference
-    from regress.measure import shard
-    from regress.suite import timing
+    from regress.measure import protocol, shard  # noqa: F401 - what every worker imports, imported once
+    from regress.suite import discover, machine, reference, timing  # noqa: F401
 
     server.send(json.dumps({"ready": os.getpid()}).encode())
     while True:
@@ -131,5 +127,5 @@ def serve(fd: int) -> None:
 if __name__ == "__main__":
     # As for worker.py: regress is imported from its parent folder, so its
     # module names never shadow the user's.
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
     serve(int(sys.argv[1]))

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import Callable
 
+from regress.core.kinds import Kind
 from regress.measure import adaptive
 from regress.measure import engine
 from regress.storage import gitrepo
 from regress.measure import runner
+from regress.measure.worker_process import close_servers
 from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.records import CommitInfo, CommitResult
@@ -62,7 +64,7 @@ def measure_rounds(
             with engine.checked_out(cfg, repo, shas, settings_of, stored) as targets:
                 engine.measure_targets(cfg, store, targets, budget, progress)
         finally:
-            runner.close_servers()
+            close_servers()
         return {sha: store.load(cfg.machine_name, cfg.env, sha) for sha in shas}
 
 
@@ -90,7 +92,7 @@ def plan_more(verdicts, *, rounds: int | None = None) -> tuple[int, list]:
 
     comparable = [v for v in verdicts if v.base_rounds and v.head_rounds]
     if rounds is None:
-        chosen = [v for v in comparable if v.verdict == "noisy" and v.rounds_needed]
+        chosen = [v for v in comparable if v.verdict == Kind.NOISY and v.rounds_needed]
         target = max([RECOMMENDED_ROUNDS, *(v.rounds_needed or 0 for v in chosen)])
     else:
         chosen, target = comparable, rounds

@@ -24,7 +24,7 @@ def _setup_path(job: dict) -> None:
     regress itself is purged from sys.modules so that a project which *is*
     regress measures its own commit's code, not the installed copy.
     """
-    own = str(Path(__file__).resolve().parents[1])
+    own = str(Path(__file__).resolve().parents[2])  # the folder holding the regress package
     sys.path[:] = [p for p in sys.path if p and Path(p).resolve() != Path(own)]
     for name in [m for m in sys.modules if m == "regress" or m.startswith("regress.")]:
         del sys.modules[name]
@@ -54,12 +54,9 @@ def main() -> None:
 
 def run_job(job: dict, out) -> None:
     """Discover the suites of `job` and measure them, reporting on `out` (a binary file)."""
-    from regress.suite import discover
-    from regress.suite import machine
-    from regress.measure import protocol
-    from regress.suite import reference
-    from regress.measure import shard
-    from regress.suite import timing
+    from regress.measure import protocol, shard
+    from regress.suite import discover, machine, reference, timing
+    from regress.core.kinds import FailureKind
     from regress.core.records import Failure, InstructionCount
 
     def send(kind: str, **fields) -> None:
@@ -104,7 +101,7 @@ def run_job(job: dict, out) -> None:
     for index, e in enumerate(todo):
         send("start", index=index)
         if e.skip:
-            send("failed", index=index, failure=Failure("skipped", e.skip, e.origin))
+            send("failed", index=index, failure=Failure(FailureKind.SKIPPED, e.skip, e.origin))
             continue
         # Recipe-style Timers say setup='from __main__ import f': let __main__
         # be the suite module while its benchmarks run.
@@ -126,7 +123,7 @@ def run_job(job: dict, out) -> None:
             where = f"{frame.filename}:{frame.lineno}" if frame else e.origin
             text = str(exc).strip().splitlines()
             message = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-            send("failed", index=index, failure=Failure("error", message, where))
+            send("failed", index=index, failure=Failure(FailureKind.ERROR, message, where))
         else:
             send("result", index=index, sample=s)
         finally:
@@ -139,7 +136,7 @@ def run_job(job: dict, out) -> None:
 
 
 if __name__ == "__main__":
-    # Started as a script: sys.path[0] is regress/ itself, whose module names
+    # Started as a script: sys.path[0] is regress/measure/ itself, whose module names
     # (model, config, ...) must not shadow the user's. Import regress from its parent.
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
     main()

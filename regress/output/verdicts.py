@@ -7,13 +7,14 @@ added, and `version` goes up if one has to change.
 
 from __future__ import annotations
 
+from regress.core.kinds import Kind
 import html
 import json
 from collections import Counter
 from itertools import groupby
 
 from regress.analysis.changepoints import Step
-from regress.analysis.diff import VERDICTS, Verdict, pct
+from regress.analysis.diff import Verdict, pct
 from regress.core.records import CommitInfo
 
 JSON_VERSION = 1
@@ -52,7 +53,7 @@ def _threads(n: int) -> str:
 
 def summary(verdicts: list[Verdict]) -> str:
     counts = Counter(v.verdict for v in verdicts)
-    return ", ".join(f"{counts[k]} {k}" for k in VERDICTS if counts[k]) or "no benchmarks"
+    return ", ".join(f"{counts[k]} {k}" for k in Kind if counts[k]) or "no benchmarks"
 
 
 def _commit_line(role: str, info: CommitInfo | None) -> str:
@@ -81,8 +82,8 @@ def text(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo |
                 verdict = f"\x1b[{paint[v.verdict]}m{v.verdict}\x1b[0m" if color and v.verdict in paint else v.verdict
                 change = pct(v.ratio) if v.ratio is not None else ""
                 lines.append(
-                    f"  {_name(v):<{width}}{fmt(v.base_median):>12} {_spread(v.base_median, v.base_iqr):>7} "
-                    f"{fmt(v.head_median):>12} {_spread(v.head_median, v.head_iqr):>7} {change:>8}  {verdict}"
+                    f"  {_name(v):<{width}}{fmt(v.base_level):>12} {_spread(v.base_level, v.base_iqr):>7} "
+                    f"{fmt(v.head_level):>12} {_spread(v.head_level, v.head_iqr):>7} {change:>8}  {verdict}"
                 )
         lines.append("")
     notes = [v for v in verdicts if v.verdict not in ("unchanged",)]
@@ -123,12 +124,12 @@ def markdown(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitIn
         out += [f"#### {_md(label)}", "", "| benchmark | threads | base | head | change | verdict |", "|---|---:|---:|---:|---:|---|"]
         for v in group:
             change = pct(v.ratio) if v.ratio is not None else ""
-            base_cell = f"{fmt(v.base_median)} {_spread(v.base_median, v.base_iqr)}".strip()
-            head_cell = f"{fmt(v.head_median)} {_spread(v.head_median, v.head_iqr)}".strip()
-            verdict = f"{_ICON[v.verdict]} **{v.verdict}**" if v.verdict != "unchanged" else "unchanged"
+            base_cell = f"{fmt(v.base_level)} {_spread(v.base_level, v.base_iqr)}".strip()
+            head_cell = f"{fmt(v.head_level)} {_spread(v.head_level, v.head_iqr)}".strip()
+            verdict = f"{_ICON[v.verdict]} **{v.verdict}**" if v.verdict != Kind.UNCHANGED else "unchanged"
             out.append(f"| {_md(_name(v))} | {v.id.num_threads} | {base_cell} | {head_cell} | {change} | {verdict.strip()} |")
         out.append("")
-    notes = [v for v in verdicts if v.verdict != "unchanged"]
+    notes = [v for v in verdicts if v.verdict != Kind.UNCHANGED]
     if notes:
         out += ["<details><summary>Why</summary>", ""]
         out += [f"- **{_md(str(v.id))}**: {v.verdict}: {_md(v.reason)}" for v in notes]
@@ -155,8 +156,8 @@ def verdict_json(v: Verdict) -> dict:
         "description": v.id.description,
         "num_threads": v.id.num_threads,
         "verdict": v.verdict,
-        "base": v.base_median,
-        "head": v.head_median,
+        "base": v.base_level,
+        "head": v.head_level,
         "base_iqr": v.base_iqr,
         "head_iqr": v.head_iqr,
         "ratio": v.ratio,
@@ -183,7 +184,7 @@ def compare_json(verdicts: list[Verdict], *, base: CommitInfo | None, head: Comm
         "threshold": threshold,
         "base": _commit_json(base),
         "head": _commit_json(head),
-        "summary": {k: counts[k] for k in VERDICTS},
+        "summary": {k.value: counts[k] for k in Kind},
         "verdicts": [verdict_json(v) for v in verdicts],
     }
     return json.dumps(doc, indent=2, allow_nan=False)

@@ -23,6 +23,7 @@ the label page says so.
 
 from __future__ import annotations
 
+from regress.core.kinds import FailureKind, Kind
 import hashlib
 import re
 import time
@@ -33,7 +34,8 @@ import numpy as np
 from regress.analysis import stats
 from regress.analysis.changepoints import Step, find_steps
 from regress.analysis.diff import Verdict, compare
-from regress.core.records import BenchmarkId, CommitInfo, CommitResult, history_order
+from regress.core.history import history_order
+from regress.core.records import BenchmarkId, CommitInfo, CommitResult
 from regress.report.tables import format_tables, select_unit, summarize_times, trim_sigfig
 
 # The newest commits of each series whose Compare tables are coloured by verdicts.
@@ -126,7 +128,7 @@ def summarize(series: Series, *, threshold: float) -> Series:
                     sample_len.append(len(sample.raw_times))
                     total += len(sample.raw_times)
                 result_len.append(total)
-            elif r.failure is not None and r.failure.kind != "skipped":
+            elif r.failure is not None and r.failure.kind != FailureKind.SKIPPED:
                 failed.setdefault(bid, []).append(Failed(ci, str(r.failure)))
             # else: skipped here (no GPU, say) or instruction counts only: not a failure
     # A commit whose build or suite failed has no result for what it could not run.
@@ -292,9 +294,9 @@ def verdict_class(v: Verdict) -> str:
     from BIG_CHANGE faster); every other verdict is neutral and named by
     itself ("noisy", "unchanged", ...).
     """
-    if v.verdict == "regression":
+    if v.verdict == Kind.REGRESSION:
         return "up2" if v.ratio is not None and v.ratio >= BIG_CHANGE else "up"
-    if v.verdict == "improvement":
+    if v.verdict == Kind.IMPROVEMENT:
         return "dn2" if v.ratio is not None and v.ratio <= 1 / BIG_CHANGE else "dn"
     return v.verdict
 

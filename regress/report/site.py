@@ -21,6 +21,7 @@ into JSON that `script_json` makes safe inside <script>, or into JS textContent.
 
 from __future__ import annotations
 
+from regress.core.kinds import Kind
 import bisect
 import gc
 import hashlib
@@ -57,12 +58,12 @@ from regress.report.data import (
     summarize,
 )
 from regress.report.tables import UNIT_ENGLISH
+from regress.storage.atomic import write_atomic
 from regress.storage.store import Store
 
 SITE_FORMAT = 1
 MANIFEST = ".regress-site.json"
 MAX_CHANGES_ON_OVERVIEW = 100
-VERDICT_ORDER = ("regression", "failed", "improvement", "noisy", "new", "missing", "unchanged")
 
 
 @dataclass(frozen=True)
@@ -165,12 +166,7 @@ def _read_manifest(out: Path) -> dict[str, str]:
 
 
 def _write(path: Path, data: str | bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    write_atomic(path, data, sync=False)  # a site can be rebuilt: no fsync per page
 
 
 def script_json(obj) -> Markup:
@@ -545,22 +541,21 @@ class _Site:
         counts = {}
         for v in verdicts:
             counts[v.verdict] = counts.get(v.verdict, 0) + 1
-        rank = {v: i for i, v in enumerate(VERDICT_ORDER)}
         notable = sorted(
-            (v for v in verdicts if v.verdict != "unchanged"),
-            key=lambda v: (rank.get(v.verdict, len(rank)), -abs((v.ratio or 1) - 1)),
+            (v for v in verdicts if v.verdict != Kind.UNCHANGED),
+            key=lambda v: (v.verdict.rank, -abs((v.ratio or 1) - 1)),
         )
         return {
             "kind": kind,
             "title": title,
             "base": base.commit,
-            "counts": sorted(counts.items(), key=lambda kv: rank.get(kv[0], len(rank))),
+            "counts": sorted(counts.items(), key=lambda kv: kv[0].rank),
             "notable": [
                 {
                     "name": str(v.id),
                     "href": self.bench_href.get(v.id, ""),
-                    "base": fmt_time(v.base_median),
-                    "head": fmt_time(v.head_median),
+                    "base": fmt_time(v.base_level),
+                    "head": fmt_time(v.head_level),
                     "change": fmt_ratio(v.ratio),
                     "verdict": v.verdict,
                     "reason": v.reason,  # the differ's own words; they quote the interval and p where there is one

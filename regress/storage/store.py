@@ -1,71 +1,29 @@
-"""The results folder: one pickle per commit, machine and environment.
+"""The results folder: one file per commit, machine and environment.
 
 Layout: <results>/<machine>/<env>/<sha>.pkl (the uncommitted working tree is
-stored as WORKTREE.pkl). Writes are atomic (temp file, fsync, rename), so a
-killed run never leaves half a file. Loading never runs code: the unpickler
-only builds the record classes of `regress.core.records` and plain containers.
-
-Format versions (bump FORMAT_VERSION and add a line for every change):
-  1  first format: {"format": "regress-results", "version": 1, "result": CommitResult}
-  2  BenchmarkResult.counts (InstructionCount records) added; version 1 files
-     read as having no counts
-  3  CommitResult.reference (the reference workload's Samples, one per round)
-     and Settings.min_rounds/max_rounds/budget (the round plan) added;
-     versions 1 and 2 read as having no reference rounds and a 1-round plan
-  4  the record classes moved from regress.model to regress.core.records (the
-     pickles name the new module); older files load through the old name
+stored as WORKTREE.pkl). Writes are atomic (`atomic.write_atomic`), so a
+killed run never leaves half a file; `codec` reads and writes the bytes and
+lists every change of format.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import io
 import os
-import pickle
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from regress.core import records as model
 from regress.core.errors import RegressError
+from regress.core.history import history_order
 from regress.core.merge import Conflict, combine
-from regress.core.records import WORKTREE, CommitResult, merge_results
+from regress.core.records import WORKTREE, CommitResult
+from regress.storage.atomic import write_atomic
+from regress.storage.codec import decode, encode
 
-FORMAT = "regress-results"
-FORMAT_VERSION = 4
-READABLE_VERSIONS = (1, 2, 3, 4)
-
-_MODEL_CLASSES = frozenset(
-    {
-        "BenchmarkId",
-        "TaskSpec",
-        "Sample",
-        "Failure",
-        "BenchmarkResult",
-        "InstructionCount",
-        "CommitInfo",
-        "Fingerprint",
-        "Settings",
-        "CommitResult",
-    }
-)
-# Files of formats 1-3 name the records' old module.
-_RECORD_MODULES = frozenset({"regress.core.records", "regress.model"})
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
-
-
-class _Refused(pickle.UnpicklingError):
-    pass
-
-
-class _AllowListUnpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str):
-        if module in _RECORD_MODULES and name in _MODEL_CLASSES:
-            return getattr(model, name)
-        raise _Refused(f"refusing to load {module}.{name}")
 
 
 def check_name(kind: str, value: str) -> str:
@@ -119,16 +77,18 @@ class Store:
     def history(self, machine: str, env: str) -> list[CommitResult]:
         """Every commit measured on machine/env, oldest first (the WORKTREE left out)."""
         results = {r.commit.sha: r for r in self.load_all(machine, env) if r.commit.sha != WORKTREE}
-        return [results[c.sha] for c in model.history_order([r.commit for r in results.values()])]
+        return [results[c.sha] for c in history_order([r.commit for r in results.values()])]
 
     # -- writing ---------------------------------------------------------
 
-    def save(self, result: CommitResult) -> Path:
-        """Write `result`, merged into what is already stored for that commit."""
+    def save(self, result: CommitResult, replaced: list[Conflict] | None = None) -> Path:
+        """Write a new run's `result`, merged into what is stored for that commit
+        (the one merge policy, `combine`); what it replaced is added to `replaced`."""
         path = self.path(result.machine, result.env, result.commit.sha)
-        if path.exists():
-            old = self.load_file(path)
-            result = merge_results(old, result, replace_all=result.commit.sha == WORKTREE)
+        if path.exists() and result.commit.sha != WORKTREE:  # the WORKTREE is measured afresh each time
+            result, changed = combine(self.load_file(path), result, latest=True)
+            if replaced is not None:
+                replaced.extend(c for c in changed if c not in replaced)
         write_atomic(path, encode(result))
         return path
 
@@ -217,62 +177,3 @@ def check_relpath(rel: str, result: CommitResult, where: str) -> CommitResult:
             "move it back to <machine>/<env>/<sha>.pkl or delete it"
         )
     return result
-
-
-def encode(result: CommitResult) -> bytes:
-    return pickle.dumps(
-        {"format": FORMAT, "version": FORMAT_VERSION, "result": result},
-        protocol=pickle.HIGHEST_PROTOCOL,
-    )
-
-
-def decode(data: bytes, where: str) -> CommitResult:
-    try:
-        envelope = _AllowListUnpickler(io.BytesIO(data)).load()
-    except _Refused as exc:
-        raise RegressError(
-            f"{where} is not a regress result file ({exc}); nothing was run from it; delete or move it away"
-        ) from None
-    except Exception as exc:  # truncated or garbage bytes raise many kinds
-        raise RegressError(
-            f"{where} is corrupt ({type(exc).__name__}); delete it and measure that commit again"
-        ) from None
-    if not isinstance(envelope, dict) or envelope.get("format") != FORMAT:
-        raise RegressError(f"{where} is not a regress result file; delete or move it away")
-    version = envelope.get("version")
-    if not isinstance(version, int):
-        raise RegressError(f"{where} has no format version; delete it and measure that commit again")
-    if version > FORMAT_VERSION:
-        raise RegressError(
-            f"{where} was written by a newer regress (format {version}, this one reads {FORMAT_VERSION}); "
-            "upgrade regress (pip install -U regress)"
-        )
-    if version not in READABLE_VERSIONS:
-        raise RegressError(
-            f"{where} uses result format {version}, which this regress no longer reads; measure that commit again"
-        )
-    result = envelope.get("result")
-    if not isinstance(result, CommitResult):
-        raise RegressError(f"{where} holds no commit result; delete or move it away")
-    return result
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)

@@ -8,6 +8,7 @@ suites are still collected.
 
 from __future__ import annotations
 
+from regress.core.kinds import FailureKind
 import importlib.util
 import inspect
 import sys
@@ -115,16 +116,23 @@ def _timers(obj: Any) -> Iterable[Any]:
 
 
 def _needs_missing_cuda(exc: BaseException) -> bool:
-    """A plain bench_ function that touched CUDA on a machine without it."""
+    """A plain bench_ function that needs CUDA, on a machine without it.
+
+    Decided by where the exception came from, not by its text: torch raises
+    from inside `torch.cuda` (its lazy initialisation) whenever code touches
+    a GPU it doesn't have. An error that merely mentions CUDA, or any error
+    on a machine that has CUDA, is the benchmark's failure.
+    """
     try:
         import torch
 
         if torch.cuda.is_available():
             return False
-    except Exception:  # noqa: BLE001
+        cuda_dir = Path(torch.cuda.__file__).resolve().parent
+    except Exception:  # noqa: BLE001 - no usable torch: nothing to say about CUDA
         return False
-    text = f"{type(exc).__name__} {exc}".lower()
-    return "cuda" in text or "nvidia driver" in text
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and Path(frames[-1].filename).resolve().parent == cuda_dir
 
 
 def _spec(timer: Any, default_label: str, env: str) -> TaskSpec:
@@ -154,7 +162,7 @@ def discover(folder: Path, *, env: str, shown_root: Path | None = None) -> tuple
         except BaseException as exc:  # noqa: BLE001 - a suite may raise anything, even SystemExit
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            failures.append(Failure("suite", _describe(exc), _where(exc, path, shown)))
+            failures.append(Failure(FailureKind.SUITE, _describe(exc), _where(exc, path, shown)))
             continue
         prefix = _module_name(path.relative_to(folder))
         for name, obj in _definitions(module):
@@ -168,9 +176,9 @@ def discover(folder: Path, *, env: str, shown_root: Path | None = None) -> tuple
                     raise
                 where = _where(exc, path, shown)
                 if _needs_missing_cuda(exc):
-                    failures.append(Failure("skipped", f"{name} needs CUDA, which this machine lacks", origin))
+                    failures.append(Failure(FailureKind.SKIPPED, f"{name} needs CUDA, which this machine lacks", origin))
                 else:
-                    failures.append(Failure("suite", f"{name} {_describe(exc)}", where if ":" in where else origin))
+                    failures.append(Failure(FailureKind.SUITE, f"{name} {_describe(exc)}", where if ":" in where else origin))
                 continue
             for timer in timers:
                 spec = _spec(timer, f"{prefix}.{name}", env)

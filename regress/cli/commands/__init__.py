@@ -1,0 +1,16 @@
+"""One module a command: `add(sub)` declares its flags, `run(args)` calls one
+function of the layers below and prints. Listed here in `regress --help` order."""
+
+from regress.cli.commands import (
+    check,
+    compare,
+    list_,
+    merge,
+    regressions,
+    report,
+    results,
+    run,
+    show,
+)
+
+ALL = (list_, run, show, report, compare, regressions, merge, check, results)

@@ -1,0 +1,67 @@
+"""`regress check`: the pull-request check, base and head measured in turn."""
+
+from __future__ import annotations
+
+import os
+
+from regress.cli import flags
+from regress.cli.console import announce_round, err, plural
+
+
+def add(sub) -> None:
+    p = sub.add_parser(
+        "check", help="the pull-request check: merge base and head measured in turn, exit 1 on a regression"
+    )
+    flags.common(p)
+    p.add_argument("base", metavar="BASE", help="the branch the change goes into; its merge base with HEAD is measured")
+    p.add_argument("head", metavar="HEAD", nargs="?", default="HEAD", help="the change (default HEAD)")
+    p.add_argument(
+        "--rounds", type=flags.rounds, metavar="N", help="rounds per side, each in a fresh process (default 10)"
+    )
+    p.add_argument(
+        "--threshold", type=flags.threshold, metavar="PCT", help="smallest change worth reporting (default 5%%)"
+    )
+    p.add_argument(
+        "--ok-label",
+        default="perf-regression-ok",
+        metavar="NAME",
+        help="a pull request with this label passes despite a regression (labels come from $GITHUB_EVENT_PATH)",
+    )
+    p.add_argument(
+        "--summary",
+        metavar="FILE",
+        help="append the Markdown comparison here (default: $GITHUB_STEP_SUMMARY when set)",
+    )
+    flags.benchmarks_dir(p)
+    p.add_argument(
+        "--min-run-time", type=flags.positive_float, metavar="SECONDS", help="blocked_autorange min_run_time per round"
+    )
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from regress.ci import check
+
+    cfg = flags.load_config(args)
+    checked = check.check(
+        cfg,
+        args.base,
+        args.head,
+        rounds=args.rounds,
+        threshold=args.threshold,
+        ok_label=args.ok_label,
+        labels=check.event_labels(os.environ.get("GITHUB_EVENT_PATH")),
+        announce=announce_round,
+    )
+    print(checked.markdown)
+    where = check.summary_path(args.summary)
+    if where:
+        check.write_summary(where, checked.markdown)
+    if checked.fails:
+        err(
+            f"regress: {plural(checked.regressions, 'significant regression')} "
+            f"in {checked.head.short} against the merge base {checked.base.short}; the check fails "
+            f"(the '{args.ok_label}' label accepts them)"
+        )
+        return 1
+    return 0

@@ -1,0 +1,106 @@
+"""`regress compare`: per benchmark, both levels, the change and a verdict."""
+
+from __future__ import annotations
+
+import sys
+
+from regress.analysis import diff
+from regress.cli import flags
+from regress.cli.console import announce_round, err
+from regress.core.records import WORKTREE
+from regress.measure import comparison
+from regress.output import verdicts as render
+from regress.storage import gitrepo
+
+
+def add(sub) -> None:
+    p = sub.add_parser("compare", help="per benchmark: both levels, the ratio and a verdict")
+    flags.common(p)
+    p.add_argument("base", metavar="BASE", help="the commit to compare against")
+    p.add_argument(
+        "head", metavar="HEAD", nargs="?", default="HEAD", help=f"the commit judged (default HEAD; or {WORKTREE})"
+    )
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    p.add_argument(
+        "--threshold", type=flags.threshold, metavar="PCT", help="smallest change worth reporting (default 5%%)"
+    )
+    p.add_argument("--fail-on-regression", action="store_true", help="exit 1 if any verdict is regression")
+    flags.bench(p)
+    p.add_argument(
+        "--measure",
+        action="store_true",
+        help="first take more rounds of both commits, alternating, in fresh processes",
+    )
+    p.add_argument(
+        "--rounds",
+        type=flags.rounds,
+        metavar="N",
+        help="with --measure: rounds per side to reach (default: what the noisy verdicts ask for)",
+    )
+    flags.benchmarks_dir(p)
+    p.add_argument(
+        "--min-run-time",
+        type=flags.positive_float,
+        metavar="SECONDS",
+        help="with --measure: blocked_autorange min_run_time per round",
+    )
+    p.add_argument(
+        "--mode",
+        choices=("time", "instructions"),
+        default="time",
+        help="compare wall times (default) or callgrind instruction counts (default threshold 1%%)",
+    )
+    p.add_argument(
+        "--env-a",
+        metavar="NAME",
+        help="environment of BASE (A/B between builds: `regress compare HEAD HEAD --env-a A --env-b B`)",
+    )
+    p.add_argument("--env-b", metavar="NAME", help="environment of HEAD")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    cfg = flags.load_config(args)
+    counts = args.mode == "instructions"
+    repo = gitrepo.open_repo(cfg.root)
+    sides = comparison.Sides(
+        base=gitrepo.resolve_one(repo, args.base, what="compare"),
+        head=gitrepo.resolve_one(repo, args.head, what="compare"),
+        base_env=args.env_a or cfg.env,
+        head_env=args.env_b or cfg.env,
+        base_rev=args.base,
+        head_rev=args.head,
+    )
+    got = comparison.compare(
+        cfg,
+        sides,
+        threshold=args.threshold,
+        counts=counts,
+        bench=args.bench,
+        wanted=flags.bench_pattern(args.bench),
+        measure=args.measure,
+        more_rounds=args.rounds,
+        announce=announce_round,
+        say=err,
+    )
+    v, base, head, threshold = got.verdicts, got.base, got.head, got.threshold
+    if args.format == "json":
+        print(
+            render.compare_json(
+                v,
+                base=base,
+                head=head,
+                threshold=threshold,
+                machine=cfg.machine_name,
+                env=sides.head_env,
+                base_env=sides.base_env,
+                mode=args.mode,
+            )
+        )
+    elif args.format == "markdown":
+        print(render.markdown(v, base=base, head=head, threshold=threshold, counts=counts))
+    else:
+        if sides.base_env != sides.head_env:
+            print(f"A/B: base in env '{sides.base_env}', head in env '{sides.head_env}'")
+        print(render.text(v, base=base, head=head, threshold=threshold, color=sys.stdout.isatty(), counts=counts))
+    return 1 if args.fail_on_regression and diff.any_regression(v) else 0

@@ -1,0 +1,44 @@
+"""`regress regressions`: the steps in every benchmark's stored history."""
+
+from __future__ import annotations
+
+from regress.cli import flags
+from regress.core.errors import RegressError
+from regress.storage.store import Store
+
+
+def add(sub) -> None:
+    p = sub.add_parser("regressions", help="steps in every benchmark's history")
+    flags.common(p)
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument(
+        "--threshold", type=flags.threshold, metavar="PCT", help="smallest step worth reporting (default 5%%)"
+    )
+    flags.bench(p)
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from regress.analysis import changepoints
+    from regress.output import verdicts as render
+
+    cfg = flags.load_config(args)
+    threshold = cfg.threshold if args.threshold is None else args.threshold
+    wanted = flags.bench_pattern(args.bench)
+    history = Store(cfg.results_dir).history(cfg.machine_name, cfg.env)
+    if not history:
+        raise RegressError(
+            f"no measured commits on machine '{cfg.machine_name}', env '{cfg.env}' in {cfg.results_dir}; "
+            "measure some with `regress run HEAD~20..HEAD`"
+        )
+    steps = [s for s in changepoints.find_steps(history, threshold=threshold) if wanted.search(str(s.id))]
+    commits = {c.commit.sha: c.commit for c in history}
+    if args.format == "json":
+        print(
+            render.steps_json(
+                steps, commits, threshold=threshold, machine=cfg.machine_name, env=cfg.env, n_commits=len(history)
+            )
+        )
+    else:
+        print(render.steps_text(steps, commits, threshold=threshold, n_commits=len(history)))
+    return 0

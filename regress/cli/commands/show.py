@@ -1,0 +1,61 @@
+"""`regress show`: one commit's stored results as a Compare table."""
+
+from __future__ import annotations
+
+import sys
+
+from regress.cli import flags
+from regress.core.errors import RegressError
+from regress.core.kinds import FailureKind
+from regress.storage import gitrepo
+from regress.storage.store import Store
+
+
+def add(sub) -> None:
+    p = sub.add_parser("show", help="a commit's results as a Compare table")
+    flags.common(p)
+    p.add_argument("revision", nargs="?", default="HEAD", metavar="REV")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from regress.output.compare_tables import compare_table, instruction_table
+
+    cfg = flags.load_config(args)
+    store = Store(cfg.results_dir)
+    sha = gitrepo.resolve_one(gitrepo.open_repo(cfg.root), args.revision, what="show")
+    results = []
+    for env in cfg.env.split(","):  # --env a,b: both environments in one table (A/B)
+        result = store.load(cfg.machine_name, env, sha)
+        if result is None:
+            raise RegressError(
+                f"no results for {args.revision} ({sha[:10]}) on machine '{cfg.machine_name}', env '{env}' "
+                f"in {cfg.results_dir}; measure it with `regress run {args.revision}`"
+                + (f" --env {env}" if env != "default" else "")
+            )
+        results.append(result)
+    c = results[0].commit
+    print(f"{c.short} {c.subject}")
+    for result in results:
+        fp = result.fingerprint
+        print(
+            f"machine {result.machine}, env {result.env}: torch {fp.torch_version}, python {fp.python}, {fp.cpu}"
+            + (f", {fp.cuda_device}" if fp.cuda_device else "")
+        )
+    table = compare_table(results, color=sys.stdout.isatty())
+    if table:
+        print(table)
+    for result in results:
+        prefix = f"({result.env}) " if len(results) > 1 else ""
+        counts = instruction_table(result)
+        if counts:
+            print(prefix + counts)
+        for r in result.failed:
+            print(f"failed: {prefix}{r.id}: {r.failure}")
+        for r in result.skipped:
+            print(f"skipped: {prefix}{r.id}: {r.failure.message}")
+        for f in result.failures:
+            print(f"{'skipped' if f.kind == FailureKind.SKIPPED else 'problem'}: {prefix}{f}")
+        if not result.complete:
+            print(f"incomplete: {prefix}the run was interrupted; `regress run --skip-existing` measures the rest")
+    return 0

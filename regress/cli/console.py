@@ -1,0 +1,31 @@
+"""Where the command line writes what is not its answer."""
+
+from __future__ import annotations
+
+import sys
+
+
+def err(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def announce_round(k: int, n: int, info) -> None:
+    err(f"round {k}/{n}: {info.short} {info.subject[:60]}")
+
+
+def refused(conflicts, done: str) -> int:
+    """List the duplicates a merge refused, and fail with one line saying what to do."""
+    from regress.core.errors import RegressError
+
+    if not conflicts:
+        return 0
+    for c in conflicts:
+        err(f"  conflict: {c}")
+    raise RegressError(
+        f"{plural(len(conflicts), 'conflicting duplicate')} refused (listed above), {done}; "
+        "measure different builds under different --env names, and give changed benchmarks new names"
+    )

@@ -1,0 +1,292 @@
+"""One commit: its build, the workers that measure its suite, and saving what they report."""
+
+from __future__ import annotations
+
+from regress.core.kinds import FailureKind
+import contextlib
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Protocol
+
+from regress.core.config import Config
+from regress.core.merge import Conflict, combine
+from regress.core.records import (
+    WORKTREE,
+    BenchmarkResult,
+    CommitInfo,
+    CommitResult,
+    Failure,
+    Fingerprint,
+    Sample,
+    Settings,
+    TaskSpec,
+)
+from regress.measure import callgrind, protocol
+from regress.measure.shard import Shard
+from regress.measure.worker_process import (
+    DISCOVERY_TIMEOUT_FLOOR,
+    WorkerDied,
+    WorkerHung,
+    callgrind_plan,
+    start_worker,
+    trace,
+)
+from regress.storage.store import Store
+
+# A build_command compiles; a per-benchmark timeout is no limit for it.
+BUILD_TIMEOUT_FLOOR = 3600.0
+# Finished benchmarks of a long commit are written at least this often, so a
+# SIGKILL loses at most this much measuring.
+CHECKPOINT_S = 30.0
+
+
+class Progress(Protocol):
+    def benchmarks_found(self, total: int) -> None: ...
+    def benchmark_started(self, name: str) -> None: ...
+    def benchmark_finished(self) -> None: ...
+    def commit_finished(self, result: CommitResult | None, skipped: bool = False) -> None: ...
+
+
+class NoProgress:
+    def benchmarks_found(self, total): ...
+    def benchmark_started(self, name): ...
+    def benchmark_finished(self): ...
+    def commit_finished(self, result, skipped=False): ...
+
+
+def _import_path(cfg: Config, code_dir: Path) -> Path:
+    if cfg.import_path:
+        return code_dir / cfg.import_path
+    return code_dir / "src" if (code_dir / "src").is_dir() else code_dir
+
+
+def key(spec: TaskSpec) -> tuple:
+    i = spec.id
+    return (i.label, i.sub_label, i.description, i.num_threads)
+
+
+@dataclass
+class Collector:
+    """What one commit's workers have reported so far."""
+
+    results: dict[tuple, BenchmarkResult] = field(default_factory=dict)
+    failures: list[Failure] = field(default_factory=list)
+    fingerprint: Fingerprint | None = None
+    total: int | None = None
+    listed: list[tuple[TaskSpec, str, str | None]] = field(default_factory=list)
+    reference: list[Sample] = field(default_factory=list)  # the reference workload's round(s)
+
+
+def measure_commit(
+    cfg: Config,
+    *,
+    code_dir: Path,
+    suite_dir: Path,
+    shown_root: Path,
+    info: CommitInfo,
+    settings: Settings,
+    progress: Progress,
+    skip: set[tuple] = frozenset(),  # type: ignore[assignment]
+    mode: str = "measure",
+    collector: Collector | None = None,
+    on_result: Callable[[], None] | None = None,
+    shard: Shard | None = None,
+) -> Collector:
+    """Run the suite against `code_dir` in as many workers as it takes."""
+    got = collector if collector is not None else Collector()
+    restarts = 0
+    while True:
+        job = {
+            "cwd": str(code_dir),
+            "import_path": str(_import_path(cfg, code_dir)),
+            "benchmarks_dir": str(suite_dir),
+            "shown_root": str(shown_root),
+            "machine": cfg.machine_name,
+            "env": cfg.env,
+            "min_run_time": settings.min_run_time,
+            "warmup": settings.warmup,
+            "bench_filter": settings.bench_filter,
+            "shard": [shard.index, shard.total] if shard else None,
+            "skip": [list(k) for k in set(skip) | set(got.results)],
+            "mode": "list" if mode == "list" else settings.mode,
+            "reference": mode != "list",
+        }
+        if job["mode"] == "instructions":
+            plan = callgrind_plan()
+            job.update(
+                callgrind_dir=str(plan.out_dir),
+                callgrind_helper=str(plan.helper) if plan.helper else None,
+                instr_number=callgrind.NUMBER,
+                instr_repeats=callgrind.REPEATS,
+            )
+        if _drive(cfg, job, got, progress, settings, first=restarts == 0, on_result=on_result):
+            return got
+        restarts += 1
+        if restarts > (got.total or 0) + 2:  # every benchmark had its chance
+            got.failures.append(Failure(FailureKind.CRASH, f"gave up after {restarts} worker restarts"))
+            return got
+
+
+def _drive(cfg, job, got: Collector, progress: Progress, settings: Settings, *, first: bool, on_result=None) -> bool:
+    """One worker's life. True when the suite is done, False to start another."""
+    trace("worker_start", sha_dir=job["cwd"])
+    worker = start_worker(cfg, job, max(settings.timeout, DISCOVERY_TIMEOUT_FLOOR))
+    todo: list[tuple[TaskSpec, str]] = []
+    current: int | None = None
+    discovered = False
+    try:
+        for msg in worker.messages():
+            kind = msg["type"]
+            if kind == "hello":
+                trace("hello")
+                got.fingerprint = protocol.fingerprint(msg["fingerprint"])
+            elif kind == "discovered":
+                trace("discovered", count=len(msg["benchmarks"]))
+                discovered = True
+                worker.timeout = settings.timeout  # from here on, the per-benchmark limit
+                todo = [(protocol.spec(b["spec"]), b["origin"]) for b in msg["benchmarks"]]
+                got.listed = [(spec, origin, b.get("skip")) for (spec, origin), b in zip(todo, msg["benchmarks"])]
+                if first:
+                    got.failures.extend(protocol.failure(f) for f in msg["failures"])
+                    got.total = len(todo)
+                    progress.benchmarks_found(len(todo))
+            elif kind == "start":
+                trace("bench_start", index=msg["index"])
+                current = msg["index"]
+                progress.benchmark_started(str(todo[current][0].id))
+            elif kind in ("result", "counted", "failed"):
+                trace("bench_end", index=msg["index"])
+                spec, origin = todo[msg["index"]]
+                if kind == "result":
+                    res = BenchmarkResult(spec, origin, (protocol.sample(msg["sample"]),))
+                elif kind == "counted":
+                    res = BenchmarkResult(spec, origin, counts=(protocol.count(msg["count"]),))
+                else:
+                    res = BenchmarkResult(spec, origin, failure=protocol.failure(msg["failure"]))
+                got.results[key(spec)] = res
+                current = None
+                progress.benchmark_finished()
+                if on_result is not None:
+                    on_result()
+            elif kind == "reference":
+                trace("reference")
+                got.reference.append(protocol.sample(msg["sample"]))
+            elif kind == "done":
+                trace("worker_done")
+                return True
+    except WorkerHung:
+        worker.kill()
+        if current is None:
+            phase = "importing the suites" if not discovered else "between benchmarks"
+            got.failures.append(Failure(FailureKind.TIMEOUT, f"worker silent for {worker.timeout:g}s while {phase}; {worker.tail() or 'no output'}"))
+            return True
+        spec, origin = todo[current]
+        got.results[key(spec)] = BenchmarkResult(
+            spec, origin, failure=Failure(FailureKind.TIMEOUT, f"still running after {settings.timeout:g}s (timeout; raise it with --timeout)", origin)
+        )
+        progress.benchmark_finished()
+        return False
+    except WorkerDied:
+        why = worker.death()
+        if current is None:
+            if not discovered:
+                got.failures.append(Failure(FailureKind.CRASH, f"{why} while importing the suites"))
+                return True
+            # Died between benchmarks: nothing to blame; a fresh worker takes the rest.
+            got.failures.append(Failure(FailureKind.CRASH, f"{why} between benchmarks"))
+            return False
+        spec, origin = todo[current]
+        got.results[key(spec)] = BenchmarkResult(spec, origin, failure=Failure(FailureKind.CRASH, why, origin))
+        progress.benchmark_finished()
+        return False
+    finally:
+        worker.kill()
+    return True
+
+
+def build(cfg: Config, code_dir: Path) -> Failure | None:
+    if not cfg.build_command:
+        return None
+    limit = max(cfg.timeout, BUILD_TIMEOUT_FLOOR)
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(
+            cfg.build_command,
+            shell=True,
+            cwd=code_dir,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # a timeout or Ctrl-C stops the compiler too, not just the shell
+        )
+        try:
+            code = proc.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            return Failure(FailureKind.BUILD, f"build_command still running after {limit:g}s", cfg.build_command)
+        finally:
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        if code != 0:
+            out.seek(0)
+            tail = " | ".join(out.read().decode(errors="replace").strip().splitlines()[-3:])
+            return Failure(FailureKind.BUILD, f"exited with status {code}: {tail}", cfg.build_command)
+    return None
+
+
+@dataclass
+class Saver:
+    """Writes one round of one commit to the store: at checkpoints while it runs, and at the end.
+
+    Each write carries only results not yet written (the store merges them
+    into the file), except for the WORKTREE, whose file every write replaces:
+    its writes carry `earlier` (this run's previous rounds) merged with this one.
+    """
+
+    store: Store
+    base: CommitResult
+    earlier: CommitResult | None = None
+    saved: set = field(default_factory=set)
+    reference_saved: int = 0
+    last: float = field(default_factory=time.monotonic)
+    replaced: list[Conflict] = field(default_factory=list)
+
+    def unsaved(self, got: Collector) -> list[BenchmarkResult]:
+        if self.base.commit.sha == WORKTREE:
+            return list(got.results.values())
+        return [r for key, r in got.results.items() if key not in self.saved]
+
+    def this_round(self, got: Collector, *, complete: bool, everything: bool = False) -> CommitResult:
+        return replace(
+            self.base,
+            fingerprint=got.fingerprint or self.base.fingerprint,
+            results=tuple(got.results.values()) if everything else tuple(self.unsaved(got)),
+            failures=tuple(got.failures),
+            reference=tuple(got.reference) if everything else tuple(got.reference[self.reference_saved :]),
+            complete=complete,
+            finished_at=time.time(),
+        )
+
+    def merged(self, got: Collector) -> CommitResult:
+        """Everything this run measured for the commit, this round included."""
+        mine = self.this_round(got, complete=True, everything=True)
+        return mine if self.earlier is None else combine(self.earlier, mine, latest=True)[0]
+
+    def save(self, got: Collector, *, complete: bool) -> None:
+        if self.base.commit.sha == WORKTREE:
+            result = replace(self.merged(got), complete=complete)
+        else:
+            result = self.this_round(got, complete=complete)
+        self.store.save(result, self.replaced)
+        self.saved.update(got.results)
+        self.reference_saved = len(got.reference)
+        self.last = time.monotonic()
+
+    def checkpoint(self, got: Collector, every: float = CHECKPOINT_S) -> None:
+        if time.monotonic() - self.last >= every and self.unsaved(got):
+            self.save(got, complete=False)
