@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from regress.core.records import BenchmarkResult, CommitInfo, CommitResult, Fingerprint, Sample, Settings, TaskSpec
+from regress.core.records import (
+    BenchmarkResult,
+    CommitInfo,
+    CommitResult,
+    Fingerprint,
+    Sample,
+    Settings,
+    TaskSpec,
+)
 
 
 def rounds_of(values, *, blocks: int = 6, number: int = 100, within: float = 0.01) -> tuple[Sample, ...]:

@@ -15,7 +15,16 @@ import pytest
 from conftest import cli_env, regress_cmd
 
 from regress.core.merge import combine
-from regress.core.records import BenchmarkResult, CommitInfo, CommitResult, Failure, Fingerprint, Sample, Settings, TaskSpec
+from regress.core.records import (
+    BenchmarkResult,
+    CommitInfo,
+    CommitResult,
+    Failure,
+    Fingerprint,
+    Sample,
+    Settings,
+    TaskSpec,
+)
 from regress.storage.codec import encode
 from regress.storage.store import Store
 

@@ -21,8 +21,8 @@ from test_report_verdicts import (
     make_verdict_history,
 )
 
-from regress.report import site as report
 from regress.analysis.diff import compare
+from regress.report import site as report
 from regress.storage.store import Store
 
 pytestmark = pytest.mark.usefixtures("chromium")

@@ -8,7 +8,15 @@ import numpy as np
 import pytest
 
 from regress.analysis.changepoints import Step, find_steps
-from regress.core.records import BenchmarkResult, CommitInfo, CommitResult, Fingerprint, Sample, Settings, TaskSpec
+from regress.core.records import (
+    BenchmarkResult,
+    CommitInfo,
+    CommitResult,
+    Fingerprint,
+    Sample,
+    Settings,
+    TaskSpec,
+)
 
 SPEC = TaskSpec("f()", label="hist", sub_label="f")
 OTHER = TaskSpec("g()", label="hist", sub_label="g")

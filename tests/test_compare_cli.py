@@ -11,7 +11,16 @@ import json
 
 import numpy as np
 
-from regress.core.records import BenchmarkResult, CommitInfo, CommitResult, Failure, Fingerprint, Sample, Settings, TaskSpec
+from regress.core.records import (
+    BenchmarkResult,
+    CommitInfo,
+    CommitResult,
+    Failure,
+    Fingerprint,
+    Sample,
+    Settings,
+    TaskSpec,
+)
 from regress.storage.store import Store
 
 
@@ -90,11 +99,11 @@ def test_compare_text_grouped_worst_first(repo):
     out = proc.stdout
     rows = [line.split() for line in out.splitlines() if line.startswith("  ") and not line.startswith("  ops /")]
     verdicts = [(r[0], r[-1]) for r in rows if r and r[-1] in ("regression", "unchanged", "new", "missing", "failed", "noisy")]
-    assert verdicts == [("read", "failed"), ("add", "regression"), ("gone", "missing"), ("new", "new"), ("mul", "unchanged"), ("add", "unchanged")]
+    assert verdicts == [("read", "failed"), ("add", "regression"), ("new", "new"), ("gone", "missing"), ("mul", "unchanged"), ("add", "unchanged")]
     assert out.index("[") < out.index("1 thread") < out.index("2 threads")
     assert "+20.0%" in out and "10.00 us" in out and "12.00 us" in out
     assert "OSError: disk" in out
-    assert "1 regression, 1 unchanged" not in out and "1 regression, 2 unchanged, 1 new, 1 missing, 1 failed" in out
+    assert "1 regression, 1 unchanged" not in out and "1 regression, 1 failed, 1 new, 1 missing, 2 unchanged" in out
     assert "\x1b[" not in out
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch.utils.benchmark import Fuzzer, FuzzedParameter, FuzzedTensor, Timer
+from torch.utils.benchmark import FuzzedParameter, FuzzedTensor, Fuzzer, Timer
 
 import regress
 from regress.suite.decorator import BenchmarkDefinition

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 import pytest
-
 from factories import bench, commit, noisy_rounds, rounds_of
+
 from regress.analysis import stats
 from regress.analysis.diff import Verdict, compare, judge
 from regress.core.records import (
@@ -269,7 +269,7 @@ def test_a_significant_shift_with_a_small_estimate_is_noisy_not_a_verdict(monkey
     v = one(base, head)
     assert v.verdict == "noisy" and "best estimate is under half the 5% threshold" in v.reason
     assert v.ci_high < 1.0 and v.ci_low <= 1 / 1.05 and abs(v.ratio - 1) < 0.025
-    import regress.analysis.diff
+    import regress.analysis.judge
 
-    monkeypatch.setattr(regress.analysis.diff, "MIN_ESTIMATE_SHARE", 0.0)
+    monkeypatch.setattr(regress.analysis.judge, "MIN_ESTIMATE_SHARE", 0.0)
     assert one(base, head).verdict == "improvement"  # what the interval alone would have said

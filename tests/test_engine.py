@@ -8,13 +8,10 @@ from pathlib import Path
 import pytest
 from factories import bench, commit, rounds_of
 
-from regress.measure import adaptive
-from regress.analysis import changepoints
-from regress.analysis import diff
-from regress.measure import engine
-from regress.measure import one_commit
+from regress.analysis import changepoints, context, diff
 from regress.core.config import Config
 from regress.core.records import BenchmarkResult, CommitInfo, Settings, TaskSpec
+from regress.measure import adaptive, engine, one_commit
 from regress.storage.store import Store
 
 
@@ -153,7 +150,7 @@ def test_results_without_reference_rounds_are_judged_as_before():
     base = commit("a", bench(BASE))
     head = commit("b", bench(slowed(BASE, 1.08)))
     assert diff.compare(base, head)[0].verdict == "regression"
-    assert diff.machine_shift(base, head, threshold=0.05) is None
+    assert context.machine_shift(base, head, threshold=0.05) is None
 
 
 def test_change_points_leave_out_a_commit_measured_on_a_slow_machine():

@@ -11,12 +11,12 @@ import subprocess
 
 import git
 import pytest
-from conftest import PKG, cli_env
+from conftest import cli_env
 
-from regress.storage import gitrepo
 from regress.core.errors import RegressError
 from regress.core.records import CommitInfo
 from regress.measure.progress import ConsoleProgress, format_seconds, time_left
+from regress.storage import gitrepo
 from regress.storage.store import Store
 
 # Twenty times the work of PKG's `work`: any honest timer sees it.

@@ -7,19 +7,17 @@ the timeout, signals to the real CLI process); nothing is mocked.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from conftest import cli_env, regress_cmd
+from test_history import one_error_line, repo_pyproject, worktrees
 
 from regress.core.records import CommitInfo, CommitResult, Fingerprint, Settings
 from regress.measure.one_commit import Collector, Saver
 from regress.storage.store import Store
-from test_history import one_error_line, repo_pyproject, worktrees
 
 FAULTS = """
 import ctypes

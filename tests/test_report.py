@@ -21,8 +21,16 @@ from pathlib import Path
 import pytest
 from conftest import SRC_ROOT, Repo, cli_env
 
+from regress.core.records import (
+    BenchmarkResult,
+    CommitResult,
+    Failure,
+    Fingerprint,
+    Sample,
+    Settings,
+    TaskSpec,
+)
 from regress.storage import gitrepo
-from regress.core.records import BenchmarkResult, CommitResult, Failure, Fingerprint, Sample, Settings, TaskSpec
 from regress.storage.store import Store
 
 N_COMMITS = 20

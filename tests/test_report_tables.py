@@ -6,10 +6,23 @@ import random
 
 import numpy as np
 
-from regress.core.records import BenchmarkResult, CommitInfo, CommitResult, Fingerprint, Sample, Settings, TaskSpec
-from regress.report.data import Series, grid_for, label_tables, summarize
-from regress.report.tables import format_tables, select_unit, summarize_times, trim_sigfig
+from regress.core.records import (
+    BenchmarkResult,
+    CommitInfo,
+    CommitResult,
+    Fingerprint,
+    Sample,
+    Settings,
+    TaskSpec,
+)
 from regress.output.compare_tables import compare_table
+from regress.report.data import Series, grid_for, label_tables, summarize
+from regress.report.tables import (
+    format_tables,
+    select_unit,
+    summarize_times,
+    trim_sigfig,
+)
 
 
 def _torch_cells(text: str) -> tuple[dict[tuple[int, str, str], str], str]:

@@ -22,8 +22,6 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
-from regress.report import site as report
-from regress.report import data as report_data
 from regress.analysis import stats
 from regress.analysis.diff import compare
 from regress.core.records import (
@@ -36,6 +34,8 @@ from regress.core.records import (
     Settings,
     TaskSpec,
 )
+from regress.report import data as report_data
+from regress.report import site as report
 from regress.report.data import Series, grid_for, label_tables, summarize, verdict_class
 from regress.storage.store import Store
 

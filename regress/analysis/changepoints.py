@@ -26,8 +26,7 @@ import ruptures
 from scipy import stats as _sps
 from scipy.ndimage import median_filter
 
-from regress.analysis import diff
-from regress.analysis import stats
+from regress.analysis import diff, stats
 from regress.core.records import BenchmarkId, CommitResult
 
 # Penalty per change point, in squared units of the history's noise.

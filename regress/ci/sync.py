@@ -21,11 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from regress.storage import gitrepo
-from regress.storage import results_branch
 from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.merge import Conflict, combine
+from regress.storage import gitrepo, results_branch
 from regress.storage.codec import decode, encode
 from regress.storage.store import Store, check_relpath, parse_relpath
 

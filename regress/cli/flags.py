@@ -86,8 +86,8 @@ def bench_pattern(pattern: str) -> re.Pattern:
 
 def load_config(args) -> config.Config:
     """The project's config with this command's flags on top."""
-    from pathlib import Path
     import os
+    from pathlib import Path
 
     from regress.storage import gitrepo
 

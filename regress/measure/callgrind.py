@@ -21,7 +21,6 @@ import importlib.util
 import os
 import re
 import shutil
-import statistics
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,11 +158,6 @@ class Counter:
             per_call.append(max(0, full - empty) // number)
         return tuple(per_call)
 
-
-def summarise(counts: tuple[int, ...]) -> int:
-    """Median of the repeats after the first (Python 3.11+ specialises on it)."""
-    kept = counts[1:] if len(counts) > 1 else counts
-    return int(statistics.median(kept))
 
 # Calls per measured loop and repeats per benchmark (the first repeat is dropped).
 NUMBER = 20

@@ -13,7 +13,6 @@ How many rounds each benchmark gets is `adaptive`'s rule.
 
 from __future__ import annotations
 
-from regress.core.kinds import FailureKind
 import contextlib
 import time
 from dataclasses import dataclass, field, replace
@@ -22,8 +21,16 @@ from typing import Callable
 
 from regress.analysis import stats
 from regress.core.config import Config
+from regress.core.kinds import FailureKind
 from regress.core.merge import Conflict
-from regress.core.records import WORKTREE, CommitInfo, CommitResult, Failure, Fingerprint, Settings
+from regress.core.records import (
+    WORKTREE,
+    CommitInfo,
+    CommitResult,
+    Failure,
+    Fingerprint,
+    Settings,
+)
 from regress.measure import adaptive, one_commit
 from regress.storage import gitrepo
 from regress.storage.store import Store

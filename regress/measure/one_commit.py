@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from regress.core.kinds import FailureKind
 import contextlib
 import os
 import signal
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from regress.core.config import Config
+from regress.core.kinds import FailureKind
 from regress.core.merge import Conflict, combine
 from regress.core.records import (
     WORKTREE,

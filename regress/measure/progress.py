@@ -54,7 +54,13 @@ class ConsoleProgress:
 
     def _start_live(self) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            ProgressColumn,
+            TextColumn,
+        )
         from rich.text import Text
 
         owner = self

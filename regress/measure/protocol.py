@@ -10,7 +10,13 @@ import dataclasses
 import json
 from typing import Any
 
-from regress.core.records import Failure, Fingerprint, InstructionCount, Sample, TaskSpec
+from regress.core.records import (
+    Failure,
+    Fingerprint,
+    InstructionCount,
+    Sample,
+    TaskSpec,
+)
 
 
 def encode(kind: str, **fields: Any) -> bytes:

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 from typing import Callable
 
-from regress.core.kinds import Kind
-from regress.measure import adaptive
-from regress.measure import engine
-from regress.storage import gitrepo
-from regress.measure import runner
-from regress.measure.worker_process import close_servers
 from regress.core.config import Config
 from regress.core.errors import RegressError
+from regress.core.kinds import Kind
 from regress.core.records import CommitInfo, CommitResult
+from regress.measure import adaptive, engine, runner
+from regress.measure.worker_process import close_servers
+from regress.storage import gitrepo
 from regress.storage.store import Store
 
 

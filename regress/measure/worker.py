@@ -54,10 +54,10 @@ def main() -> None:
 
 def run_job(job: dict, out) -> None:
     """Discover the suites of `job` and measure them, reporting on `out` (a binary file)."""
-    from regress.measure import protocol, shard
-    from regress.suite import discover, machine, reference, timing
     from regress.core.kinds import FailureKind
     from regress.core.records import Failure, InstructionCount
+    from regress.measure import protocol, shard
+    from regress.suite import discover, machine, reference, timing
 
     def send(kind: str, **fields) -> None:
         out.write(protocol.encode(kind, **fields))
@@ -121,9 +121,7 @@ def run_job(job: dict, out) -> None:
             tb = traceback.extract_tb(exc.__traceback__)
             frame = next((f for f in reversed(tb) if not f.filename.startswith(str(Path(__file__).parent))), None)
             where = f"{frame.filename}:{frame.lineno}" if frame else e.origin
-            text = str(exc).strip().splitlines()
-            message = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-            send("failed", index=index, failure=Failure(FailureKind.ERROR, message, where))
+            send("failed", index=index, failure=Failure(FailureKind.ERROR, discover.describe(exc), where))
         else:
             send("result", index=index, sample=s)
         finally:

@@ -7,35 +7,19 @@ added, and `version` goes up if one has to change.
 
 from __future__ import annotations
 
-from regress.core.kinds import Kind
 import html
 import json
 from collections import Counter
 from itertools import groupby
 
 from regress.analysis.changepoints import Step
-from regress.analysis.diff import Verdict, pct
+from regress.analysis.diff import Verdict
+from regress.core.kinds import Kind
 from regress.core.records import CommitInfo
+from regress.core.units import fmt_count, fmt_time
+from regress.core.units import percent as pct
 
 JSON_VERSION = 1
-
-_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns"))
-
-
-def fmt_time(seconds: float | None) -> str:
-    """4 significant figures in the largest unit that keeps the number >= 1."""
-    if seconds is None:
-        return "-"
-    for scale, unit in _UNITS:
-        if seconds >= scale or scale == 1e-9:
-            value = seconds / scale
-            return f"{value:.4g} {unit}" if value >= 1000 else f"{value:#.4g} {unit}".replace(". ", " ")
-    raise AssertionError  # pragma: no cover
-
-
-def fmt_count(count: float | None) -> str:
-    return "-" if count is None else f"{round(count):,}"
-
 
 def _spread(level: float | None, iqr: float | None) -> str:
     if level is None or iqr is None or level <= 0:

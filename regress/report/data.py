@@ -23,7 +23,6 @@ the label page says so.
 
 from __future__ import annotations
 
-from regress.core.kinds import FailureKind, Kind
 import hashlib
 import re
 import time
@@ -35,8 +34,12 @@ from regress.analysis import stats
 from regress.analysis.changepoints import Step, find_steps
 from regress.analysis.diff import Verdict, compare
 from regress.core.history import history_order
+from regress.core.kinds import FailureKind, Kind
 from regress.core.records import BenchmarkId, CommitInfo, CommitResult
-from regress.report.tables import format_tables, select_unit, summarize_times, trim_sigfig
+from regress.report.tables import (
+    format_tables,
+    summarize_times,
+)
 
 # The newest commits of each series whose Compare tables are coloured by verdicts.
 # Each verdict bootstraps its rounds (a few ms); judging every commit of a site of
@@ -234,20 +237,6 @@ def label_slug(label: str) -> str:
 
 def iso(ts: int) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.gmtime(ts))
-
-
-def fmt_time(seconds: float | None) -> str:
-    """A time for people: 4 significant figures in the unit torch would pick."""
-    if seconds is None:
-        return ""
-    if not seconds > 0:
-        return f"{seconds:g} s"
-    unit, scale = select_unit(seconds)
-    return f"{float(trim_sigfig(seconds / scale, 4)):.4g} {unit}"
-
-
-def fmt_ratio(ratio: float | None) -> str:
-    return "" if ratio is None else f"{(ratio - 1) * 100:+.1f}%"
 
 
 def commit_order(series: list[Series]) -> list[CommitInfo]:

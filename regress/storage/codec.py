@@ -121,7 +121,9 @@ class _Checker:
                 raise Invalid(f"{where} is not a failure kind")
             return
         if kind is float:
-            ok = type(value) in (float, int) and math.isfinite(value)
+            if type(value) is float and math.isnan(value):
+                raise Invalid(f"{where} is NaN")
+            ok = type(value) in (float, int)
         elif kind is int:
             ok = type(value) is int
         else:

@@ -39,14 +39,20 @@ def root_of(repo: git.Repo) -> Path:
     return Path(repo.working_tree_dir)
 
 
+def git_reason(exc: git.GitCommandError, default: str = "") -> str:
+    """The line of git's stderr that says what went wrong."""
+    lines = [line.strip() for line in (exc.stderr or "").strip().splitlines() if line.strip()]
+    if lines:
+        return lines[-1].removeprefix("stderr: ").strip(" '")
+    return default or f"git exited with status {exc.status}"
+
+
 def _rev_list(repo: git.Repo, spec: str) -> list[str]:
     try:
         out = repo.git.rev_list("--reverse", "--topo-order", spec, "--")
     except git.GitCommandError as exc:
-        detail = (exc.stderr or "").strip().splitlines()
-        why = detail[-1].removeprefix("stderr: ").strip(" '") if detail else "git rejected it"
         raise RegressError(
-            f"bad revision range '{spec}' ({why}); use a form like HEAD~5..HEAD, v1.0..main or HEAD^!"
+            f"bad revision range '{spec}' ({git_reason(exc, 'git rejected it')}); use a form like HEAD~5..HEAD, v1.0..main or HEAD^!"
         ) from None
     shas = out.split()
     if not shas:

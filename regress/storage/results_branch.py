@@ -25,6 +25,7 @@ import git
 from gitdb.base import IStream
 
 from regress.core.errors import RegressError
+from regress.storage import gitrepo
 
 BRANCH = "regress-results"
 REMOTE = "origin"
@@ -49,11 +50,6 @@ def _check_remote(repo: git.Repo, remote: str) -> None:
         )
 
 
-def _why(exc: git.GitCommandError) -> str:
-    lines = [line.strip() for line in (exc.stderr or "").strip().splitlines() if line.strip()]
-    return lines[-1].removeprefix("stderr: ").strip(" '") if lines else f"git exited with status {exc.status}"
-
-
 def tracking_ref(remote: str, branch: str) -> str:
     return f"refs/remotes/{remote}/{branch}"
 
@@ -73,7 +69,7 @@ def fetch(repo: git.Repo, remote: str, branch: str) -> str | None:
     except git.GitCommandError as exc:
         if "couldn't find remote ref" in (exc.stderr or ""):  # deleted between the two calls
             return None
-        raise RegressError(f"cannot fetch branch '{branch}' from remote '{remote}': {_why(exc)}; check the remote's URL and your access") from None
+        raise RegressError(f"cannot fetch branch '{branch}' from remote '{remote}': {gitrepo.git_reason(exc)}; check the remote's URL and your access") from None
     return repo.git.rev_parse("--verify", f"{tracking_ref(remote, branch)}^{{commit}}")
 
 
@@ -146,7 +142,7 @@ def push(repo: git.Repo, remote: str, commit_sha: str, branch: str) -> bool:
         if any(marker in text for marker in _LOST_RACE):
             return False
         raise RegressError(
-            f"cannot push to branch '{branch}' of remote '{remote}': {_why(exc)}; "
+            f"cannot push to branch '{branch}' of remote '{remote}': {gitrepo.git_reason(exc)}; "
             "the job needs write access (GitHub Actions: permissions: contents: write)"
         ) from None
     return True

@@ -8,7 +8,6 @@ suites are still collected.
 
 from __future__ import annotations
 
-from regress.core.kinds import FailureKind
 import importlib.util
 import inspect
 import sys
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from regress.core.kinds import FailureKind
 from regress.core.records import BenchmarkId, Failure, TaskSpec
 
 
@@ -51,7 +51,8 @@ def _where(exc: BaseException, path: Path, shown: str) -> str:
     return f"{shown}:{line}" if line else shown
 
 
-def _describe(exc: BaseException) -> str:
+def describe(exc: BaseException) -> str:
+    """An exception in one line, as regress reports a suite's or a benchmark's error."""
     if isinstance(exc, SyntaxError):
         return f"SyntaxError: {exc.msg}"
     text = str(exc).strip().splitlines()
@@ -162,7 +163,7 @@ def discover(folder: Path, *, env: str, shown_root: Path | None = None) -> tuple
         except BaseException as exc:  # noqa: BLE001 - a suite may raise anything, even SystemExit
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            failures.append(Failure(FailureKind.SUITE, _describe(exc), _where(exc, path, shown)))
+            failures.append(Failure(FailureKind.SUITE, describe(exc), _where(exc, path, shown)))
             continue
         prefix = _module_name(path.relative_to(folder))
         for name, obj in _definitions(module):
@@ -178,7 +179,7 @@ def discover(folder: Path, *, env: str, shown_root: Path | None = None) -> tuple
                 if _needs_missing_cuda(exc):
                     failures.append(Failure(FailureKind.SKIPPED, f"{name} needs CUDA, which this machine lacks", origin))
                 else:
-                    failures.append(Failure(FailureKind.SUITE, f"{name} {_describe(exc)}", where if ":" in where else origin))
+                    failures.append(Failure(FailureKind.SUITE, f"{name} {describe(exc)}", where if ":" in where else origin))
                 continue
             for timer in timers:
                 spec = _spec(timer, f"{prefix}.{name}", env)

@@ -1,0 +1,108 @@
+"""What the commits around a comparison say: a blip of one odd commit, or the machine moving.
+
+Two rules on top of the per-benchmark judgement: a move only one commit
+makes, between neighbours that agree, is that commit's luck; a move the
+reference workload made too is the machine's, not the code's.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from regress.analysis import stats
+from regress.analysis.judge import judge
+from regress.analysis.verdict import Verdict
+from regress.core.kinds import Kind
+from regress.core.records import CommitResult
+from regress.core.units import percent as pct
+
+_OPPOSITE = {Kind.REGRESSION: Kind.IMPROVEMENT, Kind.IMPROVEMENT: Kind.REGRESSION}
+
+
+def blip(v: Verdict, base: CommitResult, head: CommitResult, before: CommitResult | None, after: CommitResult | None,
+          threshold: float, cores: int) -> Verdict:
+    """A move made by one odd commit whose neighbours agree is that commit's luck, not a change.
+
+    Measured here: identical code at two commits of one interleaved run can
+    sit 3-7% apart, every round of each agreeing (with forked and with fresh
+    interpreters alike), so rounds alone can't rule it out; the history can.
+    Head is odd when the commit after it is level with base (and head to it is
+    not a further move the same way); base is odd when the commit before it
+    is level with head.
+    """
+    if v.verdict not in _OPPOSITE:
+        return v
+
+    def judged(x: CommitResult, y: CommitResult) -> str | None:
+        rx, ry = x.by_id().get(v.id), y.by_id().get(v.id)
+        if rx is None or ry is None or not rx.ok or not ry.ok:
+            return None
+        return judge(rx, ry, threshold=threshold, cores=cores).verdict
+
+    for odd, pair, neighbour in ((head, (base, after), after), (base, (before, head), before)):
+        if neighbour is None:
+            continue
+        level = judged(*pair)
+        undone = judged(head, after) if odd is head else judged(before, base)
+        # The move did not last (the neighbour is level with the other side) and was
+        # not carried further: the odd commit's own luck.
+        if level == Kind.UNCHANGED and undone is not None and undone != v.verdict:
+            return replace(
+                v,
+                verdict=Kind.NOISY,
+                reason=(
+                    f"{pct(v.ratio)}, but a blip: {odd.commit.short} alone differs, while {pair[0].commit.short} and "
+                    f"{pair[1].commit.short} on either side of it agree (a commit's measurement can sit a few percent "
+                    "off its neighbours however many rounds it gets); the history calls it no change"
+                ),
+                rounds_needed=None,
+            )
+    return v
+
+
+# The reference workload must move at least this share of the threshold for
+# the machine to be blamed.
+MACHINE_SHARE = 0.5
+
+
+def machine_shift(base: CommitResult | None, head: CommitResult | None, *, threshold: float) -> stats.Shift | None:
+    """How much slower (or faster) the machine was while head was measured, when it clearly was.
+
+    Judged from the reference workload (`reference.py`) timed in the same
+    rounds as the benchmarks; None when it did not move beyond half the
+    threshold, or either commit has too few reference rounds.
+    """
+    if base is None or head is None:
+        return None
+    b = [stats.round_value(s) for s in base.reference]
+    h = [stats.round_value(s) for s in head.reference]
+    if len(b) < stats.MIN_ROUNDS or len(h) < stats.MIN_ROUNDS:
+        return None
+    s = stats.shift(b, h)
+    if s.significant and abs(math.log(s.ratio)) >= math.log1p(MACHINE_SHARE * threshold):
+        return s
+    return None
+
+
+def machine_not_commit(v: Verdict, machine: stats.Shift, threshold: float) -> Verdict:
+    """A move no bigger than the machine's own (by the threshold) is the machine's, not the commit's."""
+    if v.verdict not in (Kind.REGRESSION, Kind.IMPROVEMENT) or v.ratio is None:
+        return v
+    slower = machine.ratio > 1
+    if (v.verdict == Kind.REGRESSION) != slower:
+        return v
+    beyond = abs(math.log(v.ratio)) - abs(math.log(machine.ratio))
+    if beyond >= math.log1p(threshold):
+        return v
+    word = "slower" if slower else "faster"
+    return replace(
+        v,
+        verdict=Kind.NOISY,
+        reason=(
+            f"{pct(v.ratio)}, but the machine itself was {pct(machine.ratio)} {word} while head was measured "
+            f"(the reference workload timed in the same rounds, 95% interval {pct(machine.low)} to {pct(machine.high)}): "
+            "the machine moved, not the code; measure both in one run with `regress compare BASE HEAD --measure`"
+        ),
+        rounds_needed=None,
+    )

@@ -1,0 +1,27 @@
+"""How regress writes numbers for people: one time format, one percent, one count (used by verdict reasons and every renderer)."""
+
+from __future__ import annotations
+
+_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns"))
+
+
+def fmt_time(seconds: float | None, missing: str = "-") -> str:
+    """4 significant figures in the largest unit that keeps the number >= 1."""
+    if seconds is None:
+        return missing
+    if not seconds > 0:
+        return f"{seconds:g} s"
+    for scale, unit in _UNITS:
+        if seconds >= scale or scale == 1e-9:
+            value = seconds / scale
+            return f"{value:.4g} {unit}" if value >= 1000 else f"{value:#.4g} {unit}".replace(". ", " ")
+    raise AssertionError  # pragma: no cover
+
+
+def percent(ratio: float | None, missing: str = "") -> str:
+    """+4.2% / -3.0% for a ratio of head to base."""
+    return missing if ratio is None else f"{(ratio - 1) * 100:+.1f}%"
+
+
+def fmt_count(count: float | None) -> str:
+    return "-" if count is None else f"{round(count):,}"

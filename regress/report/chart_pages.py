@@ -1,0 +1,122 @@
+"""The chart pages: one per benchmark (trend of levels) and one per label (Compare tables)."""
+
+from __future__ import annotations
+
+import bisect
+
+from regress.core.records import BenchmarkId
+from regress.report.data import (
+    BIG_CHANGE,
+    VERDICT_COMMITS,
+    label_tables,
+    round6,
+)
+from regress.report.tables import UNIT_ENGLISH
+
+
+def short_name(bid: BenchmarkId) -> str:
+    """The benchmark without its label (shown under the label's heading)."""
+    return str(bid)[len(bid.label) + 3 :]
+
+
+
+class ChartPages:
+    """Page renderers of `Site` (its fields: series, ids, env, commits, ...)."""
+
+    def _bench_data(self, bid: BenchmarkId) -> dict:
+        """The chart's data: per series, the level per commit, the rounds' quartiles, failures, change points.
+
+        The line is the level the differ and the change points use (the
+        fastest round's fastest block), not the median, so a change point's
+        marker is drawn on the line, at its commit's level; its before and
+        after (the levels of the segments either side) are in its hover.
+        """
+        out = []
+        for s, shas in zip(self.series, self.shas):
+            track = s.tracks.get(bid)
+            failed = s.failed.get(bid, [])
+            counted = s.counts.get(bid, [])
+            if track is None and not failed and not counted:
+                continue
+            commits = track.commits.tolist() if track is not None else []
+            levels = round6(track.level) if track is not None else []
+            fails = []
+            for f in failed:  # drawn at the level of the last measurement before it (or after it)
+                k = bisect.bisect_left(commits, f.commit)
+                y = levels[k - 1] if k > 0 else (levels[0] if levels else 0.0)
+                fails.append([shas[f.commit], y, f.message[:500]])
+            at = {c: y for c, y in zip(commits, levels)}
+            steps = []
+            for st in s.steps:
+                if st.id == bid:
+                    y = at.get(st.index, round6([st.after])[0])
+                    steps.append([st.sha, *round6([st.before, st.after, st.ratio]), st.direction, y])
+            out.append(
+                {
+                    "name": s.name,
+                    "sha": [shas[c] for c in commits],
+                    "level": levels,
+                    "lo": round6(track.lo) if track is not None else [],
+                    "hi": round6(track.hi) if track is not None else [],
+                    "failed": fails,
+                    "steps": steps,
+                    "instr": [[shas[c], n] for c, n in counted],
+                }
+            )
+        return {"series": out}
+
+    def _instruction_rows(self, bid: BenchmarkId) -> list[dict]:
+        """Newest first, per series, with the change against the previous count."""
+        rows = []
+        for s, shas in zip(self.series, self.shas):
+            counted = s.counts.get(bid, [])
+            for k in range(len(counted) - 1, max(-1, len(counted) - 31), -1):
+                ci, n = counted[k]
+                prev = counted[k - 1][1] if k > 0 else None
+                rows.append({
+                    "series": s.name,
+                    "commit": self._commit(shas[ci]),
+                    "count": f"{n:,}",
+                    "change": f"{(n / prev - 1) * 100:+.2f}%" if prev else "",
+                })
+        return rows
+
+    def _bench_page(self, bid: BenchmarkId, data) -> str:
+        steps = [self._change_row(ch, "../") for ch in self.changes if ch["step"].id == bid]
+        return self.env.get_template("bench.html").render(
+            **self._context("../"),
+            bid=bid,
+            name=str(bid),
+            label_href="../" + self.label_href[bid.label],
+            steps=steps,
+            instructions=self._instruction_rows(bid),
+            data=data,
+        )
+
+    # -- label pages ------------------------------------------------------------
+
+    def _label_data(self, grid) -> list[dict]:
+        """Per series: its Compare tables (`label_tables`), oldest first, with each commit's sha."""
+        sections = []
+        for s in self.series:
+            tables = label_tables(s, grid, threshold=self.threshold)
+            if tables:
+                for t in tables:
+                    t["sha"] = s.history[t.pop("c")].commit.sha
+                    t["unit_name"] = UNIT_ENGLISH.get(t["unit"], "")
+                sections.append({"name": s.name, "tables": tables})
+        return sections
+
+    def _label_page(self, label: str, grid, sections: list[dict], data) -> str:
+        return self.env.get_template("label.html").render(
+            **self._context("../"),
+            label=label,
+            grid=grid,
+            sections=[{"name": sec["name"], "options": self._options([t["sha"] for t in sec["tables"]])} for sec in sections],
+            hrefs={bid: "../" + self.bench_href[bid] for bid in self.labels[label]},
+            threshold_pct=f"{self.threshold * 100:g}%",
+            big_pct=f"{(BIG_CHANGE - 1) * 100:g}%",
+            big_faster_pct=f"{(1 - 1 / BIG_CHANGE) * 100:.0f}%",
+            verdict_commits=VERDICT_COMMITS,
+            data=data,
+        )

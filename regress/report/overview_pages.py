@@ -1,0 +1,173 @@
+"""The overview page, the machine-readable change points and the feed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+
+from regress import __version__
+from regress.core.kinds import Kind
+from regress.core.records import CommitInfo, CommitResult
+from regress.core.units import fmt_time, percent
+from regress.report.chart_pages import short_name
+from regress.report.data import (
+    Step,
+    compare,
+    iso,
+)
+
+MAX_CHANGES_ON_OVERVIEW = 100
+
+
+class OverviewPages:
+    """Page renderers of `Site` (its fields: series, changes, commits, ...)."""
+
+    def _options(self, shas: list[str]) -> list[tuple[int, str]]:
+        """The commit picker's (table index, text), newest first; texts made once per commit."""
+        texts = self._option_texts
+        for sha in shas:
+            if sha not in texts:
+                c = self._commit(sha)
+                subject = c.subject if len(c.subject) <= 90 else c.subject[:89] + "…"
+                texts[sha] = f"{c.short} · {iso(c.committed_at)} · {subject}"
+        return [(i, texts[sha]) for i, sha in reversed(list(enumerate(shas)))]
+
+    # -- overview, JSON and feed --------------------------------------------------
+
+    def _overview(self) -> str:
+        series = []
+        for s in self.series:
+            newest = s.history[-1]
+            base = next((cr for cr in s.history if cr.commit.sha == self.baseline), None) if self.baseline else s.history[0]
+            comparisons = [
+                self._comparison(
+                    "previous",
+                    "Against the previous measured commit",
+                    s.history[-2] if len(s.history) > 1 else None,
+                    newest,
+                    "This is the only commit measured on this series.",
+                    before=s.history[-3] if len(s.history) > 2 else None,
+                ),
+                self._comparison(
+                    "baseline",
+                    "Against the baseline" + ("" if self.baseline else " (the oldest measured commit)"),
+                    base if base is not newest else None,
+                    newest,
+                    "The newest commit is the baseline." if base is newest else f"The baseline {self.baseline[:10] if self.baseline else ''} was not measured on this series.",
+                ),
+            ]
+            series.append(
+                {
+                    "name": s.name,
+                    "machine": s.machine,
+                    "env": s.env,
+                    "newest": newest.commit,
+                    "comparisons": comparisons,
+                    "n_commits": len(s.history),
+                    "first": s.history[0].commit.committed_at,
+                    "last": newest.commit.committed_at,
+                    "fp": newest.fingerprint,
+                }
+            )
+        labels = []
+        for label, ids in self.labels.items():
+            benchmarks = []
+            for bid in ids:
+                latest = []
+                for s in self.series:
+                    track = s.tracks.get(bid)
+                    latest.append(fmt_time(float(track.median[-1])) if track is not None else "")
+                benchmarks.append({"name": str(bid), "short": short_name(bid), "href": self.bench_href[bid], "latest": latest})
+            labels.append({"name": label, "href": self.label_href[label], "benchmarks": benchmarks})
+        return self.env.get_template("index.html").render(
+            **self._context(""),
+            built_at=time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+            n_commits=len(self.commits),
+            series=series,
+            benchmarks=self.ids,
+            labels=labels,
+            changes=[self._change_row(ch, "") for ch in self.changes[:MAX_CHANGES_ON_OVERVIEW]],
+            n_changes=len(self.changes),
+        )
+
+    def _comparison(self, kind: str, title: str, base: CommitResult | None, head: CommitResult, missing: str,
+                    before: CommitResult | None = None) -> dict:
+        if base is None:
+            return {"kind": kind, "title": title, "base": None, "missing": missing}
+        # As `regress compare` judges it: with the commit before base as history, when there is one.
+        verdicts = compare(base, head, threshold=self.threshold, before=before)
+        counts = {}
+        for v in verdicts:
+            counts[v.verdict] = counts.get(v.verdict, 0) + 1
+        notable = sorted(
+            (v for v in verdicts if v.verdict != Kind.UNCHANGED),
+            key=lambda v: (v.verdict.rank, -abs((v.ratio or 1) - 1)),
+        )
+        return {
+            "kind": kind,
+            "title": title,
+            "base": base.commit,
+            "counts": sorted(counts.items(), key=lambda kv: kv[0].rank),
+            "notable": [
+                {
+                    "name": str(v.id),
+                    "href": self.bench_href.get(v.id, ""),
+                    "base": fmt_time(v.base_level, ""),
+                    "head": fmt_time(v.head_level, ""),
+                    "change": percent(v.ratio),
+                    "verdict": v.verdict,
+                    "reason": v.reason,  # the differ's own words; they quote the interval and p where there is one
+                }
+                for v in notable
+            ],
+        }
+
+    def _regressions_json(self) -> str:
+        rows = []
+        for ch in self.changes:
+            st: Step = ch["step"]
+            c: CommitInfo = ch["commit"]
+            rows.append(
+                {
+                    "machine": ch["series"].machine,
+                    "env": ch["series"].env,
+                    "sha": c.sha,
+                    "subject": c.subject,
+                    "author": c.author,
+                    "committed_at": iso(c.committed_at),
+                    "url": f"{self.repo_url}/commit/{c.sha}" if self.repo_url else None,
+                    "benchmark": {"label": st.id.label, "sub_label": st.id.sub_label, "description": st.id.description, "num_threads": st.id.num_threads},
+                    "name": str(st.id),
+                    "before": st.before,
+                    "after": st.after,
+                    "ratio": st.ratio,
+                    "direction": st.direction,
+                    "chart": self.bench_href[st.id],
+                }
+            )
+        return json.dumps({"format": 1, "generator": f"regress {__version__}", "threshold": self.threshold, "changes": rows}, indent=1, ensure_ascii=False) + "\n"
+
+    def _feed(self) -> str:
+        entries = []
+        for ch in self.changes:
+            if ch["step"].direction != "regression":
+                continue
+            row = self._change_row(ch, "")
+            st: Step = ch["step"]
+            row["key"] = hashlib.sha1(f"{ch['series'].name} {st.sha} {st.id!r}".encode()).hexdigest()
+            row["updated"] = _rfc3339(ch["commit"].committed_at)
+            row["slower"] = f"{(st.ratio - 1) * 100:.1f}%"
+            entries.append(row)
+        newest = max((c.committed_at for c in self.commits), default=0)
+        return self.env.get_template("feed.atom").render(
+            title=self.title,
+            feed_id=hashlib.sha1(self.title.encode()).hexdigest()[:16],
+            updated=_rfc3339(newest),
+            entries=entries,
+            repo_url=self.repo_url,
+        )
+
+
+def _rfc3339(ts: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
