@@ -16,7 +16,8 @@ from regress.core.records import (
     TaskSpec,
 )
 from regress.output.compare_tables import compare_table
-from regress.report.data import Series, grid_for, label_tables, summarize
+from regress.report.data import Series, summarize
+from regress.report.label_data import grid_for, label_tables
 from regress.report.tables import (
     format_tables,
     select_unit,

@@ -19,12 +19,12 @@ from regress.report.data import (
     Step,
     bench_slug,
     commit_order,
-    grid_for,
     iso,
     label_slug,
 )
 from regress.report.files import script_json
 from regress.report.files import write as _write
+from regress.report.label_data import grid_for
 from regress.report.overview_pages import OverviewPages
 
 SITE_FORMAT = 1

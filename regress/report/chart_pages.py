@@ -8,9 +8,8 @@ from regress.core.records import BenchmarkId
 from regress.report.data import (
     BIG_CHANGE,
     VERDICT_COMMITS,
-    label_tables,
-    round6,
 )
+from regress.report.label_data import label_tables, round6
 from regress.report.tables import UNIT_ENGLISH
 
 

@@ -1,0 +1,130 @@
+"""The Compare tables of a label page: the grid of benchmarks, and each cell's verdict colour."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from regress.analysis.diff import Verdict
+from regress.core.kinds import Kind
+from regress.core.records import BenchmarkId
+from regress.report.data import BIG_CHANGE, Series
+from regress.report.tables import (
+    format_tables,
+)
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The fixed rows and columns of one label's tables, over all of its history."""
+
+    columns: list[str]  # descriptions
+    groups: list[tuple[int, list[tuple[str, list[BenchmarkId | None]]]]]  # threads -> rows (sub_label, cells)
+
+    @property
+    def cells(self) -> list[BenchmarkId | None]:
+        return [bid for _, rows in self.groups for _, row in rows for bid in row]
+
+
+def grid_for(ids: list[BenchmarkId]) -> Grid:
+    """torch's layout: rows by sub_label, columns by description, grouped by threads (ids in first-seen order)."""
+    columns = list(dict.fromkeys(b.description for b in ids))
+    row_keys = sorted(dict.fromkeys((b.num_threads, b.sub_label) for b in ids), key=lambda k: k[0])
+    by_key = {(b.num_threads, b.sub_label, b.description): b for b in ids}
+    groups: list[tuple[int, list]] = []
+    for threads, sub in row_keys:
+        if not groups or groups[-1][0] != threads:
+            groups.append((threads, []))
+        groups[-1][1].append((sub, [by_key.get((threads, sub, c)) for c in columns]))
+    return Grid(columns, groups)
+
+
+def verdict_class(v: Verdict) -> str:
+    """A Compare cell's CSS class for the differ's verdict.
+
+    regression: "up" ("up2" from BIG_CHANGE slower), improvement: "dn" ("dn2"
+    from BIG_CHANGE faster); every other verdict is neutral and named by
+    itself ("noisy", "unchanged", ...).
+    """
+    if v.verdict == Kind.REGRESSION:
+        return "up2" if v.ratio is not None and v.ratio >= BIG_CHANGE else "up"
+    if v.verdict == Kind.IMPROVEMENT:
+        return "dn2" if v.ratio is not None and v.ratio <= 1 / BIG_CHANGE else "dn"
+    return v.verdict
+
+
+def verdict_title(v: Verdict, against: str) -> str:
+    """A Compare cell's hover text: the verdict, the commit it is against, and the differ's reason."""
+    return f"{v.verdict} against {against}: {v.reason}"
+
+
+def label_tables(series: Series, grid: Grid, *, threshold: float) -> list[dict]:
+    """For each commit of the series that measured this label: its Compare table.
+
+    Each entry: {"c": commit index in history, "unit": ..., "judged": whether
+    the commit is among the newest VERDICT_COMMITS (its colours are verdicts),
+    "cells": [...]} with one cell per grid position: None (not measured), or
+    [text, class, title]. text is torch's trimmed median; class and title come
+    from the differ's verdict against the benchmark's previous measured commit
+    (`Series.verdicts`, `verdict_class`, `verdict_title`); both are "" where
+    there is no verdict (the first measurement, or a commit too old to be
+    judged). A failed cell is ["failed", "fail", message]. `threshold` is the
+    one the verdicts were reached with (`summarize`).
+    """
+    cells = grid.cells
+    tracks = [series.tracks.get(bid) if bid is not None else None for bid in cells]
+    fails = [series.failed.get(bid, ()) if bid is not None else () for bid in cells]
+    commits = sorted({int(c) for t in tracks if t is not None for c in t.commits} | {f.commit for fs in fails for f in fs})
+    if not commits:
+        return []
+    order = np.asarray(commits, dtype=np.int64)
+    medians = np.full((len(commits), len(cells)), np.nan)
+    figures = np.ones((len(commits), len(cells)), dtype=np.int64)
+    for k, t in enumerate(tracks):
+        if t is None:
+            continue
+        where = np.searchsorted(order, t.commits)
+        medians[where, k] = t.median
+        figures[where, k] = t.figures
+    columns = np.asarray([grid.columns.index(bid.description) if bid is not None else -1 for bid in cells])
+    units, texts = format_tables(medians, figures, columns)
+    history = series.history
+    tables = []
+    for ci, unit, text_row in zip(commits, units, texts):
+        judged = series.verdicts.get(ci, {})
+        row = []
+        for bid, text in zip(cells, text_row):
+            if text is None:
+                row.append(None)
+                continue
+            found = judged.get(bid)
+            if found is None:
+                row.append([text, "", ""])
+            else:
+                base, v = found
+                row.append([text, verdict_class(v), verdict_title(v, history[base].commit.short)])
+        tables.append({"c": ci, "unit": unit, "judged": ci >= series.judged_from, "cells": row})
+    where_failed = np.searchsorted(order, [f.commit for fs in fails for f in fs]).tolist()
+    failed_cells = [(k, f.message[:300]) for k, fs in enumerate(fails) for f in fs]
+    for row, (k, message) in zip(where_failed, failed_cells):
+        tables[row]["cells"][k] = ["failed", "fail", message]
+    return tables
+
+
+def round6(values) -> list[float]:
+    """Values to 6 significant figures, as floats whose JSON form is short.
+
+    n / 10**k is the double nearest to the decimal n×10⁻ᵏ, so its repr has at
+    most 6 digits; done with numpy because a chart page has thousands.
+    """
+    a = np.asarray(values, dtype=np.float64)
+    if a.size == 0:
+        return []
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = np.clip(5 - np.floor(np.log10(np.abs(a))), -22, 22)
+    k = np.where(np.isfinite(k), k, 0)
+    p = 10.0 ** np.abs(k)
+    up = k >= 0
+    r = np.round(np.where(up, a * p, a / p))
+    return np.where(up, r / p, r * p).tolist()
