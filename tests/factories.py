@@ -1,4 +1,4 @@
-"""Fabricated records for tests of the differ, change points and the engine: no timing, every number chosen."""
+"""The one set of fabricated records every test builds histories from: no timing, every number chosen."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from regress.core.records import (
     TaskSpec,
 )
 
+ORIGIN = "benchmarks/bench_ops.py:3 bench_ops"
+
 
 def rounds_of(values, *, blocks: int = 6, number: int = 100, within: float = 0.01) -> tuple[Sample, ...]:
     """One Sample per value; the value is the round's fastest block per run, the other blocks a bit slower."""
@@ -23,22 +25,39 @@ def rounds_of(values, *, blocks: int = 6, number: int = 100, within: float = 0.0
     )
 
 
-def bench(values, *, label="ops", sub="add", description="", threads=1, **kw) -> BenchmarkResult:
-    spec = TaskSpec(stmt=f"{sub}()", label=label, sub_label=sub, description=description, num_threads=threads)
-    return BenchmarkResult(spec, "benchmarks/bench_ops.py:3 bench_ops", rounds_of(values, **kw))
+def spec(sub="add", *, label="ops", description="", threads=1, stmt=None) -> TaskSpec:
+    return TaskSpec(stmt=stmt or f"{sub}()", label=label, sub_label=sub, description=description, num_threads=threads)
 
 
-def commit(sha: str, *results: BenchmarkResult, failures=(), complete=True, bench_filter="", reference=()) -> CommitResult:
+def bench(values=(), *, label="ops", sub="add", description="", threads=1, task=None, failure=None,
+          samples=None, origin=ORIGIN, **kw) -> BenchmarkResult:
+    """A benchmark's result: one round per value (see `rounds_of`), or the given `samples`."""
+    task = task or spec(sub, label=label, description=description, threads=threads)
+    return BenchmarkResult(task, origin, samples if samples is not None else rounds_of(values, **kw), failure)
+
+
+def timed(task: TaskSpec, *times: float, number: int = 10, at: float = 1.0, failure=None, origin=ORIGIN) -> BenchmarkResult:
+    """One single-block round per time (seconds per block of `number` runs), started one second apart."""
+    return BenchmarkResult(task, origin, tuple(Sample(number, (t,), at + i) for i, t in enumerate(times)), failure)
+
+
+def commit(sha: str, *results: BenchmarkResult, failures=(), complete=True, bench_filter="", reference=(),
+           machine="box", env="default", torch="", python="", when=0, subject=None, parents=(),
+           started_at=0.0, finished_at=0.0) -> CommitResult:
+    """One commit's stored result; a one-letter `sha` is repeated to 40."""
+    full = sha * 40 if len(sha) == 1 else sha
     return CommitResult(
-        commit=CommitInfo(sha * 40 if len(sha) == 1 else sha, (), "A", "a@x", 0, 0, f"commit {sha}"),
-        machine="box",
-        env="default",
-        fingerprint=Fingerprint("box"),
+        commit=CommitInfo(full, tuple(parents), "A", "a@x", when, when, f"commit {sha}" if subject is None else subject),
+        machine=machine,
+        env=env,
+        fingerprint=Fingerprint(machine, torch_version=torch, python=python),
         settings=Settings(bench_filter=bench_filter),
         results=tuple(results),
         failures=tuple(failures),
         complete=complete,
         reference=rounds_of(reference) if reference else (),
+        started_at=started_at,
+        finished_at=finished_at,
     )
 
 

@@ -29,3 +29,9 @@ def refused(conflicts, done: str) -> int:
         f"{plural(len(conflicts), 'conflicting duplicate')} refused (listed above), {done}; "
         "measure different builds under different --env names, and give changed benchmarks new names"
     )
+
+
+def skipped_files(store) -> None:
+    """Say which result files a history load refused (it went on without them)."""
+    for line in store.refused:
+        err(f"regress: warning: skipped {line}")

@@ -12,7 +12,7 @@ import contextlib
 import fcntl
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
@@ -38,6 +38,9 @@ def check_name(kind: str, value: str) -> str:
 @dataclass(frozen=True)
 class Store:
     root: Path
+    # Files a history load refused (one line each, naming the file): the other
+    # commits still load; the command says which were skipped.
+    refused: list[str] = field(default_factory=list, compare=False, repr=False)
 
     def path(self, machine: str, env: str, sha: str) -> Path:
         return self.root / check_name("machine", machine) / check_name("env", env) / f"{sha}.pkl"
@@ -71,8 +74,15 @@ class Store:
         return sorted(p.stem for p in folder.glob("*.pkl"))
 
     def load_all(self, machine: str, env: str) -> list[CommitResult]:
+        """Every readable result of machine/env; unreadable ones are listed in `refused`."""
         folder = self.root / machine / env
-        return [self.load_file(folder / f"{sha}.pkl") for sha in self.shas(machine, env)]
+        results = []
+        for sha in self.shas(machine, env):
+            try:
+                results.append(self.load_file(folder / f"{sha}.pkl"))
+            except RegressError as exc:
+                self.refused.append(str(exc))
+        return results
 
     def history(self, machine: str, env: str) -> list[CommitResult]:
         """Every commit measured on machine/env, oldest first (the WORKTREE left out)."""

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from regress.analysis import diff
 from regress.cli import flags
 from regress.cli.console import announce_round, err
 from regress.core.records import WORKTREE
-from regress.measure import comparison
-from regress.output import verdicts as render
 from regress.storage import gitrepo
 
 
@@ -60,6 +57,10 @@ def add(sub) -> None:
 
 
 def run(args) -> int:
+    from regress.analysis import diff
+    from regress.measure import comparison
+    from regress.output import verdicts as render
+
     cfg = flags.load_config(args)
     counts = args.mode == "instructions"
     repo = gitrepo.open_repo(cfg.root)

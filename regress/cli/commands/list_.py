@@ -5,7 +5,6 @@ from __future__ import annotations
 from regress.cli import flags
 from regress.cli.console import err
 from regress.core.kinds import FailureKind
-from regress.measure import runner
 
 
 def add(sub) -> None:
@@ -16,6 +15,8 @@ def add(sub) -> None:
 
 
 def run(args) -> int:
+    from regress.measure import runner
+
     found = runner.list_benchmarks(flags.load_config(args))
     for spec, origin, skip in found.listed:
         print(f"{spec.id}\t{origin}" + (f"\t(skipped here: {skip})" if skip else ""))

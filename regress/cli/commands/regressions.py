@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from regress.cli import flags
+from regress.cli.console import skipped_files
 from regress.core.errors import RegressError
 from regress.storage.store import Store
 
@@ -25,7 +26,9 @@ def run(args) -> int:
     cfg = flags.load_config(args)
     threshold = cfg.threshold if args.threshold is None else args.threshold
     wanted = flags.bench_pattern(args.bench)
-    history = Store(cfg.results_dir).history(cfg.machine_name, cfg.env)
+    store = Store(cfg.results_dir)
+    history = store.history(cfg.machine_name, cfg.env)
+    skipped_files(store)
     if not history:
         raise RegressError(
             f"no measured commits on machine '{cfg.machine_name}', env '{cfg.env}' in {cfg.results_dir}; "

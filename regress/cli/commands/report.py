@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from regress.cli import flags
+from regress.cli.console import skipped_files
 from regress.storage import gitrepo
 from regress.storage.store import Store
 
@@ -29,8 +30,9 @@ def run(args) -> int:
         repo = gitrepo.open_repo(cfg.root)
         baseline = gitrepo.resolve_one(repo, args.baseline, what="--baseline", worktree=False)
     out = Path(args.out) if args.out else cfg.root / "site"
+    store = Store(cfg.results_dir)
     summary = site.build(
-        Store(cfg.results_dir),
+        store,
         out,
         baseline=baseline,
         repo_url=cfg.repo_url,
@@ -38,5 +40,6 @@ def run(args) -> int:
         incremental=args.incremental,
         title=cfg.root.name,
     )
+    skipped_files(store)
     print(summary.describe())
     return 0

@@ -6,7 +6,6 @@ from regress.cli import flags
 from regress.cli.console import err, plural
 from regress.core.kinds import FailureKind
 from regress.core.records import WORKTREE, CommitResult
-from regress.measure import runner
 
 
 def add(sub) -> None:
@@ -48,6 +47,7 @@ def add(sub) -> None:
 
 
 def run(args) -> int:
+    from regress.measure import runner
     from regress.measure.progress import ConsoleProgress
 
     cfg = flags.load_config(args)

@@ -5,18 +5,16 @@ from __future__ import annotations
 import os
 import pickle
 
+import factories
 import pytest
 
 from regress.core.errors import RegressError
 from regress.core.records import (
     WORKTREE,
-    BenchmarkResult,
     CommitInfo,
     CommitResult,
     Failure,
-    Fingerprint,
     Sample,
-    Settings,
     TaskSpec,
 )
 from regress.storage.codec import decode, encode
@@ -25,19 +23,9 @@ from regress.storage.store import Store
 
 def result(sha="a" * 40, samples=((1e-3, 1.1e-3),), spec=None, complete=True, failure=None):
     spec = spec or TaskSpec(stmt="f()", label="L", sub_label="s", description="d", num_threads=1)
-    bench = BenchmarkResult(
-        spec, "benchmarks/x.py:1 bench_f", tuple(Sample(10, tuple(s), 1.0) for s in samples), failure
-    )
-    return CommitResult(
-        commit=CommitInfo(sha, (), "A", "a@x", 1, 2, "subject"),
-        machine="box",
-        env="default",
-        fingerprint=Fingerprint(machine="box", torch_version="2.13.0"),
-        settings=Settings(),
-        results=(bench,),
-        complete=complete,
-        started_at=1.0,
-    )
+    samples = tuple(Sample(10, tuple(s), 1.0) for s in samples)
+    b = factories.bench(task=spec, samples=samples, failure=failure, origin="benchmarks/x.py:1 bench_f")
+    return factories.commit(sha, b, complete=complete, torch="2.13.0", when=1, subject="subject", started_at=1.0)
 
 
 def test_round_trip(tmp_path):

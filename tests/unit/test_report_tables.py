@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import random
 
+import factories
 import numpy as np
 
 from regress.core.records import (
     BenchmarkResult,
-    CommitInfo,
     CommitResult,
-    Fingerprint,
     Sample,
-    Settings,
     TaskSpec,
 )
 from regress.output.compare_tables import compare_table
@@ -45,8 +43,7 @@ def _torch_cells(text: str) -> tuple[dict[tuple[int, str, str], str], str]:
 
 
 def _commit(i: int, results) -> CommitResult:
-    info = CommitInfo(f"{i:040x}", (), "A", "a@example.com", 1_700_000_000 + i, 1_700_000_000 + i, f"commit {i}")
-    return CommitResult(info, "m", "e", Fingerprint("m"), Settings(), tuple(results))
+    return factories.commit(f"{i:040x}", *results, machine="m", env="e", when=1_700_000_000 + i, subject=f"commit {i}")
 
 
 def test_label_tables_match_torch_compare_digit_for_digit():

@@ -8,7 +8,7 @@ import pytest
 
 from regress.measure import callgrind
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 def test_parse_totals_from_dumps():

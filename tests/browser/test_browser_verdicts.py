@@ -1,8 +1,8 @@
 """The label page's colours and hover text are the differ's verdicts, in real headless Chromium from file://.
 
-The history is tests/test_report_verdicts.py's: a clean 2x slowdown (a
+The history is tests/unit/test_report_verdicts.py's: a clean 2x slowdown (a
 regression) and a median jump whose rounds disagree (noisy). Browser and
-page fixtures come from tests/test_browser_report.py.
+page fixtures come from tests/browser/test_browser_report.py.
 """
 
 from __future__ import annotations
