@@ -6,9 +6,9 @@ in a sample. On a machine without CUDA these are reported as skipped.
 """
 
 import torch
+from batched_dot import batched_dot_bmm, batched_dot_mul_sum
 
 import regress
-from batched_dot import batched_dot_bmm, batched_dot_mul_sum
 
 IMPLEMENTATIONS = {"mul/sum": batched_dot_mul_sum, "bmm": batched_dot_bmm}
 

@@ -4,10 +4,10 @@ Both implementations draw from one Fuzzer with one seed, so row k of the table
 is the same input for mul/sum and for bmm, at every commit and on every machine.
 """
 
+from batched_dot import batched_dot_bmm, batched_dot_mul_sum
 from torch.utils.benchmark import FuzzedParameter, FuzzedTensor, Fuzzer
 
 import regress
-from batched_dot import batched_dot_bmm, batched_dot_mul_sum
 
 FUZZER = Fuzzer(
     parameters=[

@@ -7,4 +7,4 @@ for the decorator, and the worker imports it in every measured process.
 from regress.suite.decorator import benchmark
 
 __version__ = "0.1.0"
-__all__ = ["benchmark", "__version__"]
+__all__ = ["__version__", "benchmark"]

@@ -458,9 +458,9 @@ def history_from_measurements(meta: dict, seed: int, *, commits: int = 200):
 
 
 def changepoints(args) -> None:
-    from regress.analysis.changepoints import find_steps
-
     from collections import Counter
+
+    from regress.analysis.changepoints import find_steps
 
     found, true, false = Counter(), Counter(), Counter()
     below = 0

@@ -25,7 +25,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script from a checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from regress.core.records import (  # noqa: E402
+from regress.core.records import (
     BenchmarkResult,
     CommitInfo,
     CommitResult,
@@ -35,7 +35,7 @@ from regress.core.records import (  # noqa: E402
     Settings,
     TaskSpec,
 )
-from regress.storage.store import Store  # noqa: E402
+from regress.storage.store import Store
 
 AUTHORS = ["Ada Lovelace", "Alan Turing", "Grace Hopper", "Edsger Dijkstra", "Barbara Liskov"]
 VERBS = ["Speed up", "Refactor", "Fix", "Vectorize", "Simplify", "Inline", "Cache", "Tune"]

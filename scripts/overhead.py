@@ -118,7 +118,7 @@ def one_run(root: Path, commits: int, trace: Path) -> dict:
 
 def split(events: list[dict], started: float, ended: float, commits: int) -> dict:
     """Wall time cut into phases, from the parent's trace."""
-    t = lambda name: [e["t"] for e in events if e["event"] == name]  # noqa: E731
+    t = lambda name: [e["t"] for e in events if e["event"] == name]
     starts, ends = t("bench_start"), t("bench_end")
     workers, hellos, found, refs, done = t("worker_start"), t("hello"), t("discovered"), t("reference"), t("worker_done")
     assert len(starts) == len(ends) and len(workers) == len(done) == len(refs), "unexpected trace"

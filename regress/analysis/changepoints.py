@@ -208,7 +208,7 @@ def find_steps(history: list[CommitResult], *, threshold: float = 0.05, penalty:
             # compare's verdict on the rounds either side is the test where there are
             # rounds (Mann-Whitney can't reach p < 0.05 with a level of two commits);
             # levels of single rounds have only the history's own test.
-            if agrees is False or agrees is None and not p < stats.ALPHA:
+            if agrees is False or (agrees is None and not p < stats.ALPHA):
                 continue
             steps.append(
                 Step(

@@ -116,7 +116,7 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = 0.
     p_text = "p<0.001" if s.p_value < 0.001 else f"p={s.p_value:.2g}"
     evidence = f"95% interval {pct(s.low)} to {pct(s.high)}, {p_text}"
     small = abs(math.log(ratio)) < math.log1p(MIN_ESTIMATE_SHARE * threshold)
-    if (s.low > 1.0 and s.high >= up or s.high < 1.0 and s.low <= down) and small:
+    if ((s.low > 1.0 and s.high >= up) or (s.high < 1.0 and s.low <= down)) and small:
         word = "slower" if s.low > 1.0 else "faster"
         return Verdict(
             verdict=Kind.NOISY,
@@ -155,7 +155,7 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = 0.
             f"a benchmark using all {cores} cores drifts about ±{stats.DRIFT_ALL_CORES * 100:g}% between runs on a shared "
             "machine, more than rounds can average away: judge it on a machine with spare cores, or with fewer threads"
         )
-    elif gap > math.log1p(threshold) or head.spec.num_threads > 1 and gap > math.log1p(threshold / 2):
+    elif gap > math.log1p(threshold) or (head.spec.num_threads > 1 and gap > math.log1p(threshold / 2)):
         helps = (
             f"more rounds may not settle it: measure on a quieter machine or with fewer threads, "
             f"or try {needed} rounds per side (`regress compare BASE HEAD --measure --rounds {needed}`)"

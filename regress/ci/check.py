@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from regress.core.config import Config
 from regress.core.errors import RegressError
@@ -98,7 +98,7 @@ def write_summary(path: str, markdown: str) -> None:
     """Append to the job summary file, as every step does ($GITHUB_STEP_SUMMARY)."""
     data = markdown.encode("utf-8")
     if len(data) > SUMMARY_LIMIT:
-        note = "\n\n_(cut here: GitHub takes at most 1 MiB; `regress compare` prints it all)_\n".encode()
+        note = b"\n\n_(cut here: GitHub takes at most 1 MiB; `regress compare` prints it all)_\n"
         data = data[: SUMMARY_LIMIT - len(note)].decode("utf-8", "ignore").encode() + note
     try:
         with open(path, "ab") as fh:

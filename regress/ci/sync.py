@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from regress.core.config import Config
 from regress.core.errors import RegressError

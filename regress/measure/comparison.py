@@ -8,8 +8,8 @@ them only when a verdict is a change that neighbours could show to be a blip.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from regress.analysis import diff, stats
 from regress.core.config import Config

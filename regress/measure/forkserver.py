@@ -76,7 +76,7 @@ def _child(server: socket.socket, job: dict, report_fd: int, log_fd: int) -> Non
         os.dup2(log_fd, 1)
         os.dup2(log_fd, 2)
         os.close(log_fd)
-        worker._die_with_parent(os.getppid())  # noqa: SLF001 - the worker's own guard
+        worker._die_with_parent(os.getppid())
         with os.fdopen(report_fd, "wb", buffering=0) as out:
             worker.run_job(job, out)
     except BaseException:  # noqa: BLE001 - anything the job raises ends this child only
@@ -91,9 +91,9 @@ def _child(server: socket.socket, job: dict, report_fd: int, log_fd: int) -> Non
 def serve(fd: int) -> None:
     from regress.measure import worker
 
-    worker._die_with_parent()  # noqa: SLF001
+    worker._die_with_parent()
     server = socket.socket(fileno=fd)
-    import torch  # noqa: F401 - the cost paid once, before any fork
+    import torch
     import torch.utils.benchmark  # noqa: F401
 
     from regress.measure import protocol, shard  # noqa: F401 - what every worker imports, imported once

@@ -21,7 +21,7 @@ def time_left(elapsed: float, k: int, n: int, done: int, total: int | None) -> f
 
 
 def format_seconds(seconds: float) -> str:
-    s = int(round(seconds))
+    s = round(seconds)
     if s < 60:
         return f"{s}s"
     if s < 3600:

@@ -8,7 +8,7 @@ comparison keeps what it measured.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from regress.core.config import Config
 from regress.core.errors import RegressError

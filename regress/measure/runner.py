@@ -14,8 +14,8 @@ import contextlib
 import re
 import signal
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from regress import __version__
 from regress.core.config import Config

@@ -14,9 +14,10 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
 
 from regress.core.config import Config
 from regress.core.errors import RegressError
@@ -157,7 +158,7 @@ atexit.register(close_servers)
 
 def start_worker(cfg: Config, job: dict, timeout: float) -> Worker:
     read_fd, write_fd = os.pipe()
-    log = tempfile.TemporaryFile(prefix="regress-worker-")
+    log = tempfile.TemporaryFile(prefix="regress-worker-")  # noqa: SIM115 - lives as long as the worker
     server = _server(cfg) if job["mode"] != "instructions" else None
     if server is not None:
         starting = not server.alive

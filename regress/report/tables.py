@@ -89,7 +89,7 @@ def format_tables(medians: np.ndarray, figures: np.ndarray, columns: np.ndarray)
     table's unit comes from its smallest median, and every cell of a column
     gets the decimals of its least precise cell.
     """
-    rows, ncells = medians.shape
+    rows, _ncells = medians.shape
     if rows == 0:
         return [], []
     present = ~np.isnan(medians)

@@ -12,8 +12,8 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import git
 
@@ -142,7 +142,7 @@ def worktree_info(repo: git.Repo) -> CommitInfo:
         reader = repo.config_reader()
         author = reader.get_value("user", "name", "")
         email = reader.get_value("user", "email", "")
-    except Exception:  # no git identity configured: not worth failing over
+    except Exception:  # noqa: BLE001 - no git identity configured: not worth failing over
         author, email = "", ""
     now = int(time.time())
     subject = f"uncommitted changes on {head[:10]}" if head else "uncommitted changes"

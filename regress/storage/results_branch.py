@@ -81,7 +81,7 @@ def files(repo: git.Repo, commit: str) -> dict[str, str]:
         if not entry:
             continue
         meta, path = entry.split("\t", 1)
-        mode, kind, sha = meta.split()
+        _mode, kind, sha = meta.split()
         if kind == "blob":
             found[path] = sha
     return found

@@ -12,9 +12,9 @@ import contextlib
 import fcntl
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from regress.core.errors import RegressError
 from regress.core.history import history_order

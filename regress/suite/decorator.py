@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import itertools
 import string
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 
 def _format(template: str | None, values: Mapping[str, Any], default: str | None) -> str | None:

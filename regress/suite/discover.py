@@ -13,9 +13,10 @@ import inspect
 import sys
 import traceback
 import types
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from regress.core.kinds import FailureKind
 from regress.core.records import BenchmarkId, Failure, TaskSpec
@@ -91,9 +92,7 @@ def load_module(path: Path, folder: Path) -> types.ModuleType:
 
 def _definitions(module: types.ModuleType) -> Iterable[tuple[str, Any]]:
     for name, obj in list(vars(module).items()):
-        if getattr(obj, "__regress_benchmark__", False) and getattr(obj, "__module__", None) == module.__name__:
-            yield name, obj
-        elif (
+        if (getattr(obj, "__regress_benchmark__", False) and getattr(obj, "__module__", None) == module.__name__) or (
             name.startswith("bench_")
             and inspect.isfunction(obj)
             and obj.__module__ == module.__name__
@@ -160,7 +159,7 @@ def discover(folder: Path, *, env: str, shown_root: Path | None = None) -> tuple
         shown = str(path.relative_to(shown_root)) if path.is_relative_to(shown_root) else str(path)
         try:
             module = load_module(path, folder)
-        except BaseException as exc:  # noqa: BLE001 - a suite may raise anything, even SystemExit
+        except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
                 raise
             failures.append(Failure(FailureKind.SUITE, describe(exc), _where(exc, path, shown)))
@@ -172,7 +171,7 @@ def discover(folder: Path, *, env: str, shown_root: Path | None = None) -> tuple
             origin = f"{shown}:{line} {name}"
             try:
                 timers = _timers(obj)
-            except BaseException as exc:  # noqa: BLE001
+            except BaseException as exc:
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 where = _where(exc, path, shown)

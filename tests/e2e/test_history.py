@@ -156,7 +156,7 @@ def test_worktree_pseudo_commit_and_benchmarks_from(repo):
     # Today's suite ran against HEAD's code by default; the edit is only in WORKTREE.
     assert {r.id.label for r in committed.results} == {"work", "extra"}
     assert {r.id.label for r in wt.results} == {"work", "extra"}
-    work = lambda res: next(r for r in res.results if r.id.label == "work")  # noqa: E731
+    work = lambda res: next(r for r in res.results if r.id.label == "work")
     assert work(wt).median > 5 * work(committed).median
 
     # Measured again: replaced by this run's rounds, not accumulated.

@@ -114,7 +114,7 @@ def test_import_failure_and_build_failure_at_old_commits_are_recorded_and_the_ra
     )
     proc = repo.regress("run", "HEAD~4..HEAD", "--bench", "n=100 |fast|built")
     assert proc.returncode == 0, proc.stdout + proc.stderr  # the newest commit is fine
-    labels = lambda r: sorted(x.id.label for x in r.results if x.ok)  # noqa: E731
+    labels = lambda r: sorted(x.id.label for x in r.results if x.ok)
 
     old = load(repo, c0)
     assert labels(old) == ["built", "work"]  # the build ran in c0's worktree before measuring
@@ -246,7 +246,7 @@ def test_sigkill_mid_range_keeps_finished_rounds_refuses_a_second_run_and_rerun_
 def test_ctrl_c_mid_round_saves_what_finished_and_skip_existing_measures_only_the_rest(repo, tmp_path):
     (c1, c2, c3), proc, worker, gate, scratch, env = gated_range(repo, tmp_path)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     (line,) = [line for line in err.splitlines() if line.startswith("regress:")]
     assert "interrupted" in line and "--skip-existing" in line and "Traceback" not in err
@@ -269,7 +269,7 @@ def test_ctrl_c_mid_round_saves_what_finished_and_skip_existing_measures_only_th
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
     assert len(worktrees(repo)) == 1 and list(scratch.iterdir()) == []
     assert partial.results[0].samples[0] in load(repo, c2).by_id()[partial.results[0].id].samples
@@ -293,7 +293,7 @@ def test_checkpoints_write_only_new_results_and_worktree_is_replaced(tmp_path):
     base = CommitResult(info, "box", "default", Fingerprint("box"), Settings())
     saver = Saver(store, base)
     got = Collector()
-    spec = lambda name: TaskSpec(stmt=name, label=name)  # noqa: E731
+    spec = lambda name: TaskSpec(stmt=name, label=name)
     got.results[("a",)] = BenchmarkResult(spec("a"), "o", (Sample(1, (1.0,), 1.0),))
     saver.checkpoint(got, every=3600)
     assert store.load("box", "default", info.sha) is None  # too soon

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import PYPROJECT
 from test_history import one_error_line
 

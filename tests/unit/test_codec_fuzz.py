@@ -8,9 +8,9 @@ import pickle
 import random
 import time
 
+import factories
 import pytest
 
-import factories
 from regress.core.errors import RegressError
 from regress.core.kinds import FailureKind
 from regress.core.records import CommitInfo, CommitResult

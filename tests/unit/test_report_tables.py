@@ -97,7 +97,7 @@ def test_summaries_and_units_match_torch_measurements():
         level, noise = 10 ** rng.uniform(-9.5, 0.5), rng.choice([1e-4, 1e-2, 0.3])
         raw = [level * number * rng.lognormvariate(0, noise) for _ in range(n)]
         m = common.Measurement(number, raw, common.TaskSpec("x", "pass"))
-        q1, median, q3, figures = (float(a[0]) for a in summarize_times(np.array([[t / number for t in raw]])))
+        _q1, median, _q3, figures = (float(a[0]) for a in summarize_times(np.array([[t / number for t in raw]])))
         assert median == m.median or abs(median - m.median) < 1e-15
         assert figures == m.significant_figures
         assert select_unit(median) == common.select_unit(median)
