@@ -25,6 +25,7 @@ from regress.core.kinds import FailureKind
 from regress.core.merge import Conflict
 from regress.core.records import (
     WORKTREE,
+    BenchmarkId,
     CommitInfo,
     CommitResult,
     Failure,
@@ -46,18 +47,18 @@ class Target:
     suite_dir: Path
     shown_root: Path
     build_failure: Failure | None = None
-    values: dict[tuple, list[float]] = field(default_factory=dict)  # round values that count toward the plan
-    final: set[tuple] = field(default_factory=set)  # failed or skipped: no more rounds
+    values: dict[BenchmarkId, list[float]] = field(default_factory=dict)  # round values that count toward the plan
+    final: set[BenchmarkId] = field(default_factory=set)  # failed or skipped: no more rounds
     spent: float = 0.0  # seconds of measuring in this run
     rounds: int = 0  # rounds taken in this run
     stopped: bool = False  # nothing (more) can be measured: build failed, suites don't import
     measured: CommitResult | None = None  # everything this run measured for it
     # Round values of the neighbouring commits (this run's neighbours in the
     # range, a stored parent): shared dicts, so they grow as those are measured.
-    neighbours: list[dict[tuple, list[float]]] = field(default_factory=list)
+    neighbours: list[dict[BenchmarkId, list[float]]] = field(default_factory=list)
     replaced: list[Conflict] = field(default_factory=list)  # stored parts this run's saves replaced
 
-    def _wants(self, key: tuple, values: list[float], budget: adaptive.Budget) -> bool:
+    def _wants(self, key: BenchmarkId, values: list[float], budget: adaptive.Budget) -> bool:
         around = [n[key] for n in self.neighbours if key in n]
         return adaptive.wants_round(values, budget, self.spent, around)
 
@@ -68,7 +69,7 @@ class Target:
             return True  # its first round: discovery may find benchmarks not yet measured
         return any(self._wants(k, v, budget) for k, v in self.values.items() if k not in self.final)
 
-    def skip(self, budget: adaptive.Budget) -> set[tuple]:
+    def skip(self, budget: adaptive.Budget) -> set[BenchmarkId]:
         """Benchmarks the next round leaves out: finished, failed or skipped."""
         done = {k for k, v in self.values.items() if not self._wants(k, v, budget)}
         return done | self.final
@@ -203,10 +204,10 @@ def suite_of(cfg: Config, code_dir: Path, settings: Settings) -> tuple[Path, Pat
     return cfg.benchmarks_dir, cfg.root
 
 
-def stored_values(result: CommitResult | None) -> tuple[dict[tuple, list[float]], set[tuple]]:
+def stored_values(result: CommitResult | None) -> tuple[dict[BenchmarkId, list[float]], set[BenchmarkId]]:
     """Round values and final (failed) benchmarks of what is stored, to top up from."""
-    values: dict[tuple, list[float]] = {}
-    final: set[tuple] = set()
+    values: dict[BenchmarkId, list[float]] = {}
+    final: set[BenchmarkId] = set()
     for r in result.results if result is not None else ():
         key = one_commit.key(r.spec)
         if r.ok:

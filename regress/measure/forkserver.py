@@ -76,7 +76,7 @@ def _child(server: socket.socket, job: dict, report_fd: int, log_fd: int) -> Non
         os.dup2(log_fd, 1)
         os.dup2(log_fd, 2)
         os.close(log_fd)
-        worker._die_with_parent(os.getppid())
+        worker.die_with_parent(os.getppid())
         with os.fdopen(report_fd, "wb", buffering=0) as out:
             worker.run_job(job, out)
     except BaseException:  # noqa: BLE001 - anything the job raises ends this child only
@@ -91,7 +91,7 @@ def _child(server: socket.socket, job: dict, report_fd: int, log_fd: int) -> Non
 def serve(fd: int) -> None:
     from regress.measure import worker
 
-    worker._die_with_parent()
+    worker.die_with_parent()
     server = socket.socket(fileno=fd)
     import torch
     import torch.utils.benchmark  # noqa: F401

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import subprocess
@@ -18,6 +19,7 @@ from regress.core.kinds import FailureKind
 from regress.core.merge import Conflict, combine
 from regress.core.records import (
     WORKTREE,
+    BenchmarkId,
     BenchmarkResult,
     CommitInfo,
     CommitResult,
@@ -66,16 +68,16 @@ def _import_path(cfg: Config, code_dir: Path) -> Path:
     return code_dir / "src" if (code_dir / "src").is_dir() else code_dir
 
 
-def key(spec: TaskSpec) -> tuple:
-    i = spec.id
-    return (i.label, i.sub_label, i.description, i.num_threads)
+def key(spec: TaskSpec) -> BenchmarkId:
+    """What a commit's results are keyed by: the benchmark's identity, whole."""
+    return spec.id
 
 
 @dataclass
 class Collector:
     """What one commit's workers have reported so far."""
 
-    results: dict[tuple, BenchmarkResult] = field(default_factory=dict)
+    results: dict[BenchmarkId, BenchmarkResult] = field(default_factory=dict)
     failures: list[Failure] = field(default_factory=list)
     fingerprint: Fingerprint | None = None
     total: int | None = None
@@ -92,7 +94,7 @@ def measure_commit(
     info: CommitInfo,
     settings: Settings,
     progress: Progress,
-    skip: set[tuple] = frozenset(),  # type: ignore[assignment]
+    skip: set[BenchmarkId] = frozenset(),  # type: ignore[assignment]
     mode: str = "measure",
     collector: Collector | None = None,
     on_result: Callable[[], None] | None = None,
@@ -113,7 +115,7 @@ def measure_commit(
             "warmup": settings.warmup,
             "bench_filter": settings.bench_filter,
             "shard": [shard.index, shard.total] if shard else None,
-            "skip": [list(k) for k in set(skip) | set(got.results)],
+            "skip": [dataclasses.astuple(k) for k in set(skip) | set(got.results)],
             "mode": "list" if mode == "list" else settings.mode,
             "reference": mode != "list",
         }

@@ -33,7 +33,7 @@ def _setup_path(job: dict) -> None:
     os.chdir(job["cwd"])
 
 
-def _die_with_parent(parent: int = 0) -> None:
+def die_with_parent(parent: int = 0) -> None:
     """A worker orphaned by a killed regress (or fork server) must not go on measuring."""
     parent = parent or int(os.environ.get("REGRESS_PARENT_PID", "0") or 0)
     if sys.platform.startswith("linux"):
@@ -47,7 +47,7 @@ def _die_with_parent(parent: int = 0) -> None:
 
 
 def main() -> None:
-    _die_with_parent()
+    die_with_parent()
     out = os.fdopen(int(sys.argv[1]), "wb", buffering=0)
     run_job(json.loads(sys.stdin.read()), out)
 
@@ -55,7 +55,7 @@ def main() -> None:
 def run_job(job: dict, out) -> None:
     """Discover the suites of `job` and measure them, reporting on `out` (a binary file)."""
     from regress.core.kinds import FailureKind
-    from regress.core.records import Failure, InstructionCount
+    from regress.core.records import BenchmarkId, Failure, InstructionCount
     from regress.measure import protocol, shard
     from regress.suite import discover, machine, reference, timing
 
@@ -70,14 +70,13 @@ def run_job(job: dict, out) -> None:
     )
     pattern = re.compile(job.get("bench_filter") or "")
     only = shard.Shard(*job["shard"]) if job.get("shard") else None
-    skip = {tuple(s) for s in job.get("skip", [])}
+    skip = {BenchmarkId(*s) for s in job.get("skip", [])}
     todo = []
     for e in entries:
         bid = e.spec.id
         if not pattern.search(str(bid)) or (only is not None and not only.takes(bid)):
             continue
-        key = (bid.label, bid.sub_label, bid.description, bid.num_threads)
-        if key in skip:
+        if bid in skip:
             continue
         todo.append(e)
     if job["mode"] == "time":

@@ -213,7 +213,7 @@ def test_neighbouring_levels_a_verdict_hinges_on_get_more_rounds(tmp_path):
     targets = targets_for(tmp_path, ["a", "b"])
     engine.measure_targets(cfg_for(tmp_path), Store(tmp_path / "r"), targets, budget, measure=fake.measure, clock=fake.clock)
     for t in targets:
-        counts = {key[1]: len(v) for key, v in t.values.items()}
+        counts = {key.sub_label: len(v) for key, v in t.values.items()}
         assert counts == {"close": 8, "far": 3, "same": 3}, t.info.sha[0]
     assert adaptive.contested([1.07], [[1.0]], budget) and not adaptive.contested([2.0], [[1.0]], budget)
     assert not adaptive.contested([1.01], [[1.0]], budget)
