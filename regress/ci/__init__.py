@@ -1,1 +1,1 @@
-"""Results pull/push/merge and the pull-request check: imports every stage but cli."""
+"""Results pull/push/merge and the pull-request check: imports core, storage, analysis, measure and output."""

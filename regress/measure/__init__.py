@@ -1,1 +1,1 @@
-"""Worker processes, one commit, rounds and ranges: imports core, suite and storage."""
+"""Worker processes, one commit, rounds and ranges, the compare flow: imports core, suite, storage and analysis."""

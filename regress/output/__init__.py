@@ -1,1 +1,1 @@
-"""Units, numbers and terminal/Markdown/JSON renderers: imports core and analysis."""
+"""Terminal, Markdown and JSON renderers: imports core and analysis."""

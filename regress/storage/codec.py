@@ -117,7 +117,7 @@ class _Checker:
             self._record(value, kind, where)
             return
         if kind is FailureKind:
-            if not isinstance(value, str) or value not in FailureKind._value2member_map_:
+            if not isinstance(value, str) or value not in {k.value for k in FailureKind}:
                 raise Invalid(f"{where} is not a failure kind")
             return
         if kind is float:
