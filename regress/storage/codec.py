@@ -80,6 +80,7 @@ class Invalid(Exception):
 
 
 _HINTS = {cls: typing.get_type_hints(cls) for cls in _RECORDS.values()}
+_FAILURE_KINDS = frozenset(k.value for k in FailureKind)
 
 
 class _Checker:
@@ -117,7 +118,7 @@ class _Checker:
             self._record(value, kind, where)
             return
         if kind is FailureKind:
-            if not isinstance(value, str) or value not in {k.value for k in FailureKind}:
+            if not isinstance(value, str) or value not in _FAILURE_KINDS:
                 raise Invalid(f"{where} is not a failure kind")
             return
         if kind is float:
