@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import math
 
+import factories
 import numpy as np
 import pytest
 
 from regress.analysis.changepoints import Step, find_steps
 from regress.core.records import (
     BenchmarkResult,
-    CommitInfo,
     CommitResult,
     Fingerprint,
     Sample,
-    Settings,
     TaskSpec,
 )
 
@@ -35,8 +34,7 @@ def history(levels, *, spec=SPEC, rounds=3, noise=0.01, seed=0, extra=None) -> l
             results.append(BenchmarkResult(spec, "b.py:1", samples))
         if extra is not None:
             results.append(extra[i])
-        info = CommitInfo(f"{i:040x}", (), "A", "a@x", 1000 + i, 1000 + i, f"commit {i}")
-        out.append(CommitResult(info, "box", "default", Fingerprint("box"), Settings(), tuple(results)))
+        out.append(factories.commit(f"{i:040x}", *results, when=1000 + i, subject=f"commit {i}"))
     return out
 
 
