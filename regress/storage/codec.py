@@ -76,85 +76,188 @@ class _Unpickler(pickle.Unpickler):
 
 
 class Invalid(Exception):
-    pass
+    """What is wrong, and where in the record (built outwards as it propagates)."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what, self.path = what, ""
+
+    def at(self, step: str) -> Invalid:
+        self.path = step + self.path
+        return self
+
+    def __str__(self) -> str:
+        return f"result{self.path} {self.what}"
 
 
 _HINTS = {cls: typing.get_type_hints(cls) for cls in _RECORDS.values()}
 _FAILURE_KINDS = frozenset(k.value for k in FailureKind)
+_PRIMITIVES = {float: {float, int}, int: {int}, str: {str}, bool: {bool}}
 
 
-class _Checker:
-    """Walks the records once, checking each field against its type."""
+class _Walk:
+    """One file's walk: each shared object checked once, and a bound on the values seen."""
 
     def __init__(self) -> None:
         self.nodes = 0
         self.seen: set[tuple[int, object]] = set()
 
-    def check(self, value, kind, where: str) -> None:
-        self.nodes += 1
+    def count(self, n: int) -> None:
+        self.nodes += n
         if self.nodes > MAX_NODES:
-            raise Invalid("too many values")
-        origin = typing.get_origin(kind)
-        if origin in (typing.Union, types.UnionType):
-            options = typing.get_args(kind)
-            if value is None and type(None) in options:
-                return
-            (kind,) = [k for k in options if k is not type(None)]
-            origin = typing.get_origin(kind)
-        if origin is tuple:
-            item, dots = typing.get_args(kind)
-            if type(value) is not tuple or dots is not Ellipsis:
-                raise Invalid(f"{where} is {type(value).__name__}, not a tuple")
-            if len(value) > MAX_ITEMS:
-                raise Invalid(f"{where} has {len(value)} items")
-            key = (id(value), item)
-            if key in self.seen:  # shared by reference: checked once
-                return
-            self.seen.add(key)
-            for i, x in enumerate(value):
-                self.check(x, item, f"{where}[{i}]")
-            return
-        if kind in _HINTS:
-            self._record(value, kind, where)
-            return
-        if kind is FailureKind:
-            if not isinstance(value, str) or value not in _FAILURE_KINDS:
-                raise Invalid(f"{where} is not a failure kind")
-            return
-        if kind is float:
-            if type(value) is float and math.isnan(value):
-                raise Invalid(f"{where} is NaN")
-            ok = type(value) in (float, int)
-        elif kind is int:
-            ok = type(value) is int
-        else:
-            ok = type(value) is kind
-        if not ok:
-            raise Invalid(f"{where} is {type(value).__name__}, not {kind.__name__}")
-        if kind is str and len(value) > MAX_TEXT:
-            raise Invalid(f"{where} is {len(value)} characters long")
+            raise Invalid("holds too many values")
 
-    def _record(self, value, cls, where: str) -> None:
-        if type(value) is not cls:
-            raise Invalid(f"{where} is {type(value).__name__}, not {cls.__name__}")
-        key = (id(value), cls)
+    def first_visit(self, value, kind) -> bool:
+        key = (id(value), kind)
         if key in self.seen:
-            return
+            return False
         self.seen.add(key)
+        return True
+
+
+def _name(t) -> str:
+    return type(t).__name__ if not isinstance(t, type) else t.__name__
+
+
+def _primitive(kind):
+    allowed = _PRIMITIVES[kind]
+
+    def check(value, walk):
+        if type(value) not in allowed:
+            raise Invalid(f"is {_name(value)}, not {kind.__name__}")
+        if kind is float and value != value:
+            raise Invalid("is NaN")
+        if kind is str and len(value) > MAX_TEXT:
+            raise Invalid(f"is {len(value)} characters long")
+
+    return check
+
+
+def _tuple_of_primitives(kind):
+    allowed = _PRIMITIVES[kind]
+
+    def check(value, walk):
+        if type(value) is not tuple:
+            raise Invalid(f"is {_name(value)}, not a tuple")
+        if len(value) > MAX_ITEMS:
+            raise Invalid(f"has {len(value)} items")
+        walk.count(len(value))
+        found = set(map(type, value))
+        if not found <= allowed:
+            raise Invalid(f"holds {_name(next(iter(found - allowed)))}, not {kind.__name__}")
+        if kind is float and any(map(math.isnan, value)):
+            raise Invalid("holds NaN")
+        if kind is str and any(len(x) > MAX_TEXT for x in value):
+            raise Invalid("holds a string too long")
+
+    return check
+
+
+def _tuple_of(item, inner):
+    def check(value, walk):
+        if type(value) is not tuple:
+            raise Invalid(f"is {_name(value)}, not a tuple")
+        if len(value) > MAX_ITEMS:
+            raise Invalid(f"has {len(value)} items")
+        if not walk.first_visit(value, item):  # shared by reference: checked once
+            return
+        walk.count(len(value))
+        for i, x in enumerate(value):
+            try:
+                inner(x, walk)
+            except Invalid as exc:
+                raise exc.at(f"[{i}]") from None
+
+    return check
+
+
+def _optional(inner):
+    def check(value, walk):
+        if value is not None:
+            inner(value, walk)
+
+    return check
+
+
+def _failure_kind(value, walk):
+    if not isinstance(value, str) or value not in _FAILURE_KINDS:
+        raise Invalid("is not a failure kind")
+
+
+def _record(cls):
+    fields = []
+
+    def check(value, walk):
+        if type(value) is not cls:
+            raise Invalid(f"is {_name(value)}, not {cls.__name__}")
+        # A record that holds only plain values costs the same to check again as to
+        # remember: the walk's count bounds how often. Others are checked once.
+        if not leaf and not walk.first_visit(value, cls):
+            return
+        walk.nodes += 1
+        if walk.nodes > MAX_NODES:
+            raise Invalid("holds too many values")
         state = vars(value)
-        hints = _HINTS[cls]
-        extra = set(state) - set(hints)
-        if extra:
-            raise Invalid(f"{where} has unknown fields {sorted(extra)}")
-        for field in dataclasses.fields(cls):
-            if field.name not in state:  # written by an older format: the default stands
-                default = field.default if field.default is not dataclasses.MISSING else dataclasses.MISSING
+        if len(state) > len(fields) or not state.keys() <= names:
+            raise Invalid(f"has unknown fields {sorted(set(state) - names)}")
+        for name, field_check, default in fields:
+            if name not in state:  # written by an older format: the default stands
                 if default is dataclasses.MISSING:
-                    raise Invalid(f"{where} lacks {field.name}")
-                object.__setattr__(value, field.name, default)
-            self.check(state[field.name], hints[field.name], f"{where}.{field.name}")
+                    raise Invalid(f"lacks {name}")
+                object.__setattr__(value, name, default)
+            try:
+                field_check(state[name], walk)
+            except Invalid as exc:
+                raise exc.at(f".{name}") from None
         if cls is records.Failure and type(state["kind"]) is str:  # older formats: a plain string
             object.__setattr__(value, "kind", FailureKind(state["kind"]))
+
+    names: set[str] = set()
+    _CHECKS[cls] = check  # before its fields: a record may (in future) nest its own kind
+    for f in dataclasses.fields(cls):
+        fields.append((f.name, _compile(_HINTS[cls][f.name]), f.default))
+        names.add(f.name)
+    leaf = all(_plain(_HINTS[cls][name]) for name in names)
+    return check
+
+
+def _plain(kind) -> bool:
+    """A field type holding no records: primitives, kinds, and tuples or options of them."""
+    args = [a for a in typing.get_args(kind) if a is not type(None) and a is not Ellipsis]
+    if args:
+        return all(_plain(a) for a in args)
+    return kind in _PRIMITIVES or kind is FailureKind
+
+
+_CHECKS: dict = {}
+
+
+def _compile(kind):
+    """A checker for one declared field type, built once per type."""
+    if kind in _CHECKS:
+        return _CHECKS[kind]
+    origin = typing.get_origin(kind)
+    if origin in (typing.Union, types.UnionType):
+        (inner,) = [k for k in typing.get_args(kind) if k is not type(None)]
+        check = _optional(_compile(inner))
+    elif origin is tuple:
+        item, dots = typing.get_args(kind)
+        if dots is not Ellipsis:
+            raise TypeError(f"the codec checks tuple[X, ...] fields, not {kind}")
+        check = _tuple_of_primitives(item) if item in _PRIMITIVES else _tuple_of(item, _compile(item))
+    elif kind in _HINTS:
+        return _record(kind)
+    elif kind is FailureKind:
+        check = _failure_kind
+    elif kind in _PRIMITIVES:
+        check = _primitive(kind)
+    else:
+        raise TypeError(f"the codec has no check for fields of type {kind}")
+    _CHECKS[kind] = check
+    return check
+
+
+_CHECK_RESULT = _compile(records.CommitResult)
 
 
 def encode(result: records.CommitResult) -> bytes:
@@ -186,7 +289,7 @@ def decode(data: bytes, where: str) -> records.CommitResult:
         )
     result = envelope.get("result")
     try:
-        _Checker().check(result, records.CommitResult, "result")
+        _CHECK_RESULT(result, _Walk())
     except (Invalid, RecursionError) as exc:
         raise RegressError(f"{where} is not a valid regress result file ({exc}); delete it and measure that commit again") from None
     return result
