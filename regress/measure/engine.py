@@ -70,6 +70,9 @@ class Target:
         for key, res in got.results.items():
             if res.ok:
                 self.values.setdefault(key, []).extend(stats.round_values(res))
+            elif res.failure is None and res.tracked and all(t.value > 0 for t in res.tracked):
+                # A track_* value: rounds like a time when it varies (the plan reads positive values only).
+                self.values.setdefault(key, []).extend(t.value for t in res.tracked)
             else:
                 self.final.add(key)
         if not got.results and (got.failures or self.build_failure):
@@ -204,6 +207,8 @@ def stored_values(result: CommitResult | None) -> tuple[dict[tuple, list[float]]
         key = one_commit.key(r.spec)
         if r.ok:
             values[key] = list(stats.round_values(r))
+        elif r.failure is None and r.tracked and all(t.value > 0 for t in r.tracked):
+            values[key] = [t.value for t in r.tracked]
         elif r.failure is not None:
             final.add(key)
     return values, final

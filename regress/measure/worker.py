@@ -55,9 +55,9 @@ def main() -> None:
 def run_job(job: dict, out) -> None:
     """Discover the suites of `job` and measure them, reporting on `out` (a binary file)."""
     from regress.measure import protocol, shard
-    from regress.suite import discover, machine, reference, timing
+    from regress.suite import discover, machine, memory, reference, timing
     from regress.core.kinds import FailureKind
-    from regress.core.records import Failure, InstructionCount
+    from regress.core.records import Failure, InstructionCount, TrackedValue
 
     def send(kind: str, **fields) -> None:
         out.write(protocol.encode(kind, **fields))
@@ -77,8 +77,8 @@ def run_job(job: dict, out) -> None:
         if not pattern.search(str(bid)) or (only is not None and not only.takes(bid)):
             continue
         key = (bid.label, bid.sub_label, bid.description, bid.num_threads)
-        if key in skip:
-            continue
+        if key in skip or (e.track is not None and job["mode"] != "time"):
+            continue  # a tracked value has no instruction count
         todo.append(e)
     if job["mode"] == "time":
         # A new order every round: what ran just before a benchmark (caches, the
@@ -116,7 +116,18 @@ def run_job(job: dict, out) -> None:
                 per_call = counter.count(e.timer, number=job["instr_number"], repeats=job["instr_repeats"])
                 send("counted", index=index, count=InstructionCount(job["instr_number"], per_call, started))
                 continue
+            if e.track is not None:
+                started = time.time()
+                value = TrackedValue(e.track.value(), e.track.unit, e.track.better, started)
+                send("result", index=index, sample=None, tracked=value)
+                continue
+            compiled = getattr(e.timer, "__regress_compiled__", None)
+            if compiled is not None:
+                compiled.first_call()  # timed apart: the Timer's warm-up must not hide it
             s = timing.measure(e.timer, min_run_time=job["min_run_time"], warmup=job["warmup"])
+            # After warm-up and timing, so lazy initialisation is not counted as the call's.
+            used = memory.measure(e.timer)
+            stats = compiled.stats() if compiled is not None else None
         except Exception as exc:  # noqa: BLE001 - the benchmark's failure is data
             tb = traceback.extract_tb(exc.__traceback__)
             frame = next((f for f in reversed(tb) if not f.filename.startswith(str(Path(__file__).parent))), None)
@@ -125,7 +136,7 @@ def run_job(job: dict, out) -> None:
             message = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
             send("failed", index=index, failure=Failure(FailureKind.ERROR, message, where))
         else:
-            send("result", index=index, sample=s)
+            send("result", index=index, sample=s, memory=used, compiled=stats)
         finally:
             sys.modules["__main__"] = main_module
     if job.get("reference") and job["mode"] == "time":

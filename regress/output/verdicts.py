@@ -16,8 +16,12 @@ from itertools import groupby
 from regress.analysis.changepoints import Step
 from regress.analysis.diff import Verdict, pct
 from regress.core.records import CommitInfo
+from regress.output import units
 
 JSON_VERSION = 1
+# compare --metric: `mode` names the metric, `unit` its unit.
+_UNIT = {"allocated": "bytes", "peak": "bytes", "compile_time": "seconds", "graphs": "count",
+         "graph_breaks": "count", "recompiles": "count", "tracked": "value"}
 
 _UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns"))
 
@@ -66,8 +70,8 @@ def _commit_line(role: str, info: CommitInfo | None) -> str:
 
 
 def text(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo | None, threshold: float, color: bool = False,
-         counts: bool = False) -> str:
-    fmt = fmt_count if counts else fmt_time
+         counts: bool = False, metric=None) -> str:
+    fmt = units.formatter(metric) if metric in units.FOOTNOTE else fmt_count if counts else fmt_time
     lines = [_commit_line("base", base), _commit_line("head", head), ""]
     paint = {"regression": "31", "improvement": "32", "noisy": "33", "failed": "31;1"}
     for label, group in groupby(verdicts, key=lambda v: v.id.label):
@@ -93,6 +97,7 @@ def text(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo |
         lines.append("")
     what = ("instructions per call (callgrind), the median of each commit's runs" if counts
             else "times are each commit's fastest round, ± half the IQR of its rounds")
+    what = units.FOOTNOTE.get(metric, what)
     lines.append(f"{summary(verdicts)} (threshold {threshold * 100:g}%; {what})")
     return "\n".join(lines)
 
@@ -108,8 +113,8 @@ def _md(text: str) -> str:
 
 
 def markdown(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo | None, threshold: float,
-             counts: bool = False) -> str:
-    fmt = fmt_count if counts else fmt_time
+             counts: bool = False, metric=None) -> str:
+    fmt = units.formatter(metric) if metric in units.FOOTNOTE else fmt_count if counts else fmt_time
 
     def commit(info: CommitInfo | None) -> str:
         return "not measured" if info is None else f"`{info.short}` {_md(info.subject)}"
@@ -134,8 +139,11 @@ def markdown(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitIn
         out += ["<details><summary>Why</summary>", ""]
         out += [f"- **{_md(str(v.id))}**: {v.verdict}: {_md(v.reason)}" for v in notes]
         out += ["", "</details>", ""]
-    out.append("_Instructions per call (callgrind), the median of each commit's runs._" if counts else
-               "_Times are each commit's fastest round (a round = one fresh process); ± is half the IQR of the rounds._")
+    if metric in units.FOOTNOTE:
+        out.append(f"_{metric}: {units.FOOTNOTE[metric]}._")
+    else:
+        out.append("_Instructions per call (callgrind), the median of each commit's runs._" if counts else
+                   "_Times are each commit's fastest round (a round = one fresh process); ± is half the IQR of the rounds._")
     return "\n".join(out)
 
 
@@ -180,7 +188,7 @@ def compare_json(verdicts: list[Verdict], *, base: CommitInfo | None, head: Comm
         "env": env,
         "base_env": base_env or env,
         "mode": mode,
-        "unit": "instructions" if mode == "instructions" else "seconds",
+        "unit": _UNIT.get(mode, "instructions" if mode == "instructions" else "seconds"),
         "threshold": threshold,
         "base": _commit_json(base),
         "head": _commit_json(head),
