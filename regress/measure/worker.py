@@ -123,11 +123,11 @@ def run_job(job: dict, out) -> None:
                 continue
             compiled = getattr(e.timer, "__regress_compiled__", None)
             if compiled is not None:
-                compiled.first_call()  # timed apart: the Timer's warm-up must not hide it
+                compiled.first_call(e.spec.num_threads)  # timed apart: the Timer's warm-up must not hide it
             s = timing.measure(e.timer, min_run_time=job["min_run_time"], warmup=job["warmup"])
+            stats = compiled.stats() if compiled is not None else None
             # After warm-up and timing, so lazy initialisation is not counted as the call's.
             used = memory.measure(e.timer)
-            stats = compiled.stats() if compiled is not None else None
         except Exception as exc:  # noqa: BLE001 - the benchmark's failure is data
             tb = traceback.extract_tb(exc.__traceback__)
             frame = next((f for f in reversed(tb) if not f.filename.startswith(str(Path(__file__).parent))), None)

@@ -48,7 +48,8 @@ class CompiledCall:
             self.first_call()
         return self.compiled()
 
-    def first_call(self) -> None:
+    def first_call(self, num_threads: int | None = None) -> None:
+        """Compile and make the first call, under the Timer's thread count (dynamo guards on it)."""
         import torch
         import torch._dynamo
         from torch._dynamo.utils import counters
@@ -59,10 +60,16 @@ class CompiledCall:
         if self.mode is not None:
             kwargs["mode"] = self.mode
         self.compiled = torch.compile(self.fn, **kwargs)
-        started = time.time()
-        t0 = time.perf_counter()
-        self.compiled()
-        seconds = time.perf_counter() - t0
+        threads = torch.get_num_threads()
+        if num_threads:
+            torch.set_num_threads(num_threads)
+        try:
+            started = time.time()
+            t0 = time.perf_counter()
+            self.compiled()
+            seconds = time.perf_counter() - t0
+        finally:
+            torch.set_num_threads(threads)
         self.first = (started, seconds, int(counters["frames"]["total"]))
 
     def stats(self) -> CompileStats:
