@@ -109,6 +109,10 @@ def test_allocated_flags_exactly_the_clone_and_double_product_and_the_softmax(re
     assert "KiB" in text and "regression" in text
     gate = repo.regress("compare", shas[1], shas[2], "--metric", "allocated", "--fail-on-regression")
     assert gate.returncode == 1
+    steps = json.loads(repo.regress("regressions", "--metric", "allocated", "--format", "json", check=True).stdout)["steps"]
+    assert sorted((s["commit"]["sha"], s["sub_label"], s["direction"]) for s in steps) == sorted([
+        (shas[2], "scaled()", "regression"), (shas[3], "gram()", "regression"), (shas[4], "softmax()", "improvement"),
+    ])
     shown = repo.regress("show", shas[2], check=True).stdout
     assert "allocated" in shown and "KiB" in shown
 
@@ -138,3 +142,14 @@ def test_memory_figures_survive_the_results_file_and_older_files_have_none(tmp_p
     assert codec.decode(codec.encode(result), "x").results[0].memory == r.memory
     assert codec.FORMAT_VERSION == 5 and set(codec.READABLE_VERSIONS) >= {1, 2, 3, 4}
     assert fmt_bytes(1536) == "1.50 KiB" and fmt_bytes(100) == "100 B" and fmt_bytes(3 << 20) == "3.00 MiB"
+
+
+def test_the_pull_request_check_fails_on_a_memory_regression(repo, tmp_path):
+    repo.commit("ops", {"src/mypkg/ops.py": OPS, "benchmarks/bench_work.py": SUITE})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("clone the output", {"src/mypkg/ops.py": OPS.replace("return x * 2.0", "return (x * 2.0).clone()")})
+    summary = tmp_path / "summary.md"
+    proc = repo.regress("check", "main", "--rounds", "1", "--summary", str(summary))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    text = summary.read_text()
+    assert "#### allocated" in text and "regression" in text and "KiB" in text

@@ -147,3 +147,26 @@ def only(result: CommitResult | None, metric: Metric) -> CommitResult | None:
     from dataclasses import replace
 
     return replace(result, results=tuple(r for r in result.results if carries(r, metric)))
+
+
+def steps(history: list[CommitResult], metric: Metric, *, threshold: float) -> list:
+    """Change points of an exact-by-rule series: each pair of neighbouring measured
+    commits whose verdict is a change (no smoothing needed: the figures do not drift)."""
+    from regress.analysis.changepoints import Step
+
+    last: dict[BenchmarkId, BenchmarkResult] = {}
+    out = []
+    for i, commit in enumerate(history):
+        for r in commit.results:
+            if r.failure is not None or not carries(r, metric) or not values(r, metric):
+                continue
+            before = last.get(r.id)
+            last[r.id] = r
+            if before is None:
+                continue
+            v = judge(before, r, metric, threshold=threshold)
+            if v.verdict in (Kind.REGRESSION, Kind.IMPROVEMENT):
+                ratio = v.ratio if v.ratio is not None else math.inf
+                out.append(Step(r.id, commit.commit.sha, i, v.base_level, v.head_level, ratio, str(v.verdict),
+                                end_sha=commit.commit.sha))
+    return out

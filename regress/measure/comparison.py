@@ -139,3 +139,19 @@ def measured_in_turn(
     rounds.measure_rounds(cfg, [sides.base, sides.head], rounds=rounds_each, announce=announce)
     base, head = _load(cfg, sides)
     return Comparison(judge(cfg, sides, base, head, threshold=threshold), base.commit, head.commit, threshold)
+
+
+# What the pull-request check judges besides wall time: the exact metrics, each with its own threshold.
+CHECKED_METRICS = (Metric.ALLOCATED, Metric.PEAK, Metric.GRAPH_BREAKS, Metric.RECOMPILES)
+
+
+def beyond_time(cfg: Config, sides: Sides) -> list[tuple[Metric, list[diff.Verdict], float]]:
+    """The exact metrics' verdicts from what is stored for both sides, those with a change only."""
+    base, head = _load(cfg, sides)
+    out = []
+    for metric in CHECKED_METRICS:
+        threshold = cfg.threshold_for(metric)
+        verdicts = metrics.compare(base, head, metric, threshold=threshold)
+        if any(v.verdict in CHANGES for v in verdicts):
+            out.append((metric, verdicts, threshold))
+    return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from regress.core.kinds import Kind
 import html
+import math
 import json
 from collections import Counter
 from itertools import groupby
@@ -201,7 +202,7 @@ def compare_json(verdicts: list[Verdict], *, base: CommitInfo | None, head: Comm
 # -- steps -------------------------------------------------------------------
 
 
-def steps_text(steps: list[Step], commits: dict[str, CommitInfo], *, threshold: float, n_commits: int) -> str:
+def steps_text(steps: list[Step], commits: dict[str, CommitInfo], *, threshold: float, n_commits: int, fmt=fmt_time) -> str:
     """Steps grouped by the commit they start at, newest commit first."""
     if not steps:
         return f"no steps beyond {threshold * 100:g}% in {n_commits} measured commits"
@@ -213,7 +214,7 @@ def steps_text(steps: list[Step], commits: dict[str, CommitInfo], *, threshold: 
         lines.append(f"{c.short} {c.subject}")
         for s in group:
             slide = f" (a slide over {s.span} commits, to {commits[s.end_sha].short})" if s.span > 1 else ""
-            lines.append(f"  {s.direction:<11} {pct(s.ratio):>8}  {fmt_time(s.before)} -> {fmt_time(s.after)}  {s.id}{slide}")
+            lines.append(f"  {s.direction:<11} {pct(s.ratio):>8}  {fmt(s.before)} -> {fmt(s.after)}  {s.id}{slide}")
     n_reg = sum(s.direction == "regression" for s in steps)
     lines.append("")
     lines.append(
@@ -242,7 +243,7 @@ def steps_json(steps: list[Step], commits: dict[str, CommitInfo], *, threshold: 
                 "index": s.index,
                 "before": s.before,
                 "after": s.after,
-                "ratio": s.ratio,
+                "ratio": s.ratio if math.isfinite(s.ratio) else None,  # a count from 0
                 "direction": s.direction,
                 "p_value": s.p_value,
                 "span": s.span,
