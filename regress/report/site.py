@@ -57,6 +57,7 @@ from regress.report.data import (
     round6,
     summarize,
 )
+from regress.report import metrics as report_metrics  # issue 14
 from regress.report.tables import UNIT_ENGLISH
 from regress.storage.atomic import write_atomic
 from regress.storage.store import Store
@@ -268,7 +269,8 @@ class _Site:
             "js": f"regress-{hashlib.sha1(self.static['regress.js']).hexdigest()[:8]}.js",
         }
         # A page is rewritten when its inputs or anything that renders it changes.
-        sources = "".join((folder / n).read_text(encoding="utf-8") for n in ("base.html", "macros.html", "label.html", "bench.html"))
+        sources = "".join((folder / n).read_text(encoding="utf-8") for n in ("base.html", "macros.html", "label.html", "bench.html",
+                                                                           *report_metrics.TEMPLATES))  # issue 14
         self.version = hashlib.sha1(
             f"{SITE_FORMAT} {__version__} {sources} {self.assets} {title} {repo_url}".encode()
         ).hexdigest()
@@ -343,7 +345,8 @@ class _Site:
         for label, ids in self.labels.items():
             grid = grid_for(ids)
             sections = self._label_data(grid)
-            data = script_json({"sections": sections, "judged_commits": VERDICT_COMMITS})
+            data = script_json({"sections": sections, "judged_commits": VERDICT_COMMITS,
+                                "metrics": report_metrics.label_tables(self.series, ids)})  # issue 14
             digest = hashlib.sha1(f"{self.version} {data} {label} {ids}".encode()).hexdigest()
             page(self.label_href[label], digest, lambda label=label, grid=grid, sections=sections, data=data: self._label_page(label, grid, sections, data))
 
@@ -406,7 +409,7 @@ class _Site:
                     "instr": [[shas[c], n] for c, n in counted],
                 }
             )
-        return {"series": out}
+        return {"series": out, **report_metrics.bench(self.series, self.shas, bid)}  # issue 14: metrics beyond time
 
     def _instruction_rows(self, bid: BenchmarkId) -> list[dict]:
         """Newest first, per series, with the change against the previous count."""
