@@ -8,6 +8,7 @@ product as regressions and the softmax as an improvement, nothing else.
 
 from __future__ import annotations
 
+import itertools
 import json
 
 from regress.core.records import BenchmarkResult, MemoryUse, TaskSpec
@@ -83,7 +84,7 @@ def test_allocated_flags_exactly_the_clone_and_double_product_and_the_softmax(re
     repo.regress("run", f"{shas[0]}^..{shas[-1]}", *ONE_ROUND, check=True)
 
     found = {}
-    for base, head in zip(shas, shas[1:]):
+    for base, head in itertools.pairwise(shas):
         doc, by = _compare(repo, base, head)
         assert doc["mode"] == "allocated" and doc["unit"] == "bytes"
         assert set(by) == {"scaled", "gram", "softmax", "relu"}

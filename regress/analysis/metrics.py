@@ -72,8 +72,8 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, metric: Metric, *, thres
         threshold = 0.0
     b_level, h_level = statistics.median(b), statistics.median(h)
     what = WHAT.get(metric, metric.value)
-    common = dict(id=head.id, base_level=b_level, head_level=h_level, base_iqr=None, head_iqr=None,
-                  p_value=None, base_rounds=len(b), head_rounds=len(h))
+    common = {"id": head.id, "base_level": b_level, "head_level": h_level, "base_iqr": None, "head_iqr": None,
+              "p_value": None, "base_rounds": len(b), "head_rounds": len(h)}
     if b_level == h_level:
         ratio = 1.0
     elif b_level > 0:

@@ -31,6 +31,10 @@ def _table(title: str, rows: list[BenchmarkResult], columns: list[tuple[str, cal
     return out
 
 
+def _device(r: BenchmarkResult) -> str:
+    return "cuda" if any(m.device == "cuda" for m in r.memory) else "cpu"
+
+
 def _median(r: BenchmarkResult, metric: Metric) -> float:
     return statistics.median(metrics.values(r, metric))
 
@@ -40,11 +44,10 @@ def metric_tables(result: CommitResult) -> str:
     out: list[str] = []
     memory = [r for r in ok if r.memory]
     if memory:
-        device = lambda r: "cuda" if any(m.device == "cuda" for m in r.memory) else "cpu"  # noqa: E731
         out += _table("memory per call (torch's allocator; median of the rounds)", memory, [
             ("allocated", lambda r: fmt_bytes(_median(r, Metric.ALLOCATED))),
             ("peak", lambda r: fmt_bytes(_median(r, Metric.PEAK))),
-            ("device", device),
+            ("device", _device),
         ])
     compiled = [r for r in ok if r.compiled]
     if compiled:

@@ -11,7 +11,8 @@ recompiles = frames compiled after the first call (a guard failed in steady stat
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from regress.core.records import CompileStats
 

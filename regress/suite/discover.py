@@ -90,18 +90,11 @@ def load_module(path: Path, folder: Path) -> types.ModuleType:
 
 
 def _definitions(module: types.ModuleType) -> Iterable[tuple[str, Any]]:
+    """Decorated definitions (benchmarks and tracked values), `bench_*` and `track_*` functions."""
     for name, obj in list(vars(module).items()):
-        if (getattr(obj, "__regress_benchmark__", False) or getattr(obj, "__regress_track__", False)) and getattr(
-            obj, "__module__", None
-        ) == module.__name__:
-            yield name, obj
-        elif name.startswith("track_") and inspect.isfunction(obj) and obj.__module__ == module.__name__:
-            yield name, obj
-        elif (
-            name.startswith("bench_")
-            and inspect.isfunction(obj)
-            and obj.__module__ == module.__name__
-        ):
+        marked = getattr(obj, "__regress_benchmark__", False) or getattr(obj, "__regress_track__", False)
+        plain = name.startswith(("bench_", "track_")) and inspect.isfunction(obj)
+        if (marked or plain) and getattr(obj, "__module__", None) == module.__name__:
             yield name, obj
 
 

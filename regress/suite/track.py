@@ -12,7 +12,8 @@ return a real number (an int, a float, or a one-element tensor).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 BETTER = ("lower", "higher")
 
