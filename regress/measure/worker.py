@@ -127,7 +127,10 @@ def run_job(job: dict, out) -> None:
             s = timing.measure(e.timer, min_run_time=job["min_run_time"], warmup=job["warmup"])
             stats = compiled.stats() if compiled is not None else None
             # After warm-up and timing, so lazy initialisation is not counted as the call's.
-            used = memory.measure(e.timer)
+            try:
+                used = memory.measure(e.timer)
+            except Exception:  # noqa: BLE001 - e.g. the benchmark runs a profiler of its own: keep its times
+                used = ()
         except Exception as exc:  # noqa: BLE001 - the benchmark's failure is data
             tb = traceback.extract_tb(exc.__traceback__)
             frame = next((f for f in reversed(tb) if not f.filename.startswith(str(Path(__file__).parent))), None)
