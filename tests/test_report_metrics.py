@@ -30,7 +30,7 @@ def _save(repo, sha, allocated, breaks, params):
         memory=(MemoryUse(allocated, allocated, "cpu", 1.0),),
         compiled=(CompileStats(0.5, 1 + breaks, breaks, 0, 1.0),),
     )
-    tracked = BenchmarkResult(TaskSpec("track_params()", label="ops", sub_label="track"), "benchmarks/b.py:9 track_params",
+    tracked = BenchmarkResult(TaskSpec("track: track_params()", label="ops", sub_label="track_params"), "benchmarks/b.py:9 track_params",
                               tracked=(TrackedValue(params, "parameters", "lower", 1.0),))
     Store(repo.path / ".regress").save(CommitResult(info, "testbox", "default", Fingerprint("testbox"), Settings(), (timed, tracked)))
 

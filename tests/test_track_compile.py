@@ -72,7 +72,8 @@ def test_track_values_are_stored_compared_and_shown(repo):
     head = repo.commit("bigger, less accurate", {"src/mypkg/model.py": MODEL.replace("1000", "1500").replace("0.9", "0.8")})
     repo.regress("run", f"{base}^..{head}", *ONE_ROUND, check=True)
     proc = repo.regress("compare", base, head, "--metric", "tracked", "--format", "json", check=True)
-    rows = {x["label"].rsplit(".", 1)[-1]: x for x in json.loads(proc.stdout)["verdicts"]}
+    rows = {x["sub_label"]: x for x in json.loads(proc.stdout)["verdicts"]}
+    assert {x["label"] for x in rows.values()} == {"bench_work"}  # named like benchmarks: module, then function
     assert set(rows) == {"track_params", "accuracy"}, rows
     assert (rows["track_params"]["base"], rows["track_params"]["head"]) == (1000, 1500)
     assert rows["track_params"]["verdict"] == "regression"  # lower is better by default

@@ -17,6 +17,8 @@ from regress.core.kinds import FailureKind
 
 # Name under which the uncommitted working tree is stored; can never be a sha.
 WORKTREE = "WORKTREE"
+# A track_* value's TaskSpec.stmt starts so: it is returned, not timed.
+TRACK_STMT = "track: "
 
 
 @dataclass(frozen=True, order=True)
@@ -190,8 +192,8 @@ class BenchmarkResult:
 
     @property
     def is_tracked(self) -> bool:
-        """A track_* value, not a timed benchmark (its spec's sub_label says so)."""
-        return bool(self.tracked) or self.spec.sub_label == "track"
+        """A track_* value, not a timed benchmark (its spec's stmt says so)."""
+        return bool(self.tracked) or self.spec.stmt.startswith(TRACK_STMT)
 
     @property
     def instructions(self) -> int:

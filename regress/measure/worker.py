@@ -77,7 +77,7 @@ def run_job(job: dict, out) -> None:
         if not pattern.search(str(bid)) or (only is not None and not only.takes(bid)):
             continue
         key = (bid.label, bid.sub_label, bid.description, bid.num_threads)
-        if key in skip or (e.track is not None and job["mode"] != "time"):
+        if key in skip or (e.track is not None and job["mode"] == "instructions"):
             continue  # a tracked value has no instruction count
         todo.append(e)
     if job["mode"] == "time":
@@ -112,6 +112,8 @@ def run_job(job: dict, out) -> None:
                     from regress.measure import callgrind
 
                     counter = callgrind.Counter(job["callgrind_dir"], job.get("callgrind_helper"))
+                if getattr(e.timer, "__regress_compiled__", None) is not None:
+                    e.timer.__regress_compiled__.first_call(e.spec.num_threads)  # count steady state, not compiling
                 started = time.time()
                 per_call = counter.count(e.timer, number=job["instr_number"], repeats=job["instr_repeats"])
                 send("counted", index=index, count=InstructionCount(job["instr_number"], per_call, started))

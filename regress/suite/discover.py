@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from regress.core.records import BenchmarkId, Failure, TaskSpec
+from regress.core.records import TRACK_STMT, BenchmarkId, Failure, TaskSpec
 
 
 @dataclass
@@ -152,7 +152,8 @@ def _tracked(obj: Any, name: str, origin: str, module: types.ModuleType, label: 
     from regress.suite.track import TrackDefinition
 
     definition = obj if getattr(obj, "__regress_track__", False) else TrackDefinition(obj)
-    spec = TaskSpec(stmt=f"{name}()", label=definition.label or label, sub_label="track", env=env)
+    # Named like a benchmark (module, then function); the stmt marks it as a tracked value (never executed).
+    spec = TaskSpec(stmt=f"{TRACK_STMT}{name}()", label=definition.label or label.rsplit(".", 1)[0], sub_label=name, env=env)
     return Entry(spec, origin, None, module, track=definition)
 
 
