@@ -154,3 +154,19 @@ def test_the_pull_request_check_fails_on_a_memory_regression(repo, tmp_path):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     text = summary.read_text()
     assert "#### allocated" in text and "regression" in text and "KiB" in text
+
+
+def test_format_4_files_load_with_no_memory_compile_or_tracked_figures():
+    import pickle
+
+    from regress.core.records import CommitInfo, CommitResult, Fingerprint, Sample, Settings
+    from regress.storage import codec
+
+    r = BenchmarkResult(TaskSpec("f()"), "b.py:1", (Sample(1, (1e-4,)),))
+    state = {k: v for k, v in r.__dict__.items() if k not in ("memory", "compiled", "tracked")}  # what format 4 pickled
+    object.__setattr__(r, "__dict__", state)
+    info = CommitInfo("b" * 40, (), "A", "a@x", 1, 1, "s")
+    result = CommitResult(info, "m", "default", Fingerprint("m"), Settings(), (r,))
+    loaded = codec.decode(pickle.dumps({"format": "regress-results", "version": 4, "result": result}), "old.pkl")
+    got = loaded.results[0]
+    assert (got.memory, got.compiled, got.tracked) == ((), (), ()) and got.ok and not got.is_tracked

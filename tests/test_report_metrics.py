@@ -88,6 +88,10 @@ def test_the_metric_switch_works_in_a_browser(repo, chromium):
         assert page.eval_on_selector("#chart", "e => e.hidden") is True
         page.select_option("#metrics select", value="time")
         assert page.eval_on_selector("#chart", "e => e.hidden") is False
+        (tracked,) = [p for p in (site / "bench").glob("*.html") if "track" in p.name]
+        page.goto(tracked.resolve().as_uri())
+        page.wait_for_selector("#metrics .metric-view .main-svg")  # nothing timed: the tracked value's chart
+        assert page.eval_on_selector("#metrics select", "s => s.selectedOptions[0].textContent") == "tracked value (parameters)"
         page.goto(label.resolve().as_uri())
         page.select_option("#metrics select", label="bytes allocated per call")
         cells = page.eval_on_selector_all("#metrics .metric-table tbody td", "ts => ts.map(t => t.textContent)")

@@ -321,6 +321,9 @@
       out.appendChild(table);
     }
     select.addEventListener("change", show);
+    // A page with nothing timed (a track_* value): its first metric, not an empty time chart.
+    var timed = id === "bench-data" ? data.series.some(function (s) { return s.level.length; }) : timeParts.length > 1;
+    if (!timed) { select.value = "0"; show(); }
   }
 
   window.Regress = {
