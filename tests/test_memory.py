@@ -159,7 +159,13 @@ def test_the_pull_request_check_fails_on_a_memory_regression(repo, tmp_path):
 def test_format_4_files_load_with_no_memory_compile_or_tracked_figures():
     import pickle
 
-    from regress.core.records import CommitInfo, CommitResult, Fingerprint, Sample, Settings
+    from regress.core.records import (
+        CommitInfo,
+        CommitResult,
+        Fingerprint,
+        Sample,
+        Settings,
+    )
     from regress.storage import codec
 
     r = BenchmarkResult(TaskSpec("f()"), "b.py:1", (Sample(1, (1e-4,)),))
