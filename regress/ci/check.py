@@ -76,8 +76,11 @@ def check(
     sides = comparison.Sides(base, head, cfg.env, cfg.env, base_rev, head_rev)
     got = comparison.measured_in_turn(cfg, sides, rounds_each=rounds, threshold=threshold, announce=announce)
     n = sum(v.verdict == Kind.REGRESSION for v in got.verdicts)
-    accepted = ok_label if n and ok_label in labels else None
     md = render.markdown(got.verdicts, base=got.base, head=got.head, threshold=got.threshold)
+    for metric, verdicts, limit in comparison.beyond_time(cfg, sides):  # memory and dynamo's counts (issue 14)
+        n += sum(v.verdict == Kind.REGRESSION for v in verdicts)
+        md += f"\n\n#### {metric}\n\n" + render.markdown(verdicts, base=got.base, head=got.head, threshold=limit, metric=metric)
+    accepted = ok_label if n and ok_label in labels else None
     shown = base_rev[:10] if re.fullmatch(r"[0-9a-f]{40}", base_rev) else base_rev
     md += (
         f"\n\n_Base `{got.base.short}` is where the head branched off `{shown}`; "

@@ -32,6 +32,11 @@ class Config:
     python: str = ""
     repo_url: str = ""
     threshold: float = 0.05
+    # Per-metric thresholds (`regress compare --metric`): bytes per call are
+    # exact, so a small change is real; dynamo's counts have none (any change counts).
+    memory_threshold: float = 0.01
+    compile_time_threshold: float = 0.10
+    track_threshold: float = 0.05
     # The round plan of `regress run` (see adaptive.py): rounds per benchmark
     # and seconds of measuring per commit.
     min_rounds: int = 5
@@ -45,6 +50,17 @@ class Config:
     @property
     def results_dir(self) -> Path:
         return self.root / self.results
+
+    def threshold_for(self, metric) -> float:
+        """The `[tool.regress]` threshold of a `Metric` (by its name)."""
+        name = str(metric)
+        if name in ("allocated", "peak"):
+            return self.memory_threshold
+        if name == "instructions":
+            return 0.01
+        if name in ("graphs", "graph_breaks", "recompiles"):
+            return 0.0
+        return {"compile_time": self.compile_time_threshold, "tracked": self.track_threshold}.get(name, self.threshold)
 
     @property
     def machine_name(self) -> str:
@@ -129,6 +145,9 @@ CHECKS = {
     "timeout": positive_float,
     "warmup": zero_or_more,
     "threshold": threshold,
+    "memory_threshold": threshold,
+    "compile_time_threshold": threshold,
+    "track_threshold": threshold,
     "min_rounds": count,
     "max_rounds": count,
     "budget": positive_float,

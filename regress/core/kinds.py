@@ -49,3 +49,34 @@ class FailureKind(_Named):
     SUITE = "suite"  # a suite file failed to load
     BUILD = "build"  # build_command failed
     SKIPPED = "skipped"  # cannot run here (no GPU, no compiler): not a failure
+
+
+class Metric(_Named):
+    """What a verdict is about. Each has its own rule: exact figures (bytes,
+    dynamo's counts) are decided by one round against a small threshold;
+    time-like ones (wall time, compile time, a tracked value that varies) by
+    rounds and the differ."""
+
+    TIME = "time"
+    INSTRUCTIONS = "instructions"
+    ALLOCATED = "allocated"  # bytes allocated per call (torch's allocator)
+    PEAK = "peak"  # most bytes held during a call above what was held before it
+    COMPILE_TIME = "compile_time"  # seconds of a compiled benchmark's first call
+    GRAPHS = "graphs"
+    GRAPH_BREAKS = "graph_breaks"
+    RECOMPILES = "recompiles"
+    TRACKED = "tracked"  # a track_* function's value
+
+    @property
+    def exact(self) -> bool:
+        """Load-independent: identical figures mean identical behaviour."""
+        return self in (Metric.INSTRUCTIONS, Metric.ALLOCATED, Metric.PEAK, *COUNTED)
+
+    @property
+    def unit(self) -> str:
+        return {Metric.TIME: "s", Metric.COMPILE_TIME: "s", Metric.ALLOCATED: "B", Metric.PEAK: "B"}.get(self, "")
+
+
+# dynamo's counts: any change is reported (their threshold is 0).
+COUNTED = (Metric.GRAPHS, Metric.GRAPH_BREAKS, Metric.RECOMPILES)
+MEMORY = (Metric.ALLOCATED, Metric.PEAK)

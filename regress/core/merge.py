@@ -85,12 +85,15 @@ def _one(mine: BenchmarkResult, theirs: BenchmarkResult, theirs_later: bool, *, 
         mine,
         samples=join(mine.samples, theirs.samples),
         counts=join(mine.counts, theirs.counts),
+        memory=join(mine.memory, theirs.memory),
+        compiled=join(mine.compiled, theirs.compiled),
+        tracked=join(mine.tracked, theirs.tracked),
         failure=failure,
     )
 
 
 def _rounds(r: BenchmarkResult) -> str:
-    n = len(r.samples) + len(r.counts)
+    n = len(r.samples) + len(r.counts) + len(r.tracked)
     return f"{n} stored round{'s' if n != 1 else ''}"
 
 
@@ -112,7 +115,7 @@ def combine(
     if why is not None:
         if not latest:
             return into, (conflict("build", why),)
-        n = sum(len(r.samples) + len(r.counts) for r in into.results)
+        n = sum(len(r.samples) + len(r.counts) + len(r.tracked) for r in into.results)
         return other, (conflict("build", f"{why.split(';')[0]}: the new run replaced {n} stored rounds of the old build"),)
     theirs_later = latest or (other.finished_at or other.started_at) > (into.finished_at or into.started_at)
     merged = into.by_id()

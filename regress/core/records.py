@@ -17,6 +17,8 @@ from regress.core.kinds import FailureKind
 
 # Name under which the uncommitted working tree is stored; can never be a sha.
 WORKTREE = "WORKTREE"
+# A track_* value's TaskSpec.stmt starts so: it is returned, not timed.
+TRACK_STMT = "track: "
 
 
 @dataclass(frozen=True, order=True)
@@ -101,6 +103,48 @@ class InstructionCount:
 
 
 @dataclass(frozen=True)
+class MemoryUse:
+    """One call after warm-up, as torch's allocator saw it: exact bytes, not load-dependent.
+
+    allocated: bytes allocated during the call (every allocation, freed or not);
+    peak: the most bytes held during the call above what was held before it.
+    device: "cpu" (the profiler's memory events) or "cuda" (the caching allocator's stats).
+    """
+
+    allocated: int
+    peak: int
+    device: str = "cpu"
+    started_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class CompileStats:
+    """A `compile=True` benchmark's first call and dynamo's counts after steady state.
+
+    recompiles: frames dynamo compiled after the first call (guards that failed).
+    """
+
+    compile_time: float
+    graphs: int
+    graph_breaks: int
+    recompiles: int
+    started_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class TrackedValue:
+    """What a `track_*` function returned at a commit, one per round.
+
+    better: "lower" or "higher" (which direction is an improvement).
+    """
+
+    value: float
+    unit: str = ""
+    better: str = "lower"
+    started_at: float = 0.0
+
+
+@dataclass(frozen=True)
 class Failure:
     """Why a benchmark or a whole commit has no (or incomplete) samples.
 
@@ -126,6 +170,11 @@ class BenchmarkResult:
     samples: tuple[Sample, ...] = ()
     failure: Failure | None = None
     counts: tuple[InstructionCount, ...] = ()
+    # Format 5: memory per call (one or two a round: cpu, cuda), a compiled
+    # benchmark's figures (one a round), a track_* function's values.
+    memory: tuple[MemoryUse, ...] = ()
+    compiled: tuple[CompileStats, ...] = ()
+    tracked: tuple[TrackedValue, ...] = ()
 
     @property
     def id(self) -> BenchmarkId:
@@ -140,6 +189,11 @@ class BenchmarkResult:
     def counted(self) -> bool:
         """Has instruction counts and its latest attempt did not fail."""
         return self.failure is None and bool(self.counts)
+
+    @property
+    def is_tracked(self) -> bool:
+        """A track_* value, not a timed benchmark (its spec's stmt says so)."""
+        return bool(self.tracked) or self.spec.stmt.startswith(TRACK_STMT)
 
     @property
     def instructions(self) -> int:

@@ -25,3 +25,21 @@ def percent(ratio: float | None, missing: str = "") -> str:
 
 def fmt_count(count: float | None) -> str:
     return "-" if count is None else f"{round(count):,}"
+
+
+_BINARY = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def fmt_bytes(n: float | None) -> str:
+    """1536 -> '1.50 KiB'; exact below 1 KiB."""
+    if n is None:
+        return "-"
+    value, unit = float(n), 0
+    while abs(value) >= 1024 and unit < len(_BINARY) - 1:
+        value /= 1024
+        unit += 1
+    return f"{int(value)} B" if unit == 0 else f"{value:.2f} {_BINARY[unit]}"
+
+
+def fmt_value(x: float | None) -> str:
+    return "-" if x is None else f"{x:.6g}"

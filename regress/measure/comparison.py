@@ -11,11 +11,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from regress.analysis import diff, stats
+from regress.analysis import diff, metrics, stats
 from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.history import neighbours
-from regress.core.kinds import CHANGES
+from regress.core.kinds import CHANGES, Metric
 from regress.core.records import CommitInfo, CommitResult
 from regress.measure import rounds
 from regress.storage.store import Store, check_name
@@ -58,10 +58,14 @@ def judge(
     threshold: float,
     counts: bool = False,
     wanted: re.Pattern | None = None,
+    metric: Metric = Metric.TIME,
 ) -> list[diff.Verdict]:
-    if counts:
-        verdicts = diff.compare_counts(base, head, threshold=threshold)
+    if metric not in (Metric.TIME, Metric.INSTRUCTIONS):
+        verdicts = metrics.compare(base, head, metric, threshold=threshold)
+    elif counts:
+        verdicts = diff.compare_counts(metrics.only(base, Metric.INSTRUCTIONS), metrics.only(head, Metric.INSTRUCTIONS), threshold=threshold)
     else:
+        base, head = metrics.only(base, Metric.TIME), metrics.only(head, Metric.TIME)  # tracked values are judged apart
         verdicts = diff.compare(base, head, threshold=threshold)
         if sides.base_env == sides.head_env and any(v.verdict in CHANGES for v in verdicts):
             history = Store(cfg.results_dir).history(cfg.machine_name, sides.head_env)
@@ -79,6 +83,7 @@ def compare(
     counts: bool = False,
     bench: str = "",
     wanted: re.Pattern | None = None,
+    metric: Metric = Metric.TIME,
     measure: bool = False,
     more_rounds: int | None = None,
     announce: Callable[[int, int, CommitInfo], None] | None = None,
@@ -87,7 +92,7 @@ def compare(
     """`regress compare`: with `measure`, first the rounds the noisy verdicts ask for
     (or `more_rounds` of every benchmark), base and head in turn."""
     if threshold is None:
-        threshold = diff.COUNT_THRESHOLD if counts else cfg.threshold
+        threshold = diff.COUNT_THRESHOLD if counts else cfg.threshold_for(metric)
     for env in (sides.base_env, sides.head_env):
         check_name("env", env)
     if measure and (sides.base_env != sides.head_env or counts):
@@ -116,7 +121,7 @@ def compare(
                 f"no results for {rev or sha[:10]} ({sha[:10]}) on machine '{cfg.machine_name}', env '{env}' "
                 f"in {cfg.results_dir}; measure it with `regress run {rev or sha}{env_flag}`, or add --measure"
             )
-    verdicts = judge(cfg, sides, base, head, threshold=threshold, counts=counts, wanted=wanted)
+    verdicts = judge(cfg, sides, base, head, threshold=threshold, counts=counts, wanted=wanted, metric=metric)
     return Comparison(verdicts, base.commit, head.commit, threshold)
 
 
@@ -134,3 +139,19 @@ def measured_in_turn(
     rounds.measure_rounds(cfg, [sides.base, sides.head], rounds=rounds_each, announce=announce)
     base, head = _load(cfg, sides)
     return Comparison(judge(cfg, sides, base, head, threshold=threshold), base.commit, head.commit, threshold)
+
+
+# What the pull-request check judges besides wall time: the exact metrics, each with its own threshold.
+CHECKED_METRICS = (Metric.ALLOCATED, Metric.PEAK, Metric.GRAPH_BREAKS, Metric.RECOMPILES)
+
+
+def beyond_time(cfg: Config, sides: Sides) -> list[tuple[Metric, list[diff.Verdict], float]]:
+    """The exact metrics' verdicts from what is stored for both sides, those with a change only."""
+    base, head = _load(cfg, sides)
+    out = []
+    for metric in CHECKED_METRICS:
+        threshold = cfg.threshold_for(metric)
+        verdicts = metrics.compare(base, head, metric, threshold=threshold)
+        if any(v.verdict in CHANGES for v in verdicts):
+            out.append((metric, verdicts, threshold))
+    return out

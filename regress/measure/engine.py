@@ -78,6 +78,9 @@ class Target:
         for key, res in got.results.items():
             if res.ok:
                 self.values.setdefault(key, []).extend(stats.round_values(res))
+            elif res.failure is None and res.tracked and all(t.value > 0 for t in res.tracked):
+                # A track_* value: rounds like a time when it varies (the plan reads positive values only).
+                self.values.setdefault(key, []).extend(t.value for t in res.tracked)
             else:
                 self.final.add(key)
         if not got.results and (got.failures or self.build_failure):
@@ -212,6 +215,8 @@ def stored_values(result: CommitResult | None) -> tuple[dict[BenchmarkId, list[f
         key = one_commit.key(r.spec)
         if r.ok:
             values[key] = list(stats.round_values(r))
+        elif r.failure is None and r.tracked and all(t.value > 0 for t in r.tracked):
+            values[key] = [t.value for t in r.tracked]
         elif r.failure is not None:
             final.add(key)
     return values, final
@@ -261,4 +266,6 @@ def budget_for(cfg: Config, mode: str = "time", **overrides) -> adaptive.Budget:
 
 
 def with_plan(settings: Settings, budget: adaptive.Budget) -> Settings:
-    return replace(settings, min_rounds=budget.min_rounds, max_rounds=budget.max_rounds, budget=budget.seconds)
+    # A fixed round count has no time budget (inf); results files hold finite floats only, 0 = none.
+    seconds = budget.seconds if budget.seconds != float("inf") else 0.0
+    return replace(settings, min_rounds=budget.min_rounds, max_rounds=budget.max_rounds, budget=seconds)

@@ -166,7 +166,14 @@ def _drive(cfg, job, got: Collector, progress: Progress, settings: Settings, *, 
                 trace("bench_end", index=msg["index"])
                 spec, origin = todo[msg["index"]]
                 if kind == "result":
-                    res = BenchmarkResult(spec, origin, (protocol.sample(msg["sample"]),))
+                    res = BenchmarkResult(
+                        spec,
+                        origin,
+                        (protocol.sample(msg["sample"]),) if msg.get("sample") else (),
+                        memory=protocol.memory(msg.get("memory")),
+                        compiled=protocol.compiled(msg.get("compiled")),
+                        tracked=protocol.tracked(msg.get("tracked")),
+                    )
                 elif kind == "counted":
                     res = BenchmarkResult(spec, origin, counts=(protocol.count(msg["count"]),))
                 else:

@@ -11,11 +11,14 @@ import json
 from typing import Any
 
 from regress.core.records import (
+    CompileStats,
     Failure,
     Fingerprint,
     InstructionCount,
+    MemoryUse,
     Sample,
     TaskSpec,
+    TrackedValue,
 )
 
 
@@ -51,3 +54,30 @@ def fingerprint(d: dict) -> Fingerprint:
 
 def count(d: dict) -> InstructionCount:
     return InstructionCount(int(d["number"]), tuple(int(c) for c in d["per_call"]), float(d["started_at"]))
+
+
+# A "result" message carries, besides its sample (None for a tracked value):
+# memory (a list of MemoryUse), compiled (CompileStats or None) and tracked
+# (TrackedValue or None); a worker of an older regress sends only the sample.
+
+
+def memory(items: list | None) -> tuple[MemoryUse, ...]:
+    return tuple(
+        MemoryUse(int(d["allocated"]), int(d["peak"]), str(d["device"]), float(d["started_at"])) for d in items or ()
+    )
+
+
+def compiled(d: dict | None) -> tuple[CompileStats, ...]:
+    if not d:
+        return ()
+    return (
+        CompileStats(
+            float(d["compile_time"]), int(d["graphs"]), int(d["graph_breaks"]), int(d["recompiles"]), float(d["started_at"])
+        ),
+    )
+
+
+def tracked(d: dict | None) -> tuple[TrackedValue, ...]:
+    if not d:
+        return ()
+    return (TrackedValue(float(d["value"]), str(d["unit"]), str(d["better"]), float(d["started_at"])),)

@@ -55,9 +55,9 @@ def main() -> None:
 def run_job(job: dict, out) -> None:
     """Discover the suites of `job` and measure them, reporting on `out` (a binary file)."""
     from regress.core.kinds import FailureKind
-    from regress.core.records import BenchmarkId, Failure, InstructionCount
+    from regress.core.records import BenchmarkId, Failure, InstructionCount, TrackedValue
     from regress.measure import protocol, shard
-    from regress.suite import discover, machine, reference, timing
+    from regress.suite import discover, machine, memory, reference, timing
 
     def send(kind: str, **fields) -> None:
         out.write(protocol.encode(kind, **fields))
@@ -76,8 +76,8 @@ def run_job(job: dict, out) -> None:
         bid = e.spec.id
         if not pattern.search(str(bid)) or (only is not None and not only.takes(bid)):
             continue
-        if bid in skip:
-            continue
+        if bid in skip or (e.track is not None and job["mode"] == "instructions"):
+            continue  # a tracked value has no instruction count
         todo.append(e)
     if job["mode"] == "time":
         # A new order every round: what ran just before a benchmark (caches, the
@@ -111,18 +111,34 @@ def run_job(job: dict, out) -> None:
                     from regress.measure import callgrind
 
                     counter = callgrind.Counter(job["callgrind_dir"], job.get("callgrind_helper"))
+                if getattr(e.timer, "__regress_compiled__", None) is not None:
+                    e.timer.__regress_compiled__.first_call(e.spec.num_threads)  # count steady state, not compiling
                 started = time.time()
                 per_call = counter.count(e.timer, number=job["instr_number"], repeats=job["instr_repeats"])
                 send("counted", index=index, count=InstructionCount(job["instr_number"], per_call, started))
                 continue
+            if e.track is not None:
+                started = time.time()
+                value = TrackedValue(e.track.value(), e.track.unit, e.track.better, started)
+                send("result", index=index, sample=None, tracked=value)
+                continue
+            compiled = getattr(e.timer, "__regress_compiled__", None)
+            if compiled is not None:
+                compiled.first_call(e.spec.num_threads)  # timed apart: the Timer's warm-up must not hide it
             s = timing.measure(e.timer, min_run_time=job["min_run_time"], warmup=job["warmup"])
+            stats = compiled.stats() if compiled is not None else None
+            # After warm-up and timing, so lazy initialisation is not counted as the call's.
+            try:
+                used = memory.measure(e.timer)
+            except Exception:  # noqa: BLE001 - e.g. the benchmark runs a profiler of its own: keep its times
+                used = ()
         except Exception as exc:  # noqa: BLE001 - the benchmark's failure is data
             tb = traceback.extract_tb(exc.__traceback__)
             frame = next((f for f in reversed(tb) if not f.filename.startswith(str(Path(__file__).parent))), None)
             where = f"{frame.filename}:{frame.lineno}" if frame else e.origin
             send("failed", index=index, failure=Failure(FailureKind.ERROR, discover.describe(exc), where))
         else:
-            send("result", index=index, sample=s)
+            send("result", index=index, sample=s, memory=used, compiled=stats)
         finally:
             sys.modules["__main__"] = main_module
     if job.get("reference") and job["mode"] == "time":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from collections import Counter
 from itertools import groupby
 
@@ -18,8 +19,12 @@ from regress.core.kinds import Kind
 from regress.core.records import CommitInfo
 from regress.core.units import fmt_count, fmt_time
 from regress.core.units import percent as pct
+from regress.output import metric_units as units
 
 JSON_VERSION = 1
+# compare --metric: `mode` names the metric, `unit` its unit.
+_UNIT = {"allocated": "bytes", "peak": "bytes", "compile_time": "seconds", "graphs": "count",
+         "graph_breaks": "count", "recompiles": "count", "tracked": "value"}
 
 def _spread(level: float | None, iqr: float | None) -> str:
     if level is None or iqr is None or level <= 0:
@@ -50,8 +55,8 @@ def _commit_line(role: str, info: CommitInfo | None) -> str:
 
 
 def text(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo | None, threshold: float, color: bool = False,
-         counts: bool = False) -> str:
-    fmt = fmt_count if counts else fmt_time
+         counts: bool = False, metric=None) -> str:
+    fmt = units.formatter(metric) if metric in units.FOOTNOTE else fmt_count if counts else fmt_time
     lines = [_commit_line("base", base), _commit_line("head", head), ""]
     paint = {"regression": "31", "improvement": "32", "noisy": "33", "failed": "31;1"}
     for label, group in groupby(verdicts, key=lambda v: v.id.label):
@@ -77,6 +82,7 @@ def text(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo |
         lines.append("")
     what = ("instructions per call (callgrind), the median of each commit's runs" if counts
             else "times are each commit's fastest round, ± half the IQR of its rounds")
+    what = units.FOOTNOTE.get(metric, what)
     lines.append(f"{summary(verdicts)} (threshold {threshold * 100:g}%; {what})")
     return "\n".join(lines)
 
@@ -92,8 +98,8 @@ def _md(text: str) -> str:
 
 
 def markdown(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo | None, threshold: float,
-             counts: bool = False) -> str:
-    fmt = fmt_count if counts else fmt_time
+             counts: bool = False, metric=None) -> str:
+    fmt = units.formatter(metric) if metric in units.FOOTNOTE else fmt_count if counts else fmt_time
 
     def commit(info: CommitInfo | None) -> str:
         return "not measured" if info is None else f"`{info.short}` {_md(info.subject)}"
@@ -118,8 +124,11 @@ def markdown(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitIn
         out += ["<details><summary>Why</summary>", ""]
         out += [f"- **{_md(str(v.id))}**: {v.verdict}: {_md(v.reason)}" for v in notes]
         out += ["", "</details>", ""]
-    out.append("_Instructions per call (callgrind), the median of each commit's runs._" if counts else
-               "_Times are each commit's fastest round (a round = one fresh process); ± is half the IQR of the rounds._")
+    if metric in units.FOOTNOTE:
+        out.append(f"_{metric}: {units.FOOTNOTE[metric]}._")
+    else:
+        out.append("_Instructions per call (callgrind), the median of each commit's runs._" if counts else
+                   "_Times are each commit's fastest round (a round = one fresh process); ± is half the IQR of the rounds._")
     return "\n".join(out)
 
 
@@ -164,7 +173,7 @@ def compare_json(verdicts: list[Verdict], *, base: CommitInfo | None, head: Comm
         "env": env,
         "base_env": base_env or env,
         "mode": mode,
-        "unit": "instructions" if mode == "instructions" else "seconds",
+        "unit": _UNIT.get(mode, "instructions" if mode == "instructions" else "seconds"),
         "threshold": threshold,
         "base": _commit_json(base),
         "head": _commit_json(head),
@@ -177,7 +186,7 @@ def compare_json(verdicts: list[Verdict], *, base: CommitInfo | None, head: Comm
 # -- steps -------------------------------------------------------------------
 
 
-def steps_text(steps: list[Step], commits: dict[str, CommitInfo], *, threshold: float, n_commits: int) -> str:
+def steps_text(steps: list[Step], commits: dict[str, CommitInfo], *, threshold: float, n_commits: int, fmt=fmt_time) -> str:
     """Steps grouped by the commit they start at, newest commit first."""
     if not steps:
         return f"no steps beyond {threshold * 100:g}% in {n_commits} measured commits"
@@ -189,7 +198,7 @@ def steps_text(steps: list[Step], commits: dict[str, CommitInfo], *, threshold: 
         lines.append(f"{c.short} {c.subject}")
         for s in group:
             slide = f" (a slide over {s.span} commits, to {commits[s.end_sha].short})" if s.span > 1 else ""
-            lines.append(f"  {s.direction:<11} {pct(s.ratio):>8}  {fmt_time(s.before)} -> {fmt_time(s.after)}  {s.id}{slide}")
+            lines.append(f"  {s.direction:<11} {pct(s.ratio):>8}  {fmt(s.before)} -> {fmt(s.after)}  {s.id}{slide}")
     n_reg = sum(s.direction == "regression" for s in steps)
     lines.append("")
     lines.append(
@@ -218,7 +227,7 @@ def steps_json(steps: list[Step], commits: dict[str, CommitInfo], *, threshold: 
                 "index": s.index,
                 "before": s.before,
                 "after": s.after,
-                "ratio": s.ratio,
+                "ratio": s.ratio if math.isfinite(s.ratio) else None,  # a count from 0
                 "direction": s.direction,
                 "p_value": s.p_value,
                 "span": s.span,

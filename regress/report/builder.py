@@ -12,6 +12,7 @@ from regress import __version__
 from regress.core.errors import RegressError
 from regress.core.records import BenchmarkId, CommitInfo
 from regress.core.units import fmt_time, percent
+from regress.report import metrics as report_metrics
 from regress.report.chart_pages import ChartPages
 from regress.report.data import (
     VERDICT_COMMITS,
@@ -93,7 +94,8 @@ class Site(ChartPages, OverviewPages):
             "js": f"regress-{hashlib.sha1(self.static['regress.js']).hexdigest()[:8]}.js",
         }
         # A page is rewritten when its inputs or anything that renders it changes.
-        sources = "".join((folder / n).read_text(encoding="utf-8") for n in ("base.html", "macros.html", "label.html", "bench.html"))
+        pages = ("base.html", "macros.html", "label.html", "bench.html", *report_metrics.TEMPLATES)
+        sources = "".join((folder / n).read_text(encoding="utf-8") for n in pages)
         self.version = hashlib.sha1(
             f"{SITE_FORMAT} {__version__} {sources} {self.assets} {title} {repo_url}".encode()
         ).hexdigest()
@@ -168,7 +170,8 @@ class Site(ChartPages, OverviewPages):
         for label, ids in self.labels.items():
             grid = grid_for(ids)
             sections = self._label_data(grid)
-            data = script_json({"sections": sections, "judged_commits": VERDICT_COMMITS})
+            metrics = report_metrics.label_tables(self.series, ids)  # memory, compile and tracked figures
+            data = script_json({"sections": sections, "judged_commits": VERDICT_COMMITS, "metrics": metrics})
             digest = hashlib.sha1(f"{self.version} {data} {label} {ids}".encode()).hexdigest()
             page(self.label_href[label], digest, lambda label=label, grid=grid, sections=sections, data=data: self._label_page(label, grid, sections, data))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 
 from regress.core.records import BenchmarkId
+from regress.report import metrics as report_metrics
 from regress.report.data import (
     BIG_CHANGE,
     VERDICT_COMMITS,
@@ -62,7 +63,7 @@ class ChartPages:
                     "instr": [[shas[c], n] for c, n in counted],
                 }
             )
-        return {"series": out}
+        return {"series": out, **report_metrics.bench(self.series, self.shas, bid)}  # metrics beyond time
 
     def _instruction_rows(self, bid: BenchmarkId) -> list[dict]:
         """Newest first, per series, with the change against the previous count."""

@@ -18,6 +18,10 @@ Format versions (bump FORMAT_VERSION and add a line for every change):
   4  the record classes moved from regress.model to regress.core.records (the
      pickles name the new module), and Failure.kind is a FailureKind; older
      files load through the old name, their kinds read from plain strings
+  5  BenchmarkResult.memory (MemoryUse: bytes allocated and peak per call),
+     .compiled (CompileStats: compile time, graphs, graph breaks, recompiles)
+     and .tracked (TrackedValue: a track_* function's values) added; versions
+     1-4 read as having none of them
 """
 
 from __future__ import annotations
@@ -34,8 +38,8 @@ from regress.core.errors import RegressError
 from regress.core.kinds import FailureKind
 
 FORMAT = "regress-results"
-FORMAT_VERSION = 4
-READABLE_VERSIONS = (1, 2, 3, 4)
+FORMAT_VERSION = 5
+READABLE_VERSIONS = (1, 2, 3, 4, 5)
 
 _RECORDS = {
     cls.__name__: cls
@@ -46,6 +50,9 @@ _RECORDS = {
         records.Failure,
         records.BenchmarkResult,
         records.InstructionCount,
+        records.MemoryUse,
+        records.CompileStats,
+        records.TrackedValue,
         records.CommitInfo,
         records.Fingerprint,
         records.Settings,

@@ -15,6 +15,10 @@ not failed. `fuzzer=Fuzzer(...)` with `samples=N` and `seed=S` draws N inputs
 (recipe step 7); the function receives the fuzzed tensors and parameters as
 keyword arguments, and each benchmark's sub_label describes the inputs' shapes
 and layout. The seed makes the inputs the same at every commit and machine.
+
+`compile=True` (or `mode="max-autotune"` etc., or `backend="aot_eager"`)
+times `torch.compile` of the returned callable in steady state and records
+its first call's compile time and dynamo's counts (see compiled.py).
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ class BenchmarkDefinition:
 
     def __init__(
         self, fn: Callable, *, params, threads, label, sub_label, description, stmt, setup,
-        device=None, fuzzer=None, samples=None, seed=None,
+        device=None, fuzzer=None, samples=None, seed=None, compile=False, mode=None, backend=None,
     ):
         self.fn = fn
         self.__wrapped__ = fn
@@ -66,6 +70,11 @@ class BenchmarkDefinition:
             if "device" in self.params:
                 raise ValueError(f"{fn.__name__}: give devices with device=, not as a parameter")
             self.params["device"] = self.devices
+        self.compile = bool(compile or mode or backend)
+        self.mode = mode
+        self.backend = backend or "inductor"
+        if self.compile and stmt is not None:
+            raise ValueError(f"{fn.__name__}: compile= times a returned callable; drop stmt=")
         self.fuzzer = fuzzer
         self.samples = samples
         self.seed = seed
@@ -115,6 +124,10 @@ class BenchmarkDefinition:
             device = values.get("device") if self.devices else None
             made = None
             skip = _device_unavailable(device) if device else None
+            if skip is None and self.compile:
+                from regress.suite.compiled import cannot_compile
+
+                skip = cannot_compile(self.backend)
             if skip is None:
                 made = self.fn(**values)
             # Parameters the description already shows are left out of the row name.
@@ -139,9 +152,13 @@ class BenchmarkDefinition:
                         f"{self.__name__} must return a zero-argument callable to time "
                         "(or pass stmt= and return its globals)"
                     )
+                if self.compile:
+                    from regress.suite.compiled import CompiledCall
+
+                    made = CompiledCall(made, backend=self.backend, mode=self.mode)
                 stmt, glob = f"{self.__name__}()", {self.__name__: made}
             for threads in self.threads:
-                yield Timer(
+                timer = Timer(
                     stmt=stmt,
                     setup=self.setup,
                     globals=glob,
@@ -150,6 +167,9 @@ class BenchmarkDefinition:
                     sub_label=sub_label,
                     description=description,
                 )
+                if self.compile:
+                    timer.__regress_compiled__ = made
+                yield timer
 
 
 def describe_inputs(tensors: Mapping[str, Any], properties: Mapping[str, Mapping[str, Any]]) -> str:
@@ -204,6 +224,9 @@ def benchmark(
     fuzzer: Any = None,
     samples: int | None = None,
     seed: int | None = None,
+    compile: bool = False,
+    mode: str | None = None,
+    backend: str | None = None,
 ):
     """Mark a function as a benchmark; see the module docstring."""
 
@@ -221,6 +244,9 @@ def benchmark(
             fuzzer=fuzzer,
             samples=samples,
             seed=seed,
+            compile=compile,
+            mode=mode,
+            backend=backend,
         )
 
     return wrap(fn) if fn is not None else wrap

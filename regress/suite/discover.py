@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from regress.core.kinds import FailureKind
-from regress.core.records import BenchmarkId, Failure, TaskSpec
+from regress.core.records import TRACK_STMT, BenchmarkId, Failure, TaskSpec
 
 
 @dataclass
@@ -29,6 +29,7 @@ class Entry:
     timer: Any  # torch.utils.benchmark.Timer, or None when skipped
     module: types.ModuleType
     skip: str | None = None  # why it can't run on this machine
+    track: Any = None  # a TrackDefinition: a value to record instead of a Timer to time
 
 
 def suite_files(folder: Path) -> list[Path]:
@@ -91,12 +92,11 @@ def load_module(path: Path, folder: Path) -> types.ModuleType:
 
 
 def _definitions(module: types.ModuleType) -> Iterable[tuple[str, Any]]:
+    """Decorated definitions (benchmarks and tracked values), `bench_*` and `track_*` functions."""
     for name, obj in list(vars(module).items()):
-        if (getattr(obj, "__regress_benchmark__", False) and getattr(obj, "__module__", None) == module.__name__) or (
-            name.startswith("bench_")
-            and inspect.isfunction(obj)
-            and obj.__module__ == module.__name__
-        ):
+        marked = getattr(obj, "__regress_benchmark__", False) or getattr(obj, "__regress_track__", False)
+        plain = name.startswith(("bench_", "track_")) and inspect.isfunction(obj)
+        if (marked or plain) and getattr(obj, "__module__", None) == module.__name__:
             yield name, obj
 
 
@@ -150,6 +150,15 @@ def _spec(timer: Any, default_label: str, env: str) -> TaskSpec:
     )
 
 
+def _tracked(obj: Any, name: str, origin: str, module: types.ModuleType, label: str, env: str) -> Entry:
+    from regress.suite.track import TrackDefinition
+
+    definition = obj if getattr(obj, "__regress_track__", False) else TrackDefinition(obj)
+    # Named like a benchmark (module, then function); the stmt marks it as a tracked value (never executed).
+    spec = TaskSpec(stmt=f"{TRACK_STMT}{name}()", label=definition.label or label.rsplit(".", 1)[0], sub_label=name, env=env)
+    return Entry(spec, origin, None, module, track=definition)
+
+
 def discover(folder: Path, *, env: str, shown_root: Path | None = None) -> tuple[list[Entry], list[Failure]]:
     """All benchmarks under `folder`, and the failures met while collecting them."""
     shown_root = shown_root or folder.parent
@@ -169,6 +178,9 @@ def discover(folder: Path, *, env: str, shown_root: Path | None = None) -> tuple
             fn = getattr(obj, "__wrapped__", obj)
             line = getattr(getattr(fn, "__code__", None), "co_firstlineno", 0)
             origin = f"{shown}:{line} {name}"
+            if getattr(obj, "__regress_track__", False) or (not getattr(obj, "__regress_benchmark__", False) and name.startswith("track_")):
+                entries.append(_tracked(obj, name, origin, module, f"{prefix}.{name}", env))
+                continue
             try:
                 timers = _timers(obj)
             except BaseException as exc:

@@ -6,6 +6,8 @@ import sys
 
 from regress.cli import flags
 from regress.cli.console import announce_round, err
+from regress.core.errors import RegressError
+from regress.core.kinds import Metric
 from regress.core.records import WORKTREE
 from regress.storage import gitrepo
 
@@ -48,6 +50,12 @@ def add(sub) -> None:
         help="compare wall times (default) or callgrind instruction counts (default threshold 1%%)",
     )
     p.add_argument(
+        "--metric",
+        choices=[m.value for m in Metric if m not in (Metric.TIME, Metric.INSTRUCTIONS)],
+        help="judge another metric than wall time: bytes per call (allocated, peak; default threshold 1%%), "
+        "compile figures of compile=True benchmarks, or track_* values",
+    )
+    p.add_argument(
         "--env-a",
         metavar="NAME",
         help="environment of BASE (A/B between builds: `regress compare HEAD HEAD --env-a A --env-b B`)",
@@ -63,6 +71,9 @@ def run(args) -> int:
 
     cfg = flags.load_config(args)
     counts = args.mode == "instructions"
+    if args.metric and counts:
+        raise RegressError("--metric and --mode instructions each pick what to compare; give one of them")
+    metric = Metric(args.metric) if args.metric else (Metric.INSTRUCTIONS if counts else Metric.TIME)
     repo = gitrepo.open_repo(cfg.root)
     sides = comparison.Sides(
         base=gitrepo.resolve_one(repo, args.base, what="compare"),
@@ -79,6 +90,7 @@ def run(args) -> int:
         counts=counts,
         bench=args.bench,
         wanted=flags.bench_pattern(args.bench),
+        metric=metric,
         measure=args.measure,
         more_rounds=args.rounds,
         announce=announce_round,
@@ -95,13 +107,13 @@ def run(args) -> int:
                 machine=cfg.machine_name,
                 env=sides.head_env,
                 base_env=sides.base_env,
-                mode=args.mode,
+                mode=args.metric or args.mode,
             )
         )
     elif args.format == "markdown":
-        print(render.markdown(v, base=base, head=head, threshold=threshold, counts=counts))
+        print(render.markdown(v, base=base, head=head, threshold=threshold, counts=counts, metric=metric))
     else:
         if sides.base_env != sides.head_env:
             print(f"A/B: base in env '{sides.base_env}', head in env '{sides.head_env}'")
-        print(render.text(v, base=base, head=head, threshold=threshold, color=sys.stdout.isatty(), counts=counts))
+        print(render.text(v, base=base, head=head, threshold=threshold, color=sys.stdout.isatty(), counts=counts, metric=metric))
     return 1 if args.fail_on_regression and diff.any_regression(v) else 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from regress.cli import flags
 from regress.cli.console import skipped_files
 from regress.core.errors import RegressError
+from regress.core.kinds import Metric
 from regress.storage.store import Store
 
 
@@ -16,6 +17,11 @@ def add(sub) -> None:
         "--threshold", type=flags.threshold, metavar="PCT", help="smallest step worth reporting (default 5%%)"
     )
     flags.bench(p)
+    p.add_argument(
+        "--metric",
+        choices=[m.value for m in Metric if m not in (Metric.TIME, Metric.INSTRUCTIONS)],
+        help="steps of another metric than wall time (bytes per call, compile figures, track_* values)",
+    )
     p.set_defaults(run=run)
 
 
@@ -24,7 +30,8 @@ def run(args) -> int:
     from regress.output import verdicts as render
 
     cfg = flags.load_config(args)
-    threshold = cfg.threshold if args.threshold is None else args.threshold
+    metric = Metric(args.metric) if args.metric else Metric.TIME
+    threshold = cfg.threshold_for(metric) if args.threshold is None else args.threshold
     wanted = flags.bench_pattern(args.bench)
     store = Store(cfg.results_dir)
     history = store.history(cfg.machine_name, cfg.env)
@@ -34,7 +41,13 @@ def run(args) -> int:
             f"no measured commits on machine '{cfg.machine_name}', env '{cfg.env}' in {cfg.results_dir}; "
             "measure some with `regress run HEAD~20..HEAD`"
         )
-    steps = [s for s in changepoints.find_steps(history, threshold=threshold) if wanted.search(str(s.id))]
+    if metric == Metric.TIME:
+        found = changepoints.find_steps(history, threshold=threshold)
+    else:
+        from regress.analysis import metrics
+
+        found = metrics.steps(history, metric, threshold=threshold)
+    steps = [s for s in found if wanted.search(str(s.id))]
     commits = {c.commit.sha: c.commit for c in history}
     if args.format == "json":
         print(
@@ -43,5 +56,7 @@ def run(args) -> int:
             )
         )
     else:
-        print(render.steps_text(steps, commits, threshold=threshold, n_commits=len(history)))
+        from regress.output.metric_units import formatter
+
+        print(render.steps_text(steps, commits, threshold=threshold, n_commits=len(history), fmt=formatter(metric)))
     return 0

@@ -87,7 +87,7 @@ def run(args) -> int:
 
 
 def _print_summary(result: CommitResult) -> None:
-    ok = sum(r.ok or r.counted for r in result.results)
+    ok = sum(r.ok or r.counted or bool(r.tracked) for r in result.results)
     rounds = [len(r.samples) for r in result.results if r.ok]
     head = f"{result.commit.short} {result.commit.subject[:60]}: {ok} measured"
     if rounds and max(rounds) > 1:

@@ -20,6 +20,7 @@ def add(sub) -> None:
 
 def run(args) -> int:
     from regress.output.compare_tables import compare_table, instruction_table
+    from regress.output.metric_tables import metric_tables
 
     cfg = flags.load_config(args)
     store = Store(cfg.results_dir)
@@ -50,6 +51,9 @@ def run(args) -> int:
         counts = instruction_table(result)
         if counts:
             print(prefix + counts)
+        others = metric_tables(result)
+        if others:
+            print(prefix + others)
         for r in result.failed:
             print(f"failed: {prefix}{r.id}: {r.failure}")
         for r in result.skipped:

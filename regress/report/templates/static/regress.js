@@ -264,5 +264,72 @@
     });
   }
 
-  window.Regress = { search: search, labels: labels, chart: chart };
+
+  /* Metrics beyond time (issue 14): a switch between the time chart (or the time Compare
+   * tables) and one metric's chart or table. Values arrive formatted (bytes with binary
+   * prefixes); they are only ever placed as text. */
+  function metrics(id) {
+    var box = document.getElementById("metrics");
+    var data = readJSON(id);
+    var list = (data && data.metrics) || [];
+    if (!box || !list.length) return;
+    box.hidden = false;
+    var select = box.querySelector("select");
+    list.forEach(function (m, k) {
+      var o = document.createElement("option");
+      o.value = String(k); o.textContent = m.title;
+      select.appendChild(o);
+    });
+    var timeParts = document.querySelectorAll(id === "bench-data" ? "#chart" : ".compare-section, .legend");
+    var out = box.querySelector(".metric-view");
+    var note = box.querySelector(".metric-note");
+    function show() {
+      var k = select.value;
+      Array.prototype.forEach.call(timeParts, function (el) { el.hidden = k !== "time"; });
+      out.hidden = k === "time";
+      note.textContent = k === "time" ? "" : list[+k].note;
+      if (k === "time") return;
+      var m = list[+k];
+      out.textContent = "";
+      if (id === "bench-data") {
+        var C = commits().commits;
+        var traces = m.series.map(function (s, i) {
+          return { x: s.sha.map(function (sha) { return C[sha][1]; }), y: s.y, text: s.text, name: esc(s.name),
+                   mode: "lines+markers", line: { color: PALETTE[i % PALETTE.length] },
+                   hovertemplate: "%{x}: %{text}<extra>%{fullData.name}</extra>" };
+        });
+        Plotly.newPlot(out, traces, { margin: { l: 70, r: 24, t: 30, b: 60 }, yaxis: { title: { text: m.title }, rangemode: "tozero" },
+                                       xaxis: { type: "category", title: { text: "commit, in history order" } } },
+                       { displaylogo: false, responsive: true });
+        return;
+      }
+      var table = document.createElement("table");
+      table.className = "compare metric-table";
+      var headRow = table.createTHead().insertRow();
+      ["series", "benchmark", m.title, "change", "verdict"].forEach(function (h) {
+        var th = document.createElement("th"); th.textContent = h; headRow.appendChild(th);
+      });
+      var body = table.createTBody();
+      m.rows.forEach(function (r) {
+        var tr = body.insertRow();
+        [r.series, r.name, r.value, r.change, r.verdict].forEach(function (v, i) {
+          var td = tr.insertCell(); td.textContent = v;
+          if (i >= 2) td.className = "num";
+          if (i === 4 && v) td.classList.add(v === "regression" ? "up" : v === "improvement" ? "dn" : "unchanged");
+        });
+      });
+      out.appendChild(table);
+    }
+    select.addEventListener("change", show);
+    // A page with nothing timed (a track_* value): its first metric, not an empty time chart.
+    var timed = id === "bench-data" ? data.series.some(function (s) { return s.level.length; }) : timeParts.length > 1;
+    if (!timed) { select.value = "0"; show(); }
+  }
+
+  window.Regress = {
+    search: search,
+    labels: function () { labels(); metrics("label-data"); },
+    chart: function () { chart(); metrics("bench-data"); },
+    metrics: metrics
+  };
 })();

@@ -1,0 +1,174 @@
+"""Verdicts on the metrics beyond wall time: memory, torch.compile figures, tracked values.
+
+Each metric has its rule (see `Metric`): exact ones (bytes per call, dynamo's
+counts) are judged like instruction counts, from one round, against a small
+threshold: identical figures are `unchanged`, never `noisy`. dynamo's counts
+have no threshold (any change in graph breaks or recompiles is reported).
+Time-like ones (compile time, a tracked value that varies between rounds) go
+through the same interval test as wall times. Pure.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+from regress.analysis import diff, stats
+from regress.analysis.verdict import order_key
+from regress.core.kinds import COUNTED, FailureKind, Kind, Metric
+from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
+from regress.core.units import percent as pct
+
+WHAT = {
+    Metric.ALLOCATED: "bytes allocated per call",
+    Metric.PEAK: "peak bytes per call",
+    Metric.COMPILE_TIME: "compile time of the first call",
+    Metric.GRAPHS: "graphs",
+    Metric.GRAPH_BREAKS: "graph breaks",
+    Metric.RECOMPILES: "recompiles",
+    Metric.TRACKED: "tracked value",
+}
+
+
+def values(r: BenchmarkResult, metric: Metric) -> tuple[float, ...]:
+    """One figure a round. Memory: the CUDA allocator's when the benchmark used CUDA, else the CPU's."""
+    if metric in (Metric.ALLOCATED, Metric.PEAK):
+        device = "cuda" if any(m.device == "cuda" for m in r.memory) else "cpu"
+        return tuple(float(getattr(m, metric.value)) for m in r.memory if m.device == device)
+    if metric == Metric.COMPILE_TIME:
+        return tuple(c.compile_time for c in r.compiled)
+    if metric in COUNTED:
+        return tuple(float(getattr(c, metric.value)) for c in r.compiled)
+    if metric == Metric.TRACKED:
+        return tuple(t.value for t in r.tracked)
+    if metric == Metric.TIME:
+        return stats.round_values(r) if r.ok else ()
+    if metric == Metric.INSTRUCTIONS:
+        return tuple(float(c.value) for c in r.counts)
+    raise ValueError(f"no values for {metric}")
+
+
+def carries(r: BenchmarkResult, metric: Metric) -> bool:
+    """Does this benchmark have (or, failed, would have had) figures of `metric`?"""
+    if metric == Metric.TRACKED:
+        return r.is_tracked
+    if metric in (Metric.ALLOCATED, Metric.PEAK, Metric.TIME, Metric.INSTRUCTIONS):
+        return not r.is_tracked
+    return bool(r.compiled) or (r.failure is not None and not r.is_tracked)
+
+
+def _better_higher(r: BenchmarkResult, metric: Metric) -> bool:
+    return metric == Metric.TRACKED and bool(r.tracked) and r.tracked[-1].better == "higher"
+
+
+def _fmt(metric: Metric, x: float) -> str:
+    return f"{x:g}"
+
+
+def judge(base: BenchmarkResult, head: BenchmarkResult, metric: Metric, *, threshold: float) -> diff.Verdict:
+    """One benchmark measured at both commits."""
+    b, h = values(base, metric), values(head, metric)
+    higher = _better_higher(head, metric)
+    exact = metric.exact or (metric == Metric.TRACKED and len(set(b)) == 1 and len(set(h)) == 1)
+    if metric in COUNTED:
+        threshold = 0.0
+    b_level, h_level = statistics.median(b), statistics.median(h)
+    what = WHAT.get(metric, metric.value)
+    common = {"id": head.id, "base_level": b_level, "head_level": h_level, "base_iqr": None, "head_iqr": None,
+              "p_value": None, "base_rounds": len(b), "head_rounds": len(h)}
+    if b_level == h_level:
+        ratio = 1.0
+    elif b_level > 0:
+        ratio = h_level / b_level
+    else:
+        ratio = math.inf if h_level > b_level else 0.0
+    common["ratio"] = ratio if math.isfinite(ratio) else None
+    change = f"{_fmt(metric, b_level)} -> {_fmt(metric, h_level)} {what}"
+    if exact or min(b_level, h_level) <= 0:
+        if b_level == h_level:
+            return diff.Verdict(verdict=Kind.UNCHANGED, reason=f"identical {what} ({_fmt(metric, h_level)})", **common)
+        up = h_level > b_level and (ratio > 1 + threshold)
+        down = h_level < b_level and (ratio < 1 / (1 + threshold))
+        if not (up or down):
+            return diff.Verdict(verdict=Kind.UNCHANGED, reason=f"{change}, within {threshold * 100:g}%", **common)
+        worse = up != higher
+        return diff.Verdict(verdict=Kind.REGRESSION if worse else Kind.IMPROVEMENT, reason=change, **common)
+    if min(len(b), len(h)) < stats.MIN_ROUNDS:
+        return diff.Verdict(
+            verdict=Kind.NOISY,
+            reason=f"{change}, but it varies between rounds and has {len(b)} and {len(h)}; take {stats.MIN_ROUNDS} or more",
+            rounds_needed=stats.RECOMMENDED_ROUNDS,
+            **common,
+        )
+    s = stats.shift(b, h)
+    common.update(p_value=s.p_value, ci_low=s.low, ci_high=s.high, ratio=s.ratio)
+    evidence = f"95% interval {pct(s.low)} to {pct(s.high)}"
+    if (s.low > 1.0 and s.high >= 1 + threshold) or (s.high < 1.0 and s.low <= 1 / (1 + threshold)):
+        worse = (s.low > 1.0) != higher
+        return diff.Verdict(verdict=Kind.REGRESSION if worse else Kind.IMPROVEMENT, reason=f"{change} ({evidence})", **common)
+    if s.significant or (s.low >= 1 / (1 + threshold) and s.high <= 1 + threshold):
+        return diff.Verdict(verdict=Kind.UNCHANGED, reason=f"{change}, within {threshold * 100:g}% ({evidence})", **common)
+    return diff.Verdict(verdict=Kind.NOISY, reason=f"{change}, too unstable to judge ({evidence})",
+                        rounds_needed=stats.RECOMMENDED_ROUNDS, **common)
+
+
+def _empty(bid: BenchmarkId, kind: Kind, reason: str, level: float | None = None) -> diff.Verdict:
+    return diff.Verdict(bid, kind, None, level, None, None, None, None, reason)
+
+
+def compare(base: CommitResult | None, head: CommitResult | None, metric: Metric, *, threshold: float) -> list[diff.Verdict]:
+    """Every benchmark of either commit that carries `metric`, as `diff.compare` orders them."""
+    if metric == Metric.TIME:
+        return diff.compare(only(base, metric), only(head, metric), threshold=threshold)
+    if metric == Metric.INSTRUCTIONS:
+        return diff.compare_counts(only(base, metric), only(head, metric), threshold=threshold)
+    b = {r.id: r for r in (base.results if base else ()) if carries(r, metric)}
+    h = {r.id: r for r in (head.results if head else ()) if carries(r, metric)}
+    if metric not in (Metric.ALLOCATED, Metric.PEAK, Metric.TRACKED):
+        # A failed benchmark counts for compile metrics only where the other side compiled it.
+        b = {k: r for k, r in b.items() if r.compiled or (k in h and h[k].compiled)}
+        h = {k: r for k, r in h.items() if r.compiled or (k in b and b[k].compiled)}
+    out = []
+    for bid in {**b, **h}:
+        br, hr = b.get(bid), h.get(bid)
+        if hr is not None and hr.failure is not None:
+            skipped = hr.failure.kind == FailureKind.SKIPPED
+            out.append(_empty(bid, Kind.MISSING if skipped else Kind.FAILED, f"{'skipped' if skipped else 'failed'} at head: {hr.failure}"))
+        elif hr is None or not values(hr, metric):
+            out.append(_empty(bid, Kind.MISSING, f"no {WHAT[metric]} at head"))
+        elif br is None or br.failure is not None or not values(br, metric):
+            out.append(_empty(bid, Kind.NEW, f"no {WHAT[metric]} at base", statistics.median(values(hr, metric))))
+        else:
+            out.append(judge(br, hr, metric, threshold=threshold))
+    return sorted(out, key=order_key)
+
+
+def only(result: CommitResult | None, metric: Metric) -> CommitResult | None:
+    if result is None:
+        return None
+    from dataclasses import replace
+
+    return replace(result, results=tuple(r for r in result.results if carries(r, metric)))
+
+
+def steps(history: list[CommitResult], metric: Metric, *, threshold: float) -> list:
+    """Change points of an exact-by-rule series: each pair of neighbouring measured
+    commits whose verdict is a change (no smoothing needed: the figures do not drift)."""
+    from regress.analysis.changepoints import Step
+
+    last: dict[BenchmarkId, BenchmarkResult] = {}
+    out = []
+    for i, commit in enumerate(history):
+        for r in commit.results:
+            if r.failure is not None or not carries(r, metric) or not values(r, metric):
+                continue
+            before = last.get(r.id)
+            last[r.id] = r
+            if before is None:
+                continue
+            v = judge(before, r, metric, threshold=threshold)
+            if v.verdict in (Kind.REGRESSION, Kind.IMPROVEMENT):
+                ratio = v.ratio if v.ratio is not None else math.inf
+                out.append(Step(r.id, commit.commit.sha, i, v.base_level, v.head_level, ratio, str(v.verdict),
+                                end_sha=commit.commit.sha))
+    return out

@@ -1,0 +1,103 @@
+"""The site's metrics beyond time (issue 14): chart series for the bench pages' metric
+switch and Compare tables for the label pages, one per metric, bytes with binary prefixes.
+
+Kept apart from site.py: site.py only adds what these return to each page's
+JSON; `templates/metrics_*.html` draw them. Values are formatted here, so the
+browser only places text (never HTML) from them.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from regress.analysis import metrics
+from regress.core.kinds import Kind, Metric
+from regress.core.records import BenchmarkId, BenchmarkResult
+from regress.output.metric_units import FOOTNOTE, formatter
+
+SHOWN = (Metric.ALLOCATED, Metric.PEAK, Metric.COMPILE_TIME, Metric.GRAPHS, Metric.GRAPH_BREAKS, Metric.RECOMPILES,
+         Metric.TRACKED)
+_BINARY = ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"), (1, "B"))
+TEMPLATES = ("metrics_switch.html",)
+
+
+def _axis(metric: Metric, values: list[float], unit: str = "") -> tuple[float, str]:
+    """(scale, axis title): bytes in the binary unit of the largest value."""
+    what = metrics.WHAT[metric]
+    if metric in (Metric.ALLOCATED, Metric.PEAK):
+        top = max(values, default=0)
+        scale, name = next((s, n) for s, n in _BINARY if top >= s or s == 1)
+        return scale, f"{what} ({name})"
+    if metric == Metric.COMPILE_TIME:
+        return 1e-3, f"{what} (ms)"
+    return 1.0, f"{what}" + (f" ({unit})" if unit else "")
+
+
+def _level(r: BenchmarkResult, metric: Metric) -> float | None:
+    got = metrics.values(r, metric) if r.failure is None else ()
+    return statistics.median(got) if got else None
+
+
+def bench(series: list, shas: list[list[str]], bid: BenchmarkId) -> dict:
+    """{"metrics": [...]}: per metric this benchmark has, per series, its level per commit."""
+    out = []
+    fmt = {m: formatter(m) for m in SHOWN}
+    for metric in SHOWN:
+        lines, unit = [], ""
+        for s, sha in zip(series, shas):
+            points = []
+            for i, commit in enumerate(s.history):
+                r = next((x for x in commit.results if x.id == bid), None)
+                y = _level(r, metric) if r is not None else None
+                if y is not None:
+                    unit = r.tracked[-1].unit if metric == Metric.TRACKED else unit
+                    points.append((sha[i], y))
+            if points:
+                lines.append((s.name, points))
+        if not lines:
+            continue
+        scale, title = _axis(metric, [y for _, pts in lines for _, y in pts], unit)
+        out.append({
+            "metric": metric.value,
+            "title": title,
+            "note": FOOTNOTE[metric],
+            "series": [
+                {"name": name, "sha": [c for c, _ in pts], "y": [y / scale for _, y in pts],
+                 "text": [fmt[metric](y) for _, y in pts]}
+                for name, pts in lines
+            ],
+        })
+    return {"metrics": out}
+
+
+def _default_threshold(metric: Metric) -> float:
+    from pathlib import Path
+
+    from regress.core.config import Config
+
+    return Config(root=Path()).threshold_for(metric)
+
+
+def label_tables(series: list, ids: list[BenchmarkId], *, threshold_for=_default_threshold) -> list[dict]:
+    """Per metric, a table of the label's benchmarks: newest level per series, the change
+    against the previous measured commit and its verdict (the metric's own rule)."""
+    tables = []
+    for metric in SHOWN:
+        rows = []
+        for s in series:
+            maps = [c.by_id() for c in s.history]
+            for bid in ids:
+                have = [m[bid] for m in maps if bid in m and _level(m[bid], metric) is not None]
+                if not have:
+                    continue
+                head = have[-1]
+                row = {"series": s.name, "name": str(bid)[len(bid.label) + 3:], "value": formatter(metric)(_level(head, metric)),
+                       "change": "", "verdict": ""}
+                if len(have) > 1:
+                    v = metrics.judge(have[-2], head, metric, threshold=threshold_for(metric))
+                    row["change"] = "" if v.ratio is None else f"{(v.ratio - 1) * 100:+.1f}%"
+                    row["verdict"] = str(v.verdict) if v.verdict != Kind.UNCHANGED else "unchanged"
+                rows.append(row)
+        if rows:
+            tables.append({"metric": metric.value, "title": metrics.WHAT[metric], "note": FOOTNOTE[metric], "rows": rows})
+    return tables
