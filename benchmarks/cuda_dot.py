@@ -13,8 +13,13 @@ import regress
 IMPLEMENTATIONS = {"mul/sum": batched_dot_mul_sum, "bmm": batched_dot_bmm}
 
 
-@regress.benchmark(params={"impl": list(IMPLEMENTATIONS)}, device="cuda", label="Batched dot (CUDA)",
-                   sub_label="[10000, 1024]", description="{impl}")
+@regress.benchmark(
+    params={"impl": list(IMPLEMENTATIONS)},
+    device="cuda",
+    label="Batched dot (CUDA)",
+    sub_label="[10000, 1024]",
+    description="{impl}",
+)
 def cuda_batched_dot(impl, device):
     x = torch.randn(10000, 1024, device=device)
     fn = IMPLEMENTATIONS[impl]

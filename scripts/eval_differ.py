@@ -112,7 +112,7 @@ def reduce_sum(x):
         x.sum()
 '''
 
-SUITE = '''
+SUITE = """
 import torch
 import torch.utils.benchmark as benchmark
 
@@ -139,21 +139,26 @@ def bench_eval():
     ]
     for name, stmt, env, threads in cases:
         yield benchmark.Timer(stmt=stmt, globals={"k": k, **env}, num_threads=threads, label="eval", sub_label=name)
-'''
+"""
 
-PYPROJECT = '''
+PYPROJECT = """
 [project]
 name = "evalpkg"
 version = "0"
 
 [tool.regress]
 machine = "evalbox"
-'''
+"""
 
 
 def _git(cwd: Path, *args: str) -> str:
-    env = {"GIT_AUTHOR_NAME": "eval", "GIT_AUTHOR_EMAIL": "eval@example.com",
-           "GIT_COMMITTER_NAME": "eval", "GIT_COMMITTER_EMAIL": "eval@example.com", "PATH": "/usr/bin:/bin"}
+    env = {
+        "GIT_AUTHOR_NAME": "eval",
+        "GIT_AUTHOR_EMAIL": "eval@example.com",
+        "GIT_COMMITTER_NAME": "eval",
+        "GIT_COMMITTER_EMAIL": "eval@example.com",
+        "PATH": "/usr/bin:/bin",
+    }
     return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout.strip()
 
 
@@ -205,10 +210,14 @@ def measure(args) -> None:
             for name in order:
                 for _ in range(meta["rounds"]):
                     runner.run(cfg, runner.Options(revisions=(meta["shas"][name],)))
-        meta["trials"].append({
-            "results": str(results), "order": order, "seconds": time.time() - started,
-            "load": os.getloadavg()[1],  # 5-minute load average at the end: how busy the machine was
-        })
+        meta["trials"].append(
+            {
+                "results": str(results),
+                "order": order,
+                "seconds": time.time() - started,
+                "load": os.getloadavg()[1],  # 5-minute load average at the end: how busy the machine was
+            }
+        )
         meta_path.write_text(json.dumps(meta, indent=1))
         print(f"trial {t}: {' '.join(order)} in {time.time() - started:.0f}s", flush=True)
 
@@ -232,7 +241,9 @@ def judge_trials(meta: dict, rounds: int | None, threshold: float):
 
     for trial in meta["trials"]:
         store = Store(Path(trial["results"]))
-        loaded = {name: _first_rounds(store.load("evalbox", "default", sha), rounds) for name, sha in meta["shas"].items()}
+        loaded = {
+            name: _first_rounds(store.load("evalbox", "default", sha), rounds) for name, sha in meta["shas"].items()
+        }
         for pair, name in PAIRS.items():
             for v in compare(loaded["base"], loaded[name], threshold=threshold):
                 yield pair, v
@@ -242,7 +253,9 @@ def analyze(args) -> None:
     from collections import Counter, defaultdict
 
     meta = json.loads((Path(args.dir) / "meta.json").read_text())
-    meta["trials"] = [t for t in meta["trials"][args.first :] if args.max_load is None or t.get("load", 0) <= args.max_load]
+    meta["trials"] = [
+        t for t in meta["trials"][args.first :] if args.max_load is None or t.get("load", 0) <= args.max_load
+    ]
     counts: dict[tuple[str, str], Counter] = defaultdict(Counter)
     for pair, v in judge_trials(meta, args.rounds, args.threshold):
         group = "1 thread" if v.id.num_threads == 1 else f"{v.id.num_threads} threads"
@@ -252,9 +265,11 @@ def analyze(args) -> None:
     seconds = sum(t["seconds"] for t in meta["trials"]) / max(1, len(meta["trials"])) / len(COMMITS)
     loads = [t.get("load") for t in meta["trials"] if t.get("load") is not None]
     how = "interleaved (as compare --measure)" if meta.get("interleave") else "separate runs, one commit after another"
-    print(f"{len(meta['trials'])} trials, {rounds} rounds per commit, {how}, threshold {args.threshold:.0%}; "
-          f"~{seconds * rounds / meta['rounds']:.0f}s per commit for {len(meta['trials']) and _n_bench(meta)} benchmarks"
-          + (f"; 5-min load average {min(loads):.1f} to {max(loads):.1f}" if loads else ""))
+    print(
+        f"{len(meta['trials'])} trials, {rounds} rounds per commit, {how}, threshold {args.threshold:.0%}; "
+        f"~{seconds * rounds / meta['rounds']:.0f}s per commit for {len(meta['trials']) and _n_bench(meta)} benchmarks"
+        + (f"; 5-min load average {min(loads):.1f} to {max(loads):.1f}" if loads else "")
+    )
     print(f"{'pair':6} {'benchmarks':10} {'n':>4}  {'flagged':>8}  regression improvement unchanged noisy other")
     for (pair, group), c in sorted(counts.items(), key=lambda kv: (list(PAIRS).index(kv[0][0]), kv[0][1])):
         n = sum(c.values())
@@ -262,7 +277,9 @@ def analyze(args) -> None:
         rate = flagged / n if pair == "A/A" else c["regression"] / n
         label = "false alarms" if pair == "A/A" else "detected"
         other = n - sum(c[k] for k in ("regression", "improvement", "unchanged", "noisy"))
-        print(f"{pair:6} {group:10} {n:4d}  {rate:8.1%}  {c['regression']:10d} {c['improvement']:11d} {c['unchanged']:9d} {c['noisy']:5d} {other:5d}   ({label})")
+        print(
+            f"{pair:6} {group:10} {n:4d}  {rate:8.1%}  {c['regression']:10d} {c['improvement']:11d} {c['unchanged']:9d} {c['noisy']:5d} {other:5d}   ({label})"
+        )
     if args.others:
         other_methods(meta, args.rounds, args.threshold)
         estimators(meta, args.rounds)
@@ -289,11 +306,17 @@ def other_methods(meta: dict, rounds: int | None, threshold: float) -> None:
     def pooled_median(b, h):  # every block of every round, no test
         return h.median / b.median
 
-    methods = {"median of rounds + Mann-Whitney": median_mwu, "one number per commit": one_number, "pooled median, no test": pooled_median}
+    methods = {
+        "median of rounds + Mann-Whitney": median_mwu,
+        "one number per commit": one_number,
+        "pooled median, no test": pooled_median,
+    }
     counts: dict[tuple[str, str], Counter] = defaultdict(Counter)
     for trial in meta["trials"]:
         store = Store(Path(trial["results"]))
-        loaded = {n: _first_rounds(store.load("evalbox", "default", sha), rounds).by_id() for n, sha in meta["shas"].items()}
+        loaded = {
+            n: _first_rounds(store.load("evalbox", "default", sha), rounds).by_id() for n, sha in meta["shas"].items()
+        }
         for bid, base in loaded["base"].items():
             if bid.num_threads != 1:
                 continue
@@ -327,7 +350,9 @@ def estimators(meta: dict, rounds: int | None) -> None:
     logs: dict[tuple[str, str], list[float]] = {}
     for trial in meta["trials"]:
         store = Store(Path(trial["results"]))
-        loaded = {n: _first_rounds(store.load("evalbox", "default", sha), rounds).by_id() for n, sha in meta["shas"].items()}
+        loaded = {
+            n: _first_rounds(store.load("evalbox", "default", sha), rounds).by_id() for n, sha in meta["shas"].items()
+        }
         for bid, base in loaded["base"].items():
             if bid.num_threads != 1:
                 continue
@@ -422,7 +447,9 @@ def fabricate_history(seed: int, *, commits: int = 200, benchmarks: int = 20, ro
                 for _ in range(rounds)
             )
             results.append(BenchmarkResult(spec, "fabricated.py:1", samples))
-        info = CommitInfo(f"{seed:08x}{i:032x}", (), "eval", "eval@example.com", 1_000_000 + i, 1_000_000 + i, f"commit {i}")
+        info = CommitInfo(
+            f"{seed:08x}{i:032x}", (), "eval", "eval@example.com", 1_000_000 + i, 1_000_000 + i, f"commit {i}"
+        )
         history.append(CommitResult(info, "evalbox", "default", Fingerprint("evalbox"), Settings(), tuple(results)))
     return history, truth
 
@@ -450,7 +477,9 @@ def history_from_measurements(meta: dict, seed: int, *, commits: int = 200):
     history = []
     for i, names in enumerate(plan[:commits]):
         measured = rng.choice(runs[rng.choice(names)])
-        info = CommitInfo(f"{seed:08x}{i:032x}", (), "eval", "eval@example.com", 1_000_000 + i, 1_000_000 + i, f"commit {i}")
+        info = CommitInfo(
+            f"{seed:08x}{i:032x}", (), "eval", "eval@example.com", 1_000_000 + i, 1_000_000 + i, f"commit {i}"
+        )
         history.append(replace(measured, commit=info))
     steps = [(60, 22 / 20, 1, True), (120, 25 / 22, 1, True), (160, 20 / 25, 1, True)]
     truth = {r.id: list(steps) for r in history[0].results if r.ok}
@@ -478,7 +507,8 @@ def changepoints(args) -> None:
         matched = set()
         for s in steps:
             hits = [
-                e for e in truth[s.id]
+                e
+                for e in truth[s.id]
                 if e[0] - args.tolerance <= s.index <= e[0] + e[2] - 1 + args.tolerance and (e[1] > 1) == (s.ratio > 1)
             ]
             if not hits:
@@ -488,7 +518,11 @@ def changepoints(args) -> None:
                 below += 1
             # A slide reported as one step may cover a neighbouring true step too.
             for e in truth[s.id]:
-                if e[0] - args.tolerance <= s.index + s.span - 1 and s.index <= e[0] + e[2] - 1 + args.tolerance and (e[1] > 1) == (s.ratio > 1):
+                if (
+                    e[0] - args.tolerance <= s.index + s.span - 1
+                    and s.index <= e[0] + e[2] - 1 + args.tolerance
+                    and (e[1] > 1) == (s.ratio > 1)
+                ):
                     matched.add((s.id, e[0]))
         for bid, events in truth.items():
             for e in events:
@@ -500,12 +534,20 @@ def changepoints(args) -> None:
                 else:
                     missed.append((seed, str(bid), e[0], round(e[1], 3), e[2]))
     n = args.histories
-    kind = f"histories of 200 real measured commits (from {args.measured})" if meta else "fabricated histories of 200 commits"
-    print(f"{n} {kind} x {len(truth)} benchmarks, threshold {args.threshold:.0%}, match within +-{args.tolerance} commits:")
+    kind = (
+        f"histories of 200 real measured commits (from {args.measured})"
+        if meta
+        else "fabricated histories of 200 commits"
+    )
+    print(
+        f"{n} {kind} x {len(truth)} benchmarks, threshold {args.threshold:.0%}, match within +-{args.tolerance} commits:"
+    )
     for g in sorted(set(group.values())):
         commits = n * 200 * sum(1 for v in group.values() if v == g)
-        print(f"  {g:10s} true steps found {found[g]}/{true[g]} ({found[g] / max(true[g], 1):.1%}); "
-              f"false steps {false[g]} ({false[g] / commits:.3%} of benchmark-commits)")
+        print(
+            f"  {g:10s} true steps found {found[g]}/{true[g]} ({found[g] / max(true[g], 1):.1%}); "
+            f"false steps {false[g]} ({false[g] / commits:.3%} of benchmark-commits)"
+        )
     if not meta:
         print(f"  2% steps (real, below the threshold) reported: {below}")
     print(f"  find_steps: {seconds / n:.2f}s per history")
@@ -521,19 +563,27 @@ def main() -> None:
     p.add_argument("--trials", type=int, default=17)
     p.add_argument("--rounds", type=int, default=10, help="rounds per commit per trial (fixed by the first call)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--interleave", action="store_true", help="rounds of all commits in turn, as `compare --measure` takes them (fixed by the first call)")
+    p.add_argument(
+        "--interleave",
+        action="store_true",
+        help="rounds of all commits in turn, as `compare --measure` takes them (fixed by the first call)",
+    )
     p = sub.add_parser("analyze", help="false-alarm and detection rates of the stored trials")
     p.add_argument("dir")
     p.add_argument("--rounds", type=int, help="judge with only the first N rounds of each commit")
     p.add_argument("--threshold", type=float, default=0.05)
     p.add_argument("--others", action="store_true", help="also judge the rounds the ways other tools do")
-    p.add_argument("--first", type=int, default=0, help="leave out the trials before this one (e.g. those used to choose settings)")
+    p.add_argument(
+        "--first", type=int, default=0, help="leave out the trials before this one (e.g. those used to choose settings)"
+    )
     p.add_argument("--max-load", type=float, help="only trials whose 5-minute load average stayed at or below this")
     p = sub.add_parser("changepoints", help="`regress regressions` on fabricated histories with known steps")
     p.add_argument("--histories", type=int, default=10)
     p.add_argument("--threshold", type=float, default=0.05)
     p.add_argument("--tolerance", type=int, default=2, help="commits a found step may be off by")
-    p.add_argument("--measured", metavar="DIR", help="build the histories from the real commits measured into DIR by `measure`")
+    p.add_argument(
+        "--measured", metavar="DIR", help="build the histories from the real commits measured into DIR by `measure`"
+    )
     args = parser.parse_args()
     {"measure": measure, "analyze": analyze, "changepoints": changepoints}[args.command](args)
 

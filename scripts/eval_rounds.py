@@ -40,8 +40,13 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import eval_differ  # noqa: E402  (its project: real torch ops repeated REPS times)
 
-GIT_ENV = {"GIT_AUTHOR_NAME": "eval", "GIT_AUTHOR_EMAIL": "eval@example.com",
-           "GIT_COMMITTER_NAME": "eval", "GIT_COMMITTER_EMAIL": "eval@example.com", "PATH": "/usr/bin:/bin"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "eval",
+    "GIT_AUTHOR_EMAIL": "eval@example.com",
+    "GIT_COMMITTER_NAME": "eval",
+    "GIT_COMMITTER_EMAIL": "eval@example.com",
+    "PATH": "/usr/bin:/bin",
+}
 
 # -- the planted range ---------------------------------------------------------
 
@@ -81,7 +86,7 @@ def op_clamp(x):
     return x
 '''
 
-RANGE_SUITE = '''
+RANGE_SUITE = """
 import torch
 import torch.utils.benchmark as benchmark
 
@@ -94,7 +99,7 @@ def bench_ops():
         for name in ("add", "mul", "sin", "clamp"):
             yield benchmark.Timer(stmt=f"ops.op_{name}(x)", globals={"ops": ops, "x": x},
                                   label="ops", sub_label=f"{name} {n}")
-'''
+"""
 
 BASE = {"add": 10, "mul": 30, "sin": 10, "clamp": 10}
 # (subject, changed op, new count): 2x, 0.33x, 1.3x, 1.1x and A/A commits.
@@ -114,13 +119,17 @@ PLANTED = {"add": 2.0, "mul": 1 / 3, "sin": 1.3, "clamp": 1.1}
 
 
 def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=GIT_ENV, check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=GIT_ENV, check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def make_range(path: Path) -> list[tuple[str, str | None]]:
     path.mkdir(parents=True)
     _git(path, "init", "-q", "-b", "main")
-    (path / "pyproject.toml").write_text('[project]\nname = "ops"\nversion = "0"\n\n[tool.regress]\nmachine = "evalbox"\n')
+    (path / "pyproject.toml").write_text(
+        '[project]\nname = "ops"\nversion = "0"\n\n[tool.regress]\nmachine = "evalbox"\n'
+    )
     (path / "benchmarks").mkdir()
     (path / "benchmarks" / "bench_ops.py").write_text(textwrap.dedent(RANGE_SUITE).lstrip())
     (path / ".gitignore").write_text(".regress/\n")
@@ -204,8 +213,14 @@ def score_range(out: Path) -> None:
             n = sum(1 for (k, _label) in found if k == (sha, op))
             score[f"regressions {PLANTED[op]:.2g}x found"] += n
             score[f"regressions {PLANTED[op]:.2g}x total"] += 2
-    report = {"seconds": seconds, "per_commit": seconds / len(commits), "hog": meta["hog"],
-              "load": meta["load"], "score": dict(score), "notes": lines}
+    report = {
+        "seconds": seconds,
+        "per_commit": seconds / len(commits),
+        "hog": meta["hog"],
+        "load": meta["load"],
+        "score": dict(score),
+        "notes": lines,
+    }
     (out / "score.json").write_text(json.dumps(report, indent=1))
     print(json.dumps(report, indent=1))
 
@@ -213,8 +228,11 @@ def score_range(out: Path) -> None:
 # -- separate runs: A/A and detection ------------------------------------------
 
 SEPARATE = {"base": 20, "aa": 20, "aa2": 20, "slow5": 21, "slow10": 22}
-SEPARATE_PAIRS = {"A/A": [("base", "aa"), ("base", "aa2"), ("aa", "aa2")],
-                  "+5%": [("base", "slow5")], "+10%": [("base", "slow10")]}
+SEPARATE_PAIRS = {
+    "A/A": [("base", "aa"), ("base", "aa2"), ("aa", "aa2")],
+    "+5%": [("base", "slow5")],
+    "+10%": [("base", "slow10")],
+}
 
 
 def make_separate(path: Path) -> dict[str, str]:
@@ -253,8 +271,9 @@ def run_separate(args) -> None:
             proc = _regress(out / "project", "run", meta["shas"][name], "--results", str(results))
             if proc.returncode not in (0, 1):
                 sys.exit(proc.stderr[-2000:])
-        meta["trials"].append({"results": str(results), "order": order, "seconds": time.time() - started,
-                               "load": os.getloadavg()[1]})
+        meta["trials"].append(
+            {"results": str(results), "order": order, "seconds": time.time() - started, "load": os.getloadavg()[1]}
+        )
         meta_path.write_text(json.dumps(meta, indent=1))
         print(f"trial {t}: {' '.join(order)} in {time.time() - started:.0f}s", flush=True)
     analyze_separate(meta)
@@ -275,8 +294,10 @@ def analyze_separate(meta: dict) -> None:
             for a, b in couples:
                 for v in compare(loaded[a], loaded[b]):
                     tally.setdefault((pair, v.id.num_threads), Counter())[v.verdict] += 1
-    print(f"{len(meta['trials'])} trials, {sum(t['seconds'] for t in meta['trials']) / len(meta['trials']):.0f} s each; "
-          f"rounds per benchmark at base: min {min(rounds)}, median {sorted(rounds)[len(rounds) // 2]}, max {max(rounds)}")
+    print(
+        f"{len(meta['trials'])} trials, {sum(t['seconds'] for t in meta['trials']) / len(meta['trials']):.0f} s each; "
+        f"rounds per benchmark at base: min {min(rounds)}, median {sorted(rounds)[len(rounds) // 2]}, max {max(rounds)}"
+    )
     for (pair, threads), c in sorted(tally.items()):
         n = sum(c.values())
         hit = c["regression"] if pair != "A/A" else c["regression"] + c["improvement"]

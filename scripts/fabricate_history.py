@@ -112,7 +112,11 @@ def fabricate(
                     for k, s in enumerate(all_specs):
                         if k % 50 == 11 and i % 97 == 13:
                             results.append(
-                                BenchmarkResult(s, "benchmarks/fabricated.py:1 bench", failure=Failure("error", "RuntimeError: boom"))
+                                BenchmarkResult(
+                                    s,
+                                    "benchmarks/fabricated.py:1 bench",
+                                    failure=Failure("error", "RuntimeError: boom"),
+                                )
                             )
                             continue
                         level = base[s] * (1.0 + 0.1 * m_i)
@@ -123,9 +127,7 @@ def fabricate(
                         samples = tuple(
                             Sample(
                                 number_per_run=number,
-                                raw_times=tuple(
-                                    level * number * rng.lognormvariate(0, 0.02) for _ in range(times)
-                                ),
+                                raw_times=tuple(level * number * rng.lognormvariate(0, 0.02) for _ in range(times)),
                                 started_at=float(info.committed_at + 60 + r),
                             )
                             for r in range(rounds)
@@ -136,7 +138,9 @@ def fabricate(
                         commit=info,
                         machine=machine,
                         env=env,
-                        fingerprint=Fingerprint(machine=machine, cpu="Fabricated CPU", cores=4, python="3.11.7", torch_version="2.13.0"),
+                        fingerprint=Fingerprint(
+                            machine=machine, cpu="Fabricated CPU", cores=4, python="3.11.7", torch_version="2.13.0"
+                        ),
                         settings=Settings(),
                         results=tuple(results),
                         failures=(Failure("build", "build_command exited 1"),) if build_failed else (),

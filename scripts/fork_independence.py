@@ -47,9 +47,25 @@ def main() -> None:
     for kind, fork in (("forks", "1"), ("fresh interpreters", "0")):
         results = out / ("results-fork" if fork == "1" else "results-fresh")
         started = time.time()
-        subprocess.run([sys.executable, "-m", "regress", "run", *shas, "--results", str(results),
-                        "--min-rounds", str(args.rounds), "--max-rounds", str(args.rounds)],
-                       cwd=out / "project", env={**os.environ, "REGRESS_FORK": fork}, check=True, capture_output=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "regress",
+                "run",
+                *shas,
+                "--results",
+                str(results),
+                "--min-rounds",
+                str(args.rounds),
+                "--max-rounds",
+                str(args.rounds),
+            ],
+            cwd=out / "project",
+            env={**os.environ, "REGRESS_FORK": fork},
+            check=True,
+            capture_output=True,
+        )
         seconds = time.time() - started
         history = Store(results).history("evalbox", "default")
         print(f"{kind}: {len(shas)} commits x {args.rounds} rounds in {seconds:.0f} s")
@@ -60,7 +76,11 @@ def main() -> None:
             floors = [stats.level(stats.round_values(c.by_id()[bid])) for c in history]
             spread = math.log(max(floors) / min(floors))
             spreads[kind].append(spread)
-            print(f"  {bid.sub_label:12} floors " + " ".join(f"{f * 1e6:8.2f}" for f in floors) + f"   spread {100 * spread:.1f}%")
+            print(
+                f"  {bid.sub_label:12} floors "
+                + " ".join(f"{f * 1e6:8.2f}" for f in floors)
+                + f"   spread {100 * spread:.1f}%"
+            )
         print(f"  median spread of identical code across the commits: {100 * statistics.median(spreads[kind]):.2f}%")
 
 

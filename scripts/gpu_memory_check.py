@@ -49,8 +49,10 @@ def main() -> int:
         want = expected(n)
         ok = cuda.peak == want and cuda.allocated == want
         bad += not ok
-        print(f"{n:>10} B requested: peak {cuda.peak} B, allocated {cuda.allocated} B, expected {want} B (512 B blocks): "
-              f"{'ok' if ok else 'MISMATCH'}")
+        print(
+            f"{n:>10} B requested: peak {cuda.peak} B, allocated {cuda.allocated} B, expected {want} B (512 B blocks): "
+            f"{'ok' if ok else 'MISMATCH'}"
+        )
     # A temporary inside the call: peak is both tensors, held at once.
     timer = Timer("a = torch.empty(n, dtype=torch.uint8, device='cuda'); b = a + 1", globals={"n": 1 << 20})
     timing.measure(timer, min_run_time=0.05)
@@ -58,7 +60,9 @@ def main() -> int:
     want = 2 * expected(1 << 20)
     ok = cuda is not None and cuda.peak == want
     bad += not ok
-    print(f"two 1 MiB tensors at once: peak {cuda.peak if cuda else None} B, expected {want} B: {'ok' if ok else 'MISMATCH'}")
+    print(
+        f"two 1 MiB tensors at once: peak {cuda.peak if cuda else None} B, expected {want} B: {'ok' if ok else 'MISMATCH'}"
+    )
     print("all match" if not bad else f"{bad} mismatch(es)")
     return 1 if bad else 0
 

@@ -43,8 +43,12 @@ SUITE = textwrap.dedent(
 
 
 def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=check", "-c", "user.email=check@example.com", *args], cwd=repo, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=check", "-c", "user.email=check@example.com", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )
 
 
 def main() -> int:
@@ -60,10 +64,14 @@ def main() -> int:
 
         t = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-c",
-             "import torch.utils.benchmark as b; "
-             "print(b.Timer('x + x', setup='x = torch.ones(64, 64)').collect_callgrind(number=20).counts())"],
-            check=True, cwd=tmp,
+            [
+                sys.executable,
+                "-c",
+                "import torch.utils.benchmark as b; "
+                "print(b.Timer('x + x', setup='x = torch.ones(64, 64)').collect_callgrind(number=20).counts())",
+            ],
+            check=True,
+            cwd=tmp,
         )
         one_collect = time.perf_counter() - t
         print(f"one torch collect_callgrind call (1 benchmark): {one_collect:.1f}s")
@@ -71,8 +79,13 @@ def main() -> int:
         runs = []
         for i in range(2):
             t = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "regress", "run", "HEAD", "--mode", "instructions"],
-                           cwd=repo, check=True, env=env, capture_output=True)
+            subprocess.run(
+                [sys.executable, "-m", "regress", "run", "HEAD", "--mode", "instructions"],
+                cwd=repo,
+                check=True,
+                env=env,
+                capture_output=True,
+            )
             runs.append(time.perf_counter() - t)
             print(f"regress run --mode instructions, 10 benchmarks, run {i + 1}: {runs[-1]:.1f}s")
 
@@ -84,7 +97,9 @@ def main() -> int:
             worst = max(worst, diff)
             print(f"  {r.id.sub_label:<22} {first:>12,} {second:>12,}  {diff:.4%}")
         ratio = max(runs) / one_collect
-        print(f"suite / one collect_callgrind: {ratio:.2f}x (target <= 2x); worst disagreement {worst:.4%} (target <= 0.5%)")
+        print(
+            f"suite / one collect_callgrind: {ratio:.2f}x (target <= 2x); worst disagreement {worst:.4%} (target <= 0.5%)"
+        )
         return 0 if ratio <= 2 and worst <= 0.005 else 1
 
 

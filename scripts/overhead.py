@@ -120,7 +120,13 @@ def split(events: list[dict], started: float, ended: float, commits: int) -> dic
     """Wall time cut into phases, from the parent's trace."""
     t = lambda name: [e["t"] for e in events if e["event"] == name]
     starts, ends = t("bench_start"), t("bench_end")
-    workers, hellos, found, refs, done = t("worker_start"), t("hello"), t("discovered"), t("reference"), t("worker_done")
+    workers, hellos, found, refs, done = (
+        t("worker_start"),
+        t("hello"),
+        t("discovered"),
+        t("reference"),
+        t("worker_done"),
+    )
     assert len(starts) == len(ends) and len(workers) == len(done) == len(refs), "unexpected trace"
     measuring = sum(b - a for a, b in zip(starts, ends))
     reference = sum(r - _last_before(ends + found, [r])[0] for r in refs)
@@ -129,13 +135,17 @@ def split(events: list[dict], started: float, ended: float, commits: int) -> dic
     phases["fork server start (one import torch)"] = sum(e["seconds"] for e in events if e["event"] == "server_started")
     phases["fork to hello (child set-up, fingerprint)"] = sum(h - w for w, h in zip(workers, hellos))
     phases["hello to discovered (suite imports)"] = sum(d - h for h, d in zip(hellos, found))
-    phases["discovered to first benchmark"] = sum(_first_after(starts, [d])[0] - d for d in found if any(x >= d for x in starts))
+    phases["discovered to first benchmark"] = sum(
+        _first_after(starts, [d])[0] - d for d in found if any(x >= d for x in starts)
+    )
     phases["after the round (save, next fork)"] = sum(w - d for d, w in zip(done, workers[1:] + [t("run_end")[0]]))
     phases["cli end (summary, exit)"] = ended - t("run_end")[0]
     phases["overhead"] = phases["wall"] - phases["measuring"]
     per_round = (
-        phases["fork to hello (child set-up, fingerprint)"] + phases["hello to discovered (suite imports)"]
-        + phases["discovered to first benchmark"] + phases["after the round (save, next fork)"]
+        phases["fork to hello (child set-up, fingerprint)"]
+        + phases["hello to discovered (suite imports)"]
+        + phases["discovered to first benchmark"]
+        + phases["after the round (save, next fork)"]
     )
     phases["per round beyond measuring"] = per_round / len(workers)
     return phases
@@ -167,15 +177,19 @@ def main() -> None:
     n = args.commits
     per_commit = med["overhead"] / n
     print(f"python -c 'import torch': {torch_import:.3f}s (median of {len(imports)})")
-    print(f"regress run HEAD~{n}..HEAD: wall {med['wall']:.2f}s, measuring {med['measuring']:.2f}s, "
-          f"overhead {med['overhead']:.2f}s, {med['rounds']:.0f} rounds (medians of {args.repeats})")
+    print(
+        f"regress run HEAD~{n}..HEAD: wall {med['wall']:.2f}s, measuring {med['measuring']:.2f}s, "
+        f"overhead {med['overhead']:.2f}s, {med['rounds']:.0f} rounds (medians of {args.repeats})"
+    )
     print("where the overhead goes, per commit:")
     for k, v in med.items():
         if k not in ("wall", "measuring", "overhead", "rounds", "per round beyond measuring"):
             print(f"  {k:52s} {v / n:6.3f}s")
     round_ratio = med["per round beyond measuring"] / torch_import
-    print(f"a round beyond measuring: {med['per round beyond measuring']:.3f}s = {round_ratio:.2f}x one `import torch` "
-          f"({'within' if round_ratio <= ROUND_TARGET else 'OVER'} the {ROUND_TARGET}x target)")
+    print(
+        f"a round beyond measuring: {med['per round beyond measuring']:.3f}s = {round_ratio:.2f}x one `import torch` "
+        f"({'within' if round_ratio <= ROUND_TARGET else 'OVER'} the {ROUND_TARGET}x target)"
+    )
     ratio = per_commit / torch_import
     verdict = "within" if ratio <= TARGET else "OVER"
     print(f"overhead per commit: {per_commit:.3f}s = {ratio:.2f}x one `import torch` ({verdict} the {TARGET}x target)")

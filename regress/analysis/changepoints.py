@@ -164,7 +164,9 @@ def _groups(logs: np.ndarray, cuts: list[int]) -> list[tuple[int, int]]:
     while k < len(cuts):
         up = medians[k + 1] > medians[k]
         j = k
-        while j + 1 < len(cuts) and (medians[j + 2] > medians[j + 1]) == up and bounds[j + 2] - bounds[j + 1] <= SLIDE_GAP:
+        while (
+            j + 1 < len(cuts) and (medians[j + 2] > medians[j + 1]) == up and bounds[j + 2] - bounds[j + 1] <= SLIDE_GAP
+        ):
             j += 1
         groups.append((k, j))
         k = j + 1
@@ -227,7 +229,9 @@ def find_steps(history: list[CommitResult], *, threshold: float = 0.05, penalty:
     return sorted(steps, key=lambda s: (s.index, s.id))
 
 
-def _compare_agrees(history: list[CommitResult], before: int, after: int, bid: BenchmarkId, ratio: float, threshold: float) -> bool | None:
+def _compare_agrees(
+    history: list[CommitResult], before: int, after: int, bid: BenchmarkId, ratio: float, threshold: float
+) -> bool | None:
     """A step is only reported where `compare` across it gives the same verdict.
 
     With rounds per commit, compare sees each side's spread, which the levels
@@ -248,9 +252,12 @@ def _blip(moves: list, k: int, threshold: float) -> bool:
     A level held for BLIP commits or fewer, then undone, is a burst of
     outliers (or a change reverted at once), not a step.
     """
+
     def returns(i: int) -> bool:
         _, _, before, after = moves[i]
         _, _, _, after_next = moves[i + 1]
-        return len(after) <= BLIP and abs(float(np.median(after_next)) - float(np.median(before))) < math.log1p(threshold)
+        return len(after) <= BLIP and abs(float(np.median(after_next)) - float(np.median(before))) < math.log1p(
+            threshold
+        )
 
     return (k + 1 < len(moves) and returns(k)) or (k > 0 and returns(k - 1))

@@ -20,8 +20,15 @@ from regress.core.units import percent as pct
 _OPPOSITE = {Kind.REGRESSION: Kind.IMPROVEMENT, Kind.IMPROVEMENT: Kind.REGRESSION}
 
 
-def blip(v: Verdict, base: CommitResult, head: CommitResult, before: CommitResult | None, after: CommitResult | None,
-          threshold: float, cores: int) -> Verdict:
+def blip(
+    v: Verdict,
+    base: CommitResult,
+    head: CommitResult,
+    before: CommitResult | None,
+    after: CommitResult | None,
+    threshold: float,
+    cores: int,
+) -> Verdict:
     """A move made by one odd commit whose neighbours agree is that commit's luck, not a change.
 
     Measured here: identical code at two commits of one interleaved run can

@@ -32,12 +32,25 @@ def judge_counts(base: BenchmarkResult, head: BenchmarkResult, *, threshold: flo
     spread = {side: (max(v) - min(v)) / min(v) if min(v) > 0 else 0.0 for side, v in (("base", b), ("head", h))}
     ratio = h_level / b_level if b_level > 0 else math.inf
     common = dict(
-        id=head.id, base_level=b_level, head_level=h_level, base_iqr=None, head_iqr=None, ratio=ratio,
-        p_value=None, base_rounds=len(b), head_rounds=len(h),
+        id=head.id,
+        base_level=b_level,
+        head_level=h_level,
+        base_iqr=None,
+        head_iqr=None,
+        ratio=ratio,
+        p_value=None,
+        base_rounds=len(b),
+        head_rounds=len(h),
     )
-    unstable = [f"{side}'s callgrind runs disagree by {gap * 100:.2f}%" for side, gap in spread.items() if gap > threshold / 2]
+    unstable = [
+        f"{side}'s callgrind runs disagree by {gap * 100:.2f}%" for side, gap in spread.items() if gap > threshold / 2
+    ]
     if unstable:
-        return Verdict(verdict=Kind.NOISY, reason="; ".join(unstable) + "; look for state the benchmark carries between calls", **common)
+        return Verdict(
+            verdict=Kind.NOISY,
+            reason="; ".join(unstable) + "; look for state the benchmark carries between calls",
+            **common,
+        )
     if ratio > 1 + threshold:
         return Verdict(verdict=Kind.REGRESSION, reason=f"{pct(ratio)} instructions per call", **common)
     if ratio < 1 / (1 + threshold):
@@ -45,7 +58,9 @@ def judge_counts(base: BenchmarkResult, head: BenchmarkResult, *, threshold: flo
     return Verdict(verdict=Kind.UNCHANGED, reason=f"{pct(ratio)}, within {threshold * 100:g}%", **common)
 
 
-def compare_counts(base: CommitResult | None, head: CommitResult | None, *, threshold: float = COUNT_THRESHOLD) -> list[Verdict]:
+def compare_counts(
+    base: CommitResult | None, head: CommitResult | None, *, threshold: float = COUNT_THRESHOLD
+) -> list[Verdict]:
     """Like `compare`, on instruction counts (`regress run --mode instructions`)."""
     b = {bid: r for bid, r in (base.by_id() if base else {}).items()}
     h = {bid: r for bid, r in (head.by_id() if head else {}).items()}
@@ -53,13 +68,26 @@ def compare_counts(base: CommitResult | None, head: CommitResult | None, *, thre
     for bid in {**b, **h}:
         br, hr = b.get(bid), h.get(bid)
         if hr is not None and hr.failure is not None and hr.failure.kind != FailureKind.SKIPPED:
-            verdicts.append(Verdict(bid, Kind.FAILED, None, None, None, None, None, None, f"failed at head: {hr.failure}"))
+            verdicts.append(
+                Verdict(bid, Kind.FAILED, None, None, None, None, None, None, f"failed at head: {hr.failure}")
+            )
         elif hr is None or not hr.counted:
             why = "not counted at head" + ("" if head is None else "; run `regress run --mode instructions` on it")
             verdicts.append(Verdict(bid, Kind.MISSING, None, None, None, None, None, None, why))
         elif br is None or not br.counted:
-            verdicts.append(Verdict(bid, Kind.NEW, None, float(np.median(_count_values(hr))), None, None, None, None,
-                                    "not counted at base"))
+            verdicts.append(
+                Verdict(
+                    bid,
+                    Kind.NEW,
+                    None,
+                    float(np.median(_count_values(hr))),
+                    None,
+                    None,
+                    None,
+                    None,
+                    "not counted at base",
+                )
+            )
         else:
             verdicts.append(judge_counts(br, hr, threshold=threshold))
     return sorted(verdicts, key=order_key)

@@ -46,8 +46,15 @@ def _only(r: BenchmarkResult, verdict: str, reason: str, side: str) -> Verdict:
     )
 
 
-def _pair(bid: BenchmarkId, b: BenchmarkResult | None, h: BenchmarkResult | None,
-          base: CommitResult | None, head: CommitResult | None, threshold: float, cores: int) -> Verdict:
+def _pair(
+    bid: BenchmarkId,
+    b: BenchmarkResult | None,
+    h: BenchmarkResult | None,
+    base: CommitResult | None,
+    head: CommitResult | None,
+    threshold: float,
+    cores: int,
+) -> Verdict:
     if h is not None and h.failure is not None:
         # A skip (say, a CUDA benchmark on a machine without a GPU) is not a failure.
         verdict = "missing" if h.failure.kind == FailureKind.SKIPPED else "failed"

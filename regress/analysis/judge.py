@@ -44,7 +44,9 @@ def _within_round_iqr(result: BenchmarkResult) -> float:
     return worst
 
 
-def _why_noisy(base: BenchmarkResult, head: BenchmarkResult, shift: stats.Shift, threshold: float, cores: int) -> list[str]:
+def _why_noisy(
+    base: BenchmarkResult, head: BenchmarkResult, shift: stats.Shift, threshold: float, cores: int
+) -> list[str]:
     """What the samples say about the instability."""
     notes = []
     for side, gap in (("base", shift.base_gap), ("head", shift.head_gap)):
@@ -52,12 +54,16 @@ def _why_noisy(base: BenchmarkResult, head: BenchmarkResult, shift: stats.Shift,
             notes.append(f"the fastest rounds of {side} disagree by {math.expm1(gap) * 100:.0f}%")
     within = max(_within_round_iqr(base), _within_round_iqr(head))
     if within >= stats.IQR_GROSS_WARN:
-        notes.append(f"IQR within a round reaches {within * 100:.0f}% of the median (torch: significant environmental influence)")
+        notes.append(
+            f"IQR within a round reaches {within * 100:.0f}% of the median (torch: significant environmental influence)"
+        )
     elif within >= stats.IQR_WARN:
         notes.append(f"IQR within a round reaches {within * 100:.0f}% of the median (torch: system fluctuation)")
     threads = head.spec.num_threads
     if cores and threads >= cores:
-        notes.append(f"{threads} thread{'s' if threads > 1 else ''} on a {cores}-core machine can't keep out of a neighbour's way")
+        notes.append(
+            f"{threads} thread{'s' if threads > 1 else ''} on a {cores}-core machine can't keep out of a neighbour's way"
+        )
     elif threads > 1:
         notes.append(f"{threads} threads are easily disturbed on a shared machine")
     return notes
@@ -161,7 +167,9 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = 0.
             f"or try {needed} rounds per side (`regress compare BASE HEAD --measure --rounds {needed}`)"
         )
     else:
-        helps = f"about {needed} rounds per side should settle it: `regress compare BASE HEAD --measure --rounds {needed}`"
+        helps = (
+            f"about {needed} rounds per side should settle it: `regress compare BASE HEAD --measure --rounds {needed}`"
+        )
     return Verdict(
         verdict=Kind.NOISY,
         reason=(

@@ -74,8 +74,16 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, metric: Metric, *, thres
         threshold = 0.0
     b_level, h_level = statistics.median(b), statistics.median(h)
     what = WHAT.get(metric, metric.value)
-    common = {"id": head.id, "base_level": b_level, "head_level": h_level, "base_iqr": None, "head_iqr": None,
-              "p_value": None, "base_rounds": len(b), "head_rounds": len(h)}
+    common = {
+        "id": head.id,
+        "base_level": b_level,
+        "head_level": h_level,
+        "base_iqr": None,
+        "head_iqr": None,
+        "p_value": None,
+        "base_rounds": len(b),
+        "head_rounds": len(h),
+    }
     if b_level == h_level:
         ratio = 1.0
     elif b_level > 0:
@@ -105,18 +113,28 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, metric: Metric, *, thres
     evidence = f"95% interval {pct(s.low)} to {pct(s.high)}"
     if (s.low > 1.0 and s.high >= 1 + threshold) or (s.high < 1.0 and s.low <= 1 / (1 + threshold)):
         worse = (s.low > 1.0) != higher
-        return diff.Verdict(verdict=Kind.REGRESSION if worse else Kind.IMPROVEMENT, reason=f"{change} ({evidence})", **common)
+        return diff.Verdict(
+            verdict=Kind.REGRESSION if worse else Kind.IMPROVEMENT, reason=f"{change} ({evidence})", **common
+        )
     if s.significant or (s.low >= 1 / (1 + threshold) and s.high <= 1 + threshold):
-        return diff.Verdict(verdict=Kind.UNCHANGED, reason=f"{change}, within {threshold * 100:g}% ({evidence})", **common)
-    return diff.Verdict(verdict=Kind.NOISY, reason=f"{change}, too unstable to judge ({evidence})",
-                        rounds_needed=stats.RECOMMENDED_ROUNDS, **common)
+        return diff.Verdict(
+            verdict=Kind.UNCHANGED, reason=f"{change}, within {threshold * 100:g}% ({evidence})", **common
+        )
+    return diff.Verdict(
+        verdict=Kind.NOISY,
+        reason=f"{change}, too unstable to judge ({evidence})",
+        rounds_needed=stats.RECOMMENDED_ROUNDS,
+        **common,
+    )
 
 
 def _empty(bid: BenchmarkId, kind: Kind, reason: str, level: float | None = None) -> diff.Verdict:
     return diff.Verdict(bid, kind, None, level, None, None, None, None, reason)
 
 
-def compare(base: CommitResult | None, head: CommitResult | None, metric: Metric, *, threshold: float) -> list[diff.Verdict]:
+def compare(
+    base: CommitResult | None, head: CommitResult | None, metric: Metric, *, threshold: float
+) -> list[diff.Verdict]:
     """Every benchmark of either commit that carries `metric`, as `diff.compare` orders them."""
     if metric == Metric.TIME:
         return diff.compare(only(base, metric), only(head, metric), threshold=threshold)
@@ -133,7 +151,13 @@ def compare(base: CommitResult | None, head: CommitResult | None, metric: Metric
         br, hr = b.get(bid), h.get(bid)
         if hr is not None and hr.failure is not None:
             skipped = hr.failure.kind == FailureKind.SKIPPED
-            out.append(_empty(bid, Kind.MISSING if skipped else Kind.FAILED, f"{'skipped' if skipped else 'failed'} at head: {hr.failure}"))
+            out.append(
+                _empty(
+                    bid,
+                    Kind.MISSING if skipped else Kind.FAILED,
+                    f"{'skipped' if skipped else 'failed'} at head: {hr.failure}",
+                )
+            )
         elif hr is None or not values(hr, metric):
             out.append(_empty(bid, Kind.MISSING, f"no {WHAT[metric]} at head"))
         elif br is None or br.failure is not None or not values(br, metric):
@@ -169,6 +193,16 @@ def steps(history: list[CommitResult], metric: Metric, *, threshold: float) -> l
             v = judge(before, r, metric, threshold=threshold)
             if v.verdict in (Kind.REGRESSION, Kind.IMPROVEMENT):
                 ratio = v.ratio if v.ratio is not None else math.inf
-                out.append(Step(r.id, commit.commit.sha, i, v.base_level, v.head_level, ratio, str(v.verdict),
-                                end_sha=commit.commit.sha))
+                out.append(
+                    Step(
+                        r.id,
+                        commit.commit.sha,
+                        i,
+                        v.base_level,
+                        v.head_level,
+                        ratio,
+                        str(v.verdict),
+                        end_sha=commit.commit.sha,
+                    )
+                )
     return out

@@ -169,7 +169,11 @@ def shift(base, head, *, drift: float = DRIFT) -> Shift:
     b_gap, h_gap = floor_gap(base), floor_gap(head)
     b_busy, h_busy = busyness(base), busyness(head)
     extra = Z * math.sqrt(
-        drift**2 + (GAP_WEIGHT * b_gap) ** 2 + (GAP_WEIGHT * h_gap) ** 2 + (BUSY_WEIGHT * b_busy) ** 2 + (BUSY_WEIGHT * h_busy) ** 2
+        drift**2
+        + (GAP_WEIGHT * b_gap) ** 2
+        + (GAP_WEIGHT * h_gap) ** 2
+        + (BUSY_WEIGHT * b_busy) ** 2
+        + (BUSY_WEIGHT * h_busy) ** 2
     )
     below = math.hypot(max(d - low, 0.0), extra)
     above = math.hypot(max(high - d, 0.0), extra)

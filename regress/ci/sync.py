@@ -85,7 +85,9 @@ def pull(cfg: Config, *, remote: str = results_branch.REMOTE, branch: str = resu
 
 def _message(changes: dict[str, bytes]) -> str:
     names = sorted(changes)
-    shown = ", ".join(n.removesuffix(".pkl") for n in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    shown = ", ".join(n.removesuffix(".pkl") for n in names[:3]) + (
+        f" and {len(names) - 3} more" if len(names) > 3 else ""
+    )
     return f"regress results: {shown}"
 
 
@@ -137,8 +139,10 @@ def push(
             if results_branch.push(repo, remote, new, branch):
                 final = new
                 break
-            say(f"regress: {remote}/{branch} moved on while pushing (another job's results); "
-                f"merging with them and trying again ({attempt}/{retries})")
+            say(
+                f"regress: {remote}/{branch} moved on while pushing (another job's results); "
+                f"merging with them and trying again ({attempt}/{retries})"
+            )
             time.sleep(random.uniform(0.2, 1.0) * attempt)  # jitter: racing jobs don't collide again
         else:
             raise RegressError(
@@ -172,8 +176,11 @@ def merge(cfg: Config, sources: list[Path]) -> Synced:
         found = Store(src).result_files()
         if not found:
             deeper = next(iter(src.glob("*/*/*/*.pkl")), None) is not None
-            hint = (f"; its subfolders hold results: regress merge {src}/*" if deeper
-                    else "; expected files like DIR/<machine>/<env>/<sha>.pkl")
+            hint = (
+                f"; its subfolders hold results: regress merge {src}/*"
+                if deeper
+                else "; expected files like DIR/<machine>/<env>/<sha>.pkl"
+            )
             raise RegressError(f"{src} holds no regress results{hint}")
         incoming.extend(Store(src).load_checked(rel, path) for rel, path in found.items())
     written, conflicts = 0, []

@@ -57,7 +57,9 @@ def project_only(p: argparse.ArgumentParser) -> None:
 
 
 def round_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--min-rounds", type=count, metavar="N", help="rounds every benchmark gets at each commit (default 5)")
+    p.add_argument(
+        "--min-rounds", type=count, metavar="N", help="rounds every benchmark gets at each commit (default 5)"
+    )
     p.add_argument(
         "--max-rounds", type=count, metavar="N", help="rounds a benchmark whose rounds disagree may get (default 15)"
     )

@@ -177,9 +177,7 @@ def load(root: Path, **overrides) -> Config:
     for key, value in table.items():
         name = key.replace("-", "_")
         if name not in _TYPES or name == "root":
-            raise RegressError(
-                f"{pyproject}: unknown key '{key}' in [tool.regress]; known keys: {', '.join(_KNOWN)}"
-            )
+            raise RegressError(f"{pyproject}: unknown key '{key}' in [tool.regress]; known keys: {', '.join(_KNOWN)}")
         values[name] = _checked(name, value, str(pyproject))
     cfg = Config(root=root, **values)
     flags = {k: v for k, v in overrides.items() if v is not None}

@@ -72,7 +72,9 @@ def _union(mine: tuple, theirs: tuple) -> tuple:
     return mine + tuple(x for x in theirs if x not in mine)
 
 
-def _one(mine: BenchmarkResult, theirs: BenchmarkResult, theirs_later: bool, *, new_run: bool = False) -> BenchmarkResult:
+def _one(
+    mine: BenchmarkResult, theirs: BenchmarkResult, theirs_later: bool, *, new_run: bool = False
+) -> BenchmarkResult:
     failure = mine.failure
     if theirs_later and not (theirs.failure is not None and theirs.failure.kind == FailureKind.SKIPPED):
         failure = theirs.failure
@@ -116,7 +118,9 @@ def combine(
         if not latest:
             return into, (conflict("build", why),)
         n = sum(len(r.samples) + len(r.counts) + len(r.tracked) for r in into.results)
-        return other, (conflict("build", f"{why.split(';')[0]}: the new run replaced {n} stored rounds of the old build"),)
+        return other, (
+            conflict("build", f"{why.split(';')[0]}: the new run replaced {n} stored rounds of the old build"),
+        )
     theirs_later = latest or (other.finished_at or other.started_at) > (into.finished_at or into.started_at)
     merged = into.by_id()
     conflicts: list[Conflict] = []
@@ -127,7 +131,9 @@ def combine(
         elif mine.spec != res.spec:
             if latest:
                 merged[res.id] = res
-                conflicts.append(conflict(str(res.id), f"its definition changed; the new one replaced {_rounds(mine)} of the old"))
+                conflicts.append(
+                    conflict(str(res.id), f"its definition changed; the new one replaced {_rounds(mine)} of the old")
+                )
             else:
                 why = f"different benchmark code under one name ({mine.origin} here, {res.origin} there)"
                 conflicts.append(conflict(str(res.id), why))

@@ -36,7 +36,6 @@ void regress_zero_stats(void) { CALLGRIND_ZERO_STATS; }
 """
 
 
-
 def parse_total(dump: bytes) -> int:
     """Total instructions (Ir) in a callgrind dump; `totals:` wins over `summary:`."""
     found = {}

@@ -63,7 +63,9 @@ def judge(
     if metric not in (Metric.TIME, Metric.INSTRUCTIONS):
         verdicts = metrics.compare(base, head, metric, threshold=threshold)
     elif counts:
-        verdicts = diff.compare_counts(metrics.only(base, Metric.INSTRUCTIONS), metrics.only(head, Metric.INSTRUCTIONS), threshold=threshold)
+        verdicts = diff.compare_counts(
+            metrics.only(base, Metric.INSTRUCTIONS), metrics.only(head, Metric.INSTRUCTIONS), threshold=threshold
+        )
     else:
         base, head = metrics.only(base, Metric.TIME), metrics.only(head, Metric.TIME)  # tracked values are judged apart
         verdicts = diff.compare(base, head, threshold=threshold)
@@ -107,14 +109,21 @@ def compare(
         if base is None or head is None:
             take, only = more_rounds or stats.RECOMMENDED_ROUNDS, bench
         else:
-            take, chosen = rounds.plan_more(judge(cfg, sides, base, head, threshold=threshold, wanted=wanted), rounds=more_rounds)
+            take, chosen = rounds.plan_more(
+                judge(cfg, sides, base, head, threshold=threshold, wanted=wanted), rounds=more_rounds
+            )
             only = rounds.exact_filter(v.id for v in chosen)
         if take:
-            rounds.measure_rounds(cfg, list(dict.fromkeys((sides.base, sides.head))), rounds=take, bench=only, announce=announce)
+            rounds.measure_rounds(
+                cfg, list(dict.fromkeys((sides.base, sides.head))), rounds=take, bench=only, announce=announce
+            )
             base, head = _load(cfg, sides)
         else:
             say("regress: nothing to measure: no verdict is noisy (use --rounds N to take more anyway)")
-    for result, sha, rev, env in ((base, sides.base, sides.base_rev, sides.base_env), (head, sides.head, sides.head_rev, sides.head_env)):
+    for result, sha, rev, env in (
+        (base, sides.base, sides.base_rev, sides.base_env),
+        (head, sides.head, sides.head_rev, sides.head_env),
+    ):
         if result is None:
             env_flag = f" --env {env}" if env != "default" else ""
             raise RegressError(

@@ -116,7 +116,13 @@ def time_left(targets: list[Target], budget: adaptive.Budget) -> float | None:
 
 
 def take_round(
-    cfg: Config, store: Store, t: Target, budget: adaptive.Budget, progress, shard=None, measure=one_commit.measure_commit
+    cfg: Config,
+    store: Store,
+    t: Target,
+    budget: adaptive.Budget,
+    progress,
+    shard=None,
+    measure=one_commit.measure_commit,
 ) -> one_commit.Collector:
     """One round of the benchmarks `t` still wants, in one fresh worker; saved as it goes.
 
@@ -138,7 +144,9 @@ def take_round(
         if t.build_failure is not None:
             got.failures.append(t.build_failure)
         elif not t.suite_dir.is_dir():
-            got.failures.append(Failure(FailureKind.SUITE, f"no benchmark folder {cfg.benchmarks}/ in this commit", t.info.short))
+            got.failures.append(
+                Failure(FailureKind.SUITE, f"no benchmark folder {cfg.benchmarks}/ in this commit", t.info.short)
+            )
         else:
             measure(
                 cfg,
@@ -223,7 +231,9 @@ def stored_values(result: CommitResult | None) -> tuple[dict[BenchmarkId, list[f
 
 
 @contextlib.contextmanager
-def checked_out(cfg: Config, repo, shas: list[str], settings_of: Callable[[str], Settings], top_up: dict[str, CommitResult | None]):
+def checked_out(
+    cfg: Config, repo, shas: list[str], settings_of: Callable[[str], Settings], top_up: dict[str, CommitResult | None]
+):
     """Targets for `shas`, each in its own worktree (built once), removed afterwards."""
     with contextlib.ExitStack() as stack:
         targets = []

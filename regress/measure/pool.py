@@ -107,7 +107,9 @@ class ForkServer:
             )
         except OSError as exc:
             mine.close()
-            raise RegressError(f"cannot start the worker interpreter {self.python}: {exc.strerror}; check --python") from None
+            raise RegressError(
+                f"cannot start the worker interpreter {self.python}: {exc.strerror}; check --python"
+            ) from None
         finally:
             theirs.close()
         mine.settimeout(SERVER_START_TIMEOUT)

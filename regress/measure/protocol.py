@@ -72,7 +72,11 @@ def compiled(d: dict | None) -> tuple[CompileStats, ...]:
         return ()
     return (
         CompileStats(
-            float(d["compile_time"]), int(d["graphs"]), int(d["graph_breaks"]), int(d["recompiles"]), float(d["started_at"])
+            float(d["compile_time"]),
+            int(d["graphs"]),
+            int(d["graph_breaks"]),
+            int(d["recompiles"]),
+            float(d["started_at"]),
         ),
     )
 

@@ -78,7 +78,7 @@ def _require_suites(cfg: Config) -> None:
     if not cfg.benchmarks_dir.is_dir():
         raise RegressError(
             f"no benchmark folder {cfg.benchmarks_dir}; create it with a bench_*.py suite, "
-            "or set benchmarks = \"...\" in [tool.regress] of pyproject.toml"
+            'or set benchmarks = "..." in [tool.regress] of pyproject.toml'
         )
 
 
@@ -88,7 +88,9 @@ def _check(options: Options) -> None:
     try:
         re.compile(options.bench)
     except re.error as exc:
-        raise RegressError(f"--bench {options.bench!r} is not a regular expression ({exc}); quote it, or escape the special characters") from None
+        raise RegressError(
+            f"--bench {options.bench!r} is not a regular expression ({exc}); quote it, or escape the special characters"
+        ) from None
 
 
 @contextlib.contextmanager

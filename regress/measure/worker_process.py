@@ -190,7 +190,9 @@ def start_worker(cfg: Config, job: dict, timeout: float) -> Worker:
     except OSError as exc:
         os.close(read_fd)
         log.close()
-        raise RegressError(f"cannot start the worker interpreter {cfg.python_exe}: {exc.strerror}; check --python") from None
+        raise RegressError(
+            f"cannot start the worker interpreter {cfg.python_exe}: {exc.strerror}; check --python"
+        ) from None
     finally:
         os.close(write_fd)
     assert popen.stdin is not None

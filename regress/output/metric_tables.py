@@ -44,25 +44,37 @@ def metric_tables(result: CommitResult) -> str:
     out: list[str] = []
     memory = [r for r in ok if r.memory]
     if memory:
-        out += _table("memory per call (torch's allocator; median of the rounds)", memory, [
-            ("allocated", lambda r: fmt_bytes(_median(r, Metric.ALLOCATED))),
-            ("peak", lambda r: fmt_bytes(_median(r, Metric.PEAK))),
-            ("device", _device),
-        ])
+        out += _table(
+            "memory per call (torch's allocator; median of the rounds)",
+            memory,
+            [
+                ("allocated", lambda r: fmt_bytes(_median(r, Metric.ALLOCATED))),
+                ("peak", lambda r: fmt_bytes(_median(r, Metric.PEAK))),
+                ("device", _device),
+            ],
+        )
     compiled = [r for r in ok if r.compiled]
     if compiled:
-        out += _table("torch.compile (first call; dynamo's counts)", compiled, [
-            ("compile_time", lambda r: fmt_time(_median(r, Metric.COMPILE_TIME))),
-            ("graphs", lambda r: f"{_median(r, Metric.GRAPHS):g}"),
-            ("graph_breaks", lambda r: f"{_median(r, Metric.GRAPH_BREAKS):g}"),
-            ("recompiles", lambda r: f"{_median(r, Metric.RECOMPILES):g}"),
-        ])
+        out += _table(
+            "torch.compile (first call; dynamo's counts)",
+            compiled,
+            [
+                ("compile_time", lambda r: fmt_time(_median(r, Metric.COMPILE_TIME))),
+                ("graphs", lambda r: f"{_median(r, Metric.GRAPHS):g}"),
+                ("graph_breaks", lambda r: f"{_median(r, Metric.GRAPH_BREAKS):g}"),
+                ("recompiles", lambda r: f"{_median(r, Metric.RECOMPILES):g}"),
+            ],
+        )
     tracked = [r for r in ok if r.tracked]
     if tracked:
-        out += _table("tracked values (median of the rounds)", tracked, [
-            ("value", lambda r: fmt_value(_median(r, Metric.TRACKED))),
-            ("unit", lambda r: r.tracked[-1].unit or "-"),
-            ("better", lambda r: r.tracked[-1].better),
-            ("rounds", lambda r: str(len(r.tracked))),
-        ])
+        out += _table(
+            "tracked values (median of the rounds)",
+            tracked,
+            [
+                ("value", lambda r: fmt_value(_median(r, Metric.TRACKED))),
+                ("unit", lambda r: r.tracked[-1].unit or "-"),
+                ("better", lambda r: r.tracked[-1].better),
+                ("rounds", lambda r: str(len(r.tracked))),
+            ],
+        )
     return "\n".join(out).rstrip()

@@ -19,7 +19,6 @@ def short_name(bid: BenchmarkId) -> str:
     return str(bid)[len(bid.label) + 3 :]
 
 
-
 class ChartPages:
     """Page renderers of `Site` (its fields: series, ids, env, commits, ...)."""
 
@@ -73,12 +72,14 @@ class ChartPages:
             for k in range(len(counted) - 1, max(-1, len(counted) - 31), -1):
                 ci, n = counted[k]
                 prev = counted[k - 1][1] if k > 0 else None
-                rows.append({
-                    "series": s.name,
-                    "commit": self._commit(shas[ci]),
-                    "count": f"{n:,}",
-                    "change": f"{(n / prev - 1) * 100:+.2f}%" if prev else "",
-                })
+                rows.append(
+                    {
+                        "series": s.name,
+                        "commit": self._commit(shas[ci]),
+                        "count": f"{n:,}",
+                        "change": f"{(n / prev - 1) * 100:+.2f}%" if prev else "",
+                    }
+                )
         return rows
 
     def _bench_page(self, bid: BenchmarkId, data) -> str:
@@ -112,7 +113,9 @@ class ChartPages:
             **self._context("../"),
             label=label,
             grid=grid,
-            sections=[{"name": sec["name"], "options": self._options([t["sha"] for t in sec["tables"]])} for sec in sections],
+            sections=[
+                {"name": sec["name"], "options": self._options([t["sha"] for t in sec["tables"]])} for sec in sections
+            ],
             hrefs={bid: "../" + self.bench_href[bid] for bid in self.labels[label]},
             threshold_pct=f"{self.threshold * 100:g}%",
             big_pct=f"{(BIG_CHANGE - 1) * 100:g}%",

@@ -117,8 +117,10 @@ def summarize(series: Series, *, threshold: float) -> Series:
             if r.ok and any(s.raw_times for s in r.samples):
                 rows.setdefault(bid, []).append(len(commit_of))
                 commit_of.append(ci)
-                values = stats.round_values(r) if all(s.raw_times for s in r.samples) else tuple(
-                    stats.round_value(s) for s in r.samples if s.raw_times
+                values = (
+                    stats.round_values(r)
+                    if all(s.raw_times for s in r.samples)
+                    else tuple(stats.round_value(s) for s in r.samples if s.raw_times)
                 )
                 levels.append(stats.level(values))
                 round_flat.extend(values)
@@ -158,7 +160,14 @@ def summarize(series: Series, *, threshold: float) -> Series:
     for bid, idx in rows.items():
         i = np.asarray(idx, dtype=np.int64)
         series.tracks[bid] = Track(
-            commits[i], stats_[1, i], stats_[0, i], stats_[2, i], stats_[3, i].astype(np.int64), level[i], band[0, i], band[1, i]
+            commits[i],
+            stats_[1, i],
+            stats_[0, i],
+            stats_[2, i],
+            stats_[3, i].astype(np.int64),
+            level[i],
+            band[0, i],
+            band[1, i],
         )
     series.steps = find_steps(series.history, threshold=threshold)
     judge_recent(series, threshold=threshold)
@@ -210,7 +219,9 @@ def judge_recent(series: Series, *, threshold: float, newest: int | None = None)
         for base, ids in sorted(wanted[head].items(), reverse=True):
             before = history[base - 1] if base > 0 else None
             after = history[head + 1] if head + 1 < len(history) else None
-            by_id = {v.id: v for v in compare(history[base], history[head], threshold=threshold, before=before, after=after)}
+            by_id = {
+                v.id: v for v in compare(history[base], history[head], threshold=threshold, before=before, after=after)
+            }
             for bid in ids:
                 if bid in by_id:
                     judged[bid] = (base, by_id[bid])
@@ -245,5 +256,3 @@ def commit_order(series: list[Series]) -> list[CommitInfo]:
         for cr in s.history:
             seen.setdefault(cr.commit.sha, cr.commit)
     return history_order(list(seen.values()))
-
-

@@ -17,6 +17,12 @@ def write(path: Path, data: str | bytes) -> None:
 def script_json(obj) -> Markup:
     """JSON that is safe inside <script>: no '<', '>' or '&' can end the element or open a comment."""
     text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    for ch, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+    for ch, escaped in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
         text = text.replace(ch, escaped)
     return Markup(text)

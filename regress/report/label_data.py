@@ -75,7 +75,9 @@ def label_tables(series: Series, grid: Grid, *, threshold: float) -> list[dict]:
     cells = grid.cells
     tracks = [series.tracks.get(bid) if bid is not None else None for bid in cells]
     fails = [series.failed.get(bid, ()) if bid is not None else () for bid in cells]
-    commits = sorted({int(c) for t in tracks if t is not None for c in t.commits} | {f.commit for fs in fails for f in fs})
+    commits = sorted(
+        {int(c) for t in tracks if t is not None for c in t.commits} | {f.commit for fs in fails for f in fs}
+    )
     if not commits:
         return []
     order = np.asarray(commits, dtype=np.int64)

@@ -15,8 +15,15 @@ from regress.core.kinds import Kind, Metric
 from regress.core.records import BenchmarkId, BenchmarkResult
 from regress.output.metric_units import FOOTNOTE, formatter
 
-SHOWN = (Metric.ALLOCATED, Metric.PEAK, Metric.COMPILE_TIME, Metric.GRAPHS, Metric.GRAPH_BREAKS, Metric.RECOMPILES,
-         Metric.TRACKED)
+SHOWN = (
+    Metric.ALLOCATED,
+    Metric.PEAK,
+    Metric.COMPILE_TIME,
+    Metric.GRAPHS,
+    Metric.GRAPH_BREAKS,
+    Metric.RECOMPILES,
+    Metric.TRACKED,
+)
 _BINARY = ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"), (1, "B"))
 TEMPLATES = ("metrics_switch.html",)
 
@@ -57,16 +64,22 @@ def bench(series: list, shas: list[list[str]], bid: BenchmarkId) -> dict:
         if not lines:
             continue
         scale, title = _axis(metric, [y for _, pts in lines for _, y in pts], unit)
-        out.append({
-            "metric": metric.value,
-            "title": title,
-            "note": FOOTNOTE[metric],
-            "series": [
-                {"name": name, "sha": [c for c, _ in pts], "y": [y / scale for _, y in pts],
-                 "text": [fmt[metric](y) for _, y in pts]}
-                for name, pts in lines
-            ],
-        })
+        out.append(
+            {
+                "metric": metric.value,
+                "title": title,
+                "note": FOOTNOTE[metric],
+                "series": [
+                    {
+                        "name": name,
+                        "sha": [c for c, _ in pts],
+                        "y": [y / scale for _, y in pts],
+                        "text": [fmt[metric](y) for _, y in pts],
+                    }
+                    for name, pts in lines
+                ],
+            }
+        )
     return {"metrics": out}
 
 
@@ -91,13 +104,20 @@ def label_tables(series: list, ids: list[BenchmarkId], *, threshold_for=_default
                 if not have:
                     continue
                 head = have[-1]
-                row = {"series": s.name, "name": str(bid)[len(bid.label) + 3:], "value": formatter(metric)(_level(head, metric)),
-                       "change": "", "verdict": ""}
+                row = {
+                    "series": s.name,
+                    "name": str(bid)[len(bid.label) + 3 :],
+                    "value": formatter(metric)(_level(head, metric)),
+                    "change": "",
+                    "verdict": "",
+                }
                 if len(have) > 1:
                     v = metrics.judge(have[-2], head, metric, threshold=threshold_for(metric))
                     row["change"] = "" if v.ratio is None else f"{(v.ratio - 1) * 100:+.1f}%"
                     row["verdict"] = str(v.verdict) if v.verdict != Kind.UNCHANGED else "unchanged"
                 rows.append(row)
         if rows:
-            tables.append({"metric": metric.value, "title": metrics.WHAT[metric], "note": FOOTNOTE[metric], "rows": rows})
+            tables.append(
+                {"metric": metric.value, "title": metrics.WHAT[metric], "note": FOOTNOTE[metric], "rows": rows}
+            )
     return tables

@@ -39,7 +39,11 @@ class OverviewPages:
         series = []
         for s in self.series:
             newest = s.history[-1]
-            base = next((cr for cr in s.history if cr.commit.sha == self.baseline), None) if self.baseline else s.history[0]
+            base = (
+                next((cr for cr in s.history if cr.commit.sha == self.baseline), None)
+                if self.baseline
+                else s.history[0]
+            )
             comparisons = [
                 self._comparison(
                     "previous",
@@ -54,7 +58,9 @@ class OverviewPages:
                     "Against the baseline" + ("" if self.baseline else " (the oldest measured commit)"),
                     base if base is not newest else None,
                     newest,
-                    "The newest commit is the baseline." if base is newest else f"The baseline {self.baseline[:10] if self.baseline else ''} was not measured on this series.",
+                    "The newest commit is the baseline."
+                    if base is newest
+                    else f"The baseline {self.baseline[:10] if self.baseline else ''} was not measured on this series.",
                 ),
             ]
             series.append(
@@ -78,7 +84,9 @@ class OverviewPages:
                 for s in self.series:
                     track = s.tracks.get(bid)
                     latest.append(fmt_time(float(track.median[-1])) if track is not None else "")
-                benchmarks.append({"name": str(bid), "short": short_name(bid), "href": self.bench_href[bid], "latest": latest})
+                benchmarks.append(
+                    {"name": str(bid), "short": short_name(bid), "href": self.bench_href[bid], "latest": latest}
+                )
             labels.append({"name": label, "href": self.label_href[label], "benchmarks": benchmarks})
         return self.env.get_template("index.html").render(
             **self._context(""),
@@ -91,8 +99,15 @@ class OverviewPages:
             n_changes=len(self.changes),
         )
 
-    def _comparison(self, kind: str, title: str, base: CommitResult | None, head: CommitResult, missing: str,
-                    before: CommitResult | None = None) -> dict:
+    def _comparison(
+        self,
+        kind: str,
+        title: str,
+        base: CommitResult | None,
+        head: CommitResult,
+        missing: str,
+        before: CommitResult | None = None,
+    ) -> dict:
         if base is None:
             return {"kind": kind, "title": title, "base": None, "missing": missing}
         # As `regress compare` judges it: with the commit before base as history, when there is one.
@@ -137,7 +152,12 @@ class OverviewPages:
                     "author": c.author,
                     "committed_at": iso(c.committed_at),
                     "url": f"{self.repo_url}/commit/{c.sha}" if self.repo_url else None,
-                    "benchmark": {"label": st.id.label, "sub_label": st.id.sub_label, "description": st.id.description, "num_threads": st.id.num_threads},
+                    "benchmark": {
+                        "label": st.id.label,
+                        "sub_label": st.id.sub_label,
+                        "description": st.id.description,
+                        "num_threads": st.id.num_threads,
+                    },
                     "name": str(st.id),
                     "before": st.before,
                     "after": st.after,
@@ -146,7 +166,14 @@ class OverviewPages:
                     "chart": self.bench_href[st.id],
                 }
             )
-        return json.dumps({"format": 1, "generator": f"regress {__version__}", "threshold": self.threshold, "changes": rows}, indent=1, ensure_ascii=False) + "\n"
+        return (
+            json.dumps(
+                {"format": 1, "generator": f"regress {__version__}", "threshold": self.threshold, "changes": rows},
+                indent=1,
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
 
     def _feed(self) -> str:
         entries = []

@@ -81,7 +81,9 @@ def summarize_times(times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return q1, median, q3, np.clip(figures, 1, _MAX_SIGNIFICANT_FIGURES)
 
 
-def format_tables(medians: np.ndarray, figures: np.ndarray, columns: np.ndarray) -> tuple[list[str], list[list[str | None]]]:
+def format_tables(
+    medians: np.ndarray, figures: np.ndarray, columns: np.ndarray
+) -> tuple[list[str], list[list[str | None]]]:
     """Compare tables, one per row: (unit per row, "" if it has no cell; cell texts per row).
 
     medians/figures: rows x cells (NaN where a cell has no measurement);

@@ -268,7 +268,9 @@ _CHECK_RESULT = _compile(records.CommitResult)
 
 
 def encode(result: records.CommitResult) -> bytes:
-    return pickle.dumps({"format": FORMAT, "version": FORMAT_VERSION, "result": result}, protocol=pickle.HIGHEST_PROTOCOL)
+    return pickle.dumps(
+        {"format": FORMAT, "version": FORMAT_VERSION, "result": result}, protocol=pickle.HIGHEST_PROTOCOL
+    )
 
 
 def decode(data: bytes, where: str) -> records.CommitResult:
@@ -279,7 +281,9 @@ def decode(data: bytes, where: str) -> records.CommitResult:
             f"{where} is not a regress result file ({exc}); nothing was run from it; delete or move it away"
         ) from None
     except Exception as exc:  # noqa: BLE001 - truncated or garbage bytes raise many kinds
-        raise RegressError(f"{where} is corrupt ({type(exc).__name__}); delete it and measure that commit again") from None
+        raise RegressError(
+            f"{where} is corrupt ({type(exc).__name__}); delete it and measure that commit again"
+        ) from None
     if type(envelope) is not dict or envelope.get("format") != FORMAT:
         raise RegressError(f"{where} is not a regress result file; delete or move it away")
     version = envelope.get("version")
@@ -298,5 +302,7 @@ def decode(data: bytes, where: str) -> records.CommitResult:
     try:
         _CHECK_RESULT(result, _Walk())
     except (Invalid, RecursionError) as exc:
-        raise RegressError(f"{where} is not a valid regress result file ({exc}); delete it and measure that commit again") from None
+        raise RegressError(
+            f"{where} is not a valid regress result file ({exc}); delete it and measure that commit again"
+        ) from None
     return result

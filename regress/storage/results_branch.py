@@ -60,7 +60,9 @@ def fetch(repo: git.Repo, remote: str, branch: str) -> str | None:
     try:
         repo.git.check_ref_format("--branch", branch)
     except git.GitCommandError:
-        raise RegressError(f"'{branch}' is not a valid branch name; pass --branch with a plain name like {BRANCH}") from None
+        raise RegressError(
+            f"'{branch}' is not a valid branch name; pass --branch with a plain name like {BRANCH}"
+        ) from None
     try:
         listed = repo.git.ls_remote("--heads", remote, f"refs/heads/{branch}")
         if not listed.strip():
@@ -69,7 +71,9 @@ def fetch(repo: git.Repo, remote: str, branch: str) -> str | None:
     except git.GitCommandError as exc:
         if "couldn't find remote ref" in (exc.stderr or ""):  # deleted between the two calls
             return None
-        raise RegressError(f"cannot fetch branch '{branch}' from remote '{remote}': {gitrepo.git_reason(exc)}; check the remote's URL and your access") from None
+        raise RegressError(
+            f"cannot fetch branch '{branch}' from remote '{remote}': {gitrepo.git_reason(exc)}; check the remote's URL and your access"
+        ) from None
     return repo.git.rev_parse("--verify", f"{tracking_ref(remote, branch)}^{{commit}}")
 
 
@@ -130,7 +134,15 @@ def commit(repo: git.Repo, parent: str | None, changes: dict[str, bytes], messag
 
 
 # A push that lost a race to another job's push: fetch, merge, try again.
-_LOST_RACE = ("fetch first", "non-fast-forward", "stale info", "failed to update ref", "cannot lock ref", "failed to lock", "already exists")
+_LOST_RACE = (
+    "fetch first",
+    "non-fast-forward",
+    "stale info",
+    "failed to update ref",
+    "cannot lock ref",
+    "failed to lock",
+    "already exists",
+)
 
 
 def push(repo: git.Repo, remote: str, commit_sha: str, branch: str) -> bool:

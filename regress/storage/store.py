@@ -29,9 +29,7 @@ _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 def check_name(kind: str, value: str) -> str:
     """Machine and env names become folder names: keep them plain."""
     if not _SAFE_NAME.match(value) or value in {".", ".."}:
-        raise RegressError(
-            f"{kind} name {value!r} can't be a folder name; use letters, digits, '.', '_', '+' or '-'"
-        )
+        raise RegressError(f"{kind} name {value!r} can't be a folder name; use letters, digits, '.', '_', '+' or '-'")
     return value
 
 

@@ -50,8 +50,23 @@ class BenchmarkDefinition:
     __regress_benchmark__ = True
 
     def __init__(
-        self, fn: Callable, *, params, threads, label, sub_label, description, stmt, setup,
-        device=None, fuzzer=None, samples=None, seed=None, compile=False, mode=None, backend=None,
+        self,
+        fn: Callable,
+        *,
+        params,
+        threads,
+        label,
+        sub_label,
+        description,
+        stmt,
+        setup,
+        device=None,
+        fuzzer=None,
+        samples=None,
+        seed=None,
+        compile=False,
+        mode=None,
+        backend=None,
     ):
         self.fn = fn
         self.__wrapped__ = fn

@@ -155,7 +155,9 @@ def _tracked(obj: Any, name: str, origin: str, module: types.ModuleType, label: 
 
     definition = obj if getattr(obj, "__regress_track__", False) else TrackDefinition(obj)
     # Named like a benchmark (module, then function); the stmt marks it as a tracked value (never executed).
-    spec = TaskSpec(stmt=f"{TRACK_STMT}{name}()", label=definition.label or label.rsplit(".", 1)[0], sub_label=name, env=env)
+    spec = TaskSpec(
+        stmt=f"{TRACK_STMT}{name}()", label=definition.label or label.rsplit(".", 1)[0], sub_label=name, env=env
+    )
     return Entry(spec, origin, None, module, track=definition)
 
 
@@ -178,7 +180,9 @@ def discover(folder: Path, *, env: str, shown_root: Path | None = None) -> tuple
             fn = getattr(obj, "__wrapped__", obj)
             line = getattr(getattr(fn, "__code__", None), "co_firstlineno", 0)
             origin = f"{shown}:{line} {name}"
-            if getattr(obj, "__regress_track__", False) or (not getattr(obj, "__regress_benchmark__", False) and name.startswith("track_")):
+            if getattr(obj, "__regress_track__", False) or (
+                not getattr(obj, "__regress_benchmark__", False) and name.startswith("track_")
+            ):
                 entries.append(_tracked(obj, name, origin, module, f"{prefix}.{name}", env))
                 continue
             try:
@@ -188,9 +192,13 @@ def discover(folder: Path, *, env: str, shown_root: Path | None = None) -> tuple
                     raise
                 where = _where(exc, path, shown)
                 if _needs_missing_cuda(exc):
-                    failures.append(Failure(FailureKind.SKIPPED, f"{name} needs CUDA, which this machine lacks", origin))
+                    failures.append(
+                        Failure(FailureKind.SKIPPED, f"{name} needs CUDA, which this machine lacks", origin)
+                    )
                 else:
-                    failures.append(Failure(FailureKind.SUITE, f"{name} {describe(exc)}", where if ":" in where else origin))
+                    failures.append(
+                        Failure(FailureKind.SUITE, f"{name} {describe(exc)}", where if ":" in where else origin)
+                    )
                 continue
             for timer in timers:
                 spec = _spec(timer, f"{prefix}.{name}", env)

@@ -79,7 +79,9 @@ def measure(timer) -> tuple[MemoryUse, ...]:
         torch.set_num_threads(threads)
     events = [e for e in window.prof.kineto_results.events() if e.name() == "[memory]"]
     # Only the CPU allocator's events (device type 0); CUDA's come from its own counters.
-    events = [e for e in events if int(e.device_type()) == 0] if events and hasattr(events[0], "device_type") else events
+    events = (
+        [e for e in events if int(e.device_type()) == 0] if events and hasattr(events[0], "device_type") else events
+    )
     events.sort(key=lambda e: e.start_ns())
     allocated, peak = cpu_figures([int(e.nbytes()) for e in events])
     uses = [MemoryUse(allocated, peak, "cpu", started)]

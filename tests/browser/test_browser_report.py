@@ -89,7 +89,9 @@ class Visit:
 def visit(browser: Browser):
     context = browser.new_context(viewport={"width": 1300, "height": 900})
     # window.open is recorded, not followed: nothing may leave the machine.
-    context.add_init_script("window.__opened = []; window.open = function (u) { window.__opened.push(u); return null; };")
+    context.add_init_script(
+        "window.__opened = []; window.open = function (u) { window.__opened.push(u); return null; };"
+    )
 
     def open_(path: Path) -> Visit:
         page = context.new_page()
@@ -109,7 +111,9 @@ def visit(browser: Browser):
 def _open_chart(visit, site: Path, name_part: str) -> Visit:
     """A chart page, once Plotly has drawn it, checked for errors and network use."""
     v = visit(bench_page(site, name_part))
-    v.page.wait_for_function("document.getElementById('chart').data !== undefined && document.querySelector('#chart .scatterlayer') !== null")
+    v.page.wait_for_function(
+        "document.getElementById('chart').data !== undefined && document.querySelector('#chart .scatterlayer') !== null"
+    )
     v.assert_clean(site)
     return v
 
@@ -147,7 +151,9 @@ def test_search_box_filters_benchmarks_by_name(sites, visit):
     assert rows.count() == len(SPECS)
 
     def visible() -> list[str]:
-        return page.eval_on_selector_all("table.index tr[data-name]", "rs => rs.filter(r => !r.hidden).map(r => r.dataset.name)")
+        return page.eval_on_selector_all(
+            "table.index tr[data-name]", "rs => rs.filter(r => !r.hidden).map(r => r.dataset.name)"
+        )
 
     assert len(visible()) == len(SPECS)
     page.fill("#search", "float64")
@@ -174,20 +180,25 @@ def test_label_page_shows_compare_tables_for_the_chosen_commit(sites, visit):
     assert cells.count() == 8
     assert all(re.fullmatch(r"\d+(\.\d+)?", t) for t in cells.all_inner_texts())  # newest commit, all measured
     assert box_a.locator(".unit").inner_text().startswith("Times are in ")
-    stepped = box_a.locator("table.compare tbody").nth(0).locator("tr").nth(1).locator("td").nth(0)  # n=64 float32, 1 thread
+    stepped = (
+        box_a.locator("table.compare tbody").nth(0).locator("tr").nth(1).locator("td").nth(0)
+    )  # n=64 float32, 1 thread
 
     box_a.locator("select").select_option(str(STEP_AT))
     assert EVIL_SUBJECT in box_a.locator(".selected-commit").inner_text()
     assert stepped.get_attribute("class") in ("num up", "num up2")
     # Colour and hover are the differ's verdict against the previous measured commit, with its reason.
     assert re.fullmatch(
-        rf"regression against {sites.shas[STEP_AT - 1][:10]}: \+(4[5-9]|5[0-5])\.\d% slower \(95% interval .*\)", stepped.get_attribute("title")
+        rf"regression against {sites.shas[STEP_AT - 1][:10]}: \+(4[5-9]|5[0-5])\.\d% slower \(95% interval .*\)",
+        stepped.get_attribute("title"),
     )
     others = [c for i, c in enumerate(cells.all()) if i != 0]
     assert all(c.get_attribute("class") in ("num unchanged", "num noisy") for c in others)
 
     box_a.locator("select").select_option(str(FAIL_AT))
-    failing = box_a.locator("table.compare tbody").nth(1).locator("tr").nth(2).locator("td").nth(1)  # n=128 float64, 2 threads
+    failing = (
+        box_a.locator("table.compare tbody").nth(1).locator("tr").nth(2).locator("td").nth(1)
+    )  # n=128 float64, 2 threads
     assert failing.inner_text() == "failed" and failing.get_attribute("class") == "num fail"
     assert failing.get_attribute("title") == "error: RuntimeError: <boom>"
     assert failing.locator("a").get_attribute("href").startswith("../bench/matmul-n-128-float64-2-threads-")

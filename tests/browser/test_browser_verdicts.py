@@ -83,7 +83,9 @@ def test_chart_markers_sit_on_the_level_line(built, visit):  # noqa: F811
     page_path = next(p for p in (site / "bench").glob("*.html") if p.name.startswith("ops-steady-"))
     v = visit(page_path)
     page = v.page
-    page.wait_for_function("document.getElementById('chart').data !== undefined && document.querySelector('#chart .scatterlayer') !== null")
+    page.wait_for_function(
+        "document.getElementById('chart').data !== undefined && document.querySelector('#chart .scatterlayer') !== null"
+    )
     v.assert_clean(site)
     line, marks = page.evaluate(
         """() => { const d = document.getElementById('chart').data;
@@ -95,7 +97,9 @@ def test_chart_markers_sit_on_the_level_line(built, visit):  # noqa: F811
     title = page.evaluate("document.getElementById('chart').layout.yaxis.title.text")
     assert "level" in title and "quartiles of the rounds" in title
     # Hovering the marker (on the line) tells of the change point and the level.
-    steps_index = page.evaluate("document.getElementById('chart').data.findIndex(t => t.meta && t.meta.kind === 'steps')")
+    steps_index = page.evaluate(
+        "document.getElementById('chart').data.findIndex(t => t.meta && t.meta.kind === 'steps')"
+    )
     uid = page.evaluate(f"document.getElementById('chart')._fullData[{steps_index}].uid")
     box = page.locator(f"#chart .scatterlayer .trace{uid} .point").first.bounding_box()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)

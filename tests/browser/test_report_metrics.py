@@ -26,14 +26,20 @@ def _save(repo, sha, allocated, breaks, params, later=0):
     when = int(c[1]) + later  # commits made in one second: the history's order must not be a tie
     info = CommitInfo(c[0], (), "Test Author", "author@example.com", when, when, c[2])
     timed = BenchmarkResult(
-        TaskSpec("f()", label="ops", sub_label="f"), "benchmarks/b.py:1 f",
+        TaskSpec("f()", label="ops", sub_label="f"),
+        "benchmarks/b.py:1 f",
         tuple(Sample(10, (1e-4, 1.01e-4), float(i)) for i in range(3)),
         memory=(MemoryUse(allocated, allocated, "cpu", 1.0),),
         compiled=(CompileStats(0.5, 1 + breaks, breaks, 0, 1.0),),
     )
-    tracked = BenchmarkResult(TaskSpec("track: track_params()", label="ops", sub_label="track_params"), "benchmarks/b.py:9 track_params",
-                              tracked=(TrackedValue(params, "parameters", "lower", 1.0),))
-    Store(repo.path / ".regress").save(CommitResult(info, "testbox", "default", Fingerprint("testbox"), Settings(), (timed, tracked)))
+    tracked = BenchmarkResult(
+        TaskSpec("track: track_params()", label="ops", sub_label="track_params"),
+        "benchmarks/b.py:9 track_params",
+        tracked=(TrackedValue(params, "parameters", "lower", 1.0),),
+    )
+    Store(repo.path / ".regress").save(
+        CommitResult(info, "testbox", "default", Fingerprint("testbox"), Settings(), (timed, tracked))
+    )
 
 
 def _json(page, element):
@@ -52,7 +58,10 @@ def test_chart_and_label_pages_carry_each_metric(repo):
     by = {m["metric"]: m for m in data["metrics"]}
     assert {"allocated", "peak", "compile_time", "graphs", "graph_breaks", "recompiles"} <= set(by)
     assert by["allocated"]["series"][0]["text"] == ["256.00 KiB", "512.00 KiB"]
-    assert by["allocated"]["title"] == "bytes allocated per call (KiB)" and by["allocated"]["series"][0]["y"] == [256, 512]
+    assert by["allocated"]["title"] == "bytes allocated per call (KiB)" and by["allocated"]["series"][0]["y"] == [
+        256,
+        512,
+    ]
     assert 'id="metrics"' in bench.read_text() and "wall time" in bench.read_text()
     (label,) = (site / "label").glob("*.html")
     tables = {t["metric"]: t for t in _json(label, "label-data")["metrics"]}
@@ -91,7 +100,10 @@ def test_the_metric_switch_works_in_a_browser(repo, chromium):
         (tracked,) = [p for p in (site / "bench").glob("*.html") if "track" in p.name]
         page.goto(tracked.resolve().as_uri())
         page.wait_for_selector("#metrics .metric-view .main-svg")  # nothing timed: the tracked value's chart
-        assert page.eval_on_selector("#metrics select", "s => s.selectedOptions[0].textContent") == "tracked value (parameters)"
+        assert (
+            page.eval_on_selector("#metrics select", "s => s.selectedOptions[0].textContent")
+            == "tracked value (parameters)"
+        )
         page.goto(label.resolve().as_uri())
         page.select_option("#metrics select", label="bytes allocated per call")
         cells = page.eval_on_selector_all("#metrics .metric-table tbody td", "ts => ts.map(t => t.textContent)")

@@ -72,7 +72,9 @@ def test_two_environments_are_stored_apart_and_compared(repo, tmp_path):
     assert "(lib-1.0)" in table and "(lib-2.0)" in table
     assert "no results" in repo.regress("show", "HEAD").stderr  # the default env was never measured
 
-    verdicts = repo.regress("compare", "HEAD", "HEAD", "--env-a", "lib-1.0", "--env-b", "lib-2.0", "--format", "json", check=True)
+    verdicts = repo.regress(
+        "compare", "HEAD", "HEAD", "--env-a", "lib-1.0", "--env-b", "lib-2.0", "--format", "json", check=True
+    )
     import json
 
     doc = json.loads(verdicts.stdout)

@@ -28,15 +28,27 @@ def _rounds(level: float, n: int, seed: int) -> tuple[Sample, ...]:
     rng = np.random.default_rng(seed)
     values = level * np.exp(np.abs(rng.normal(0, 0.003, n)))
     values[0] = level  # the fastest round is exactly the level
-    return tuple(Sample(10, tuple(float(v) * 10 * f for f in (1.0, 1.01, 1.02)), float(i)) for i, v in enumerate(values))
+    return tuple(
+        Sample(10, tuple(float(v) * 10 * f for f in (1.0, 1.01, 1.02)), float(i)) for i, v in enumerate(values)
+    )
 
 
-def _result(label: str, sub: str, level: float, *, rounds: int = 10, seed: int = 0, threads: int = 1) -> BenchmarkResult:
-    return BenchmarkResult(TaskSpec(f"{sub}()", label=label, sub_label=sub, num_threads=threads), "benchmarks/b.py:1 bench", _rounds(level, rounds, seed))
+def _result(
+    label: str, sub: str, level: float, *, rounds: int = 10, seed: int = 0, threads: int = 1
+) -> BenchmarkResult:
+    return BenchmarkResult(
+        TaskSpec(f"{sub}()", label=label, sub_label=sub, num_threads=threads),
+        "benchmarks/b.py:1 bench",
+        _rounds(level, rounds, seed),
+    )
 
 
 def _save(repo, sha: str, *results: BenchmarkResult, when: int | None = None, subject: str | None = None) -> None:
-    c = repo.git("show", "-s", "--format=%H%n%ct%n%s", sha).split("\n") if when is None else [sha, str(when), subject or "c"]
+    c = (
+        repo.git("show", "-s", "--format=%H%n%ct%n%s", sha).split("\n")
+        if when is None
+        else [sha, str(when), subject or "c"]
+    )
     info = CommitInfo(c[0], (), "Test Author", "author@example.com", int(c[1]), int(c[1]), c[2])
     Store(repo.path / ".regress").save(
         CommitResult(info, "testbox", "default", Fingerprint("testbox"), Settings(), tuple(results))
@@ -55,7 +67,11 @@ def _two_commits(repo):
         _result("ops", "add", 1e-5, seed=4, threads=2),
         _result("io|<x>", "read", 5e-3, seed=5),
     )
-    failing = BenchmarkResult(TaskSpec("read()", label="io|<x>", sub_label="read"), "benchmarks/b.py:1", failure=Failure("error", "OSError: disk", "b.py:3"))
+    failing = BenchmarkResult(
+        TaskSpec("read()", label="io|<x>", sub_label="read"),
+        "benchmarks/b.py:1",
+        failure=Failure("error", "OSError: disk", "b.py:3"),
+    )
     _save(
         repo,
         head,
@@ -98,8 +114,17 @@ def test_compare_text_grouped_worst_first(repo):
     proc = repo.regress("compare", "HEAD~1", "HEAD", check=True)
     out = proc.stdout
     rows = [line.split() for line in out.splitlines() if line.startswith("  ") and not line.startswith("  ops /")]
-    verdicts = [(r[0], r[-1]) for r in rows if r and r[-1] in ("regression", "unchanged", "new", "missing", "failed", "noisy")]
-    assert verdicts == [("read", "failed"), ("add", "regression"), ("new", "new"), ("gone", "missing"), ("mul", "unchanged"), ("add", "unchanged")]
+    verdicts = [
+        (r[0], r[-1]) for r in rows if r and r[-1] in ("regression", "unchanged", "new", "missing", "failed", "noisy")
+    ]
+    assert verdicts == [
+        ("read", "failed"),
+        ("add", "regression"),
+        ("new", "new"),
+        ("gone", "missing"),
+        ("mul", "unchanged"),
+        ("add", "unchanged"),
+    ]
     assert out.index("[") < out.index("1 thread") < out.index("2 threads")
     assert "+20.0%" in out and "10.00 us" in out and "12.00 us" in out
     assert "OSError: disk" in out
@@ -112,10 +137,34 @@ def test_fail_on_regression_and_threshold(repo, monkeypatch, capsys):
     proc = repo.regress("compare", "HEAD~1", "HEAD", "--fail-on-regression")
     assert proc.returncode == 1 and "regression" in proc.stdout and proc.stderr == ""
     assert cli(repo, monkeypatch, capsys, "compare", "HEAD~1", "HEAD")[0] == 0
-    code, out, _ = cli(repo, monkeypatch, capsys, "compare", "HEAD~1", "HEAD", "--fail-on-regression", "--threshold", "30%", "--format", "json")
+    code, out, _ = cli(
+        repo,
+        monkeypatch,
+        capsys,
+        "compare",
+        "HEAD~1",
+        "HEAD",
+        "--fail-on-regression",
+        "--threshold",
+        "30%",
+        "--format",
+        "json",
+    )
     doc = json.loads(out)
     assert code == 0 and doc["threshold"] == 0.3 and doc["summary"]["regression"] == 0
-    code, out, _ = cli(repo, monkeypatch, capsys, "compare", "HEAD~1", "HEAD", "--fail-on-regression", "--bench", "mul", "--format", "json")
+    code, out, _ = cli(
+        repo,
+        monkeypatch,
+        capsys,
+        "compare",
+        "HEAD~1",
+        "HEAD",
+        "--fail-on-regression",
+        "--bench",
+        "mul",
+        "--format",
+        "json",
+    )
     assert code == 0 and [v["sub_label"] for v in json.loads(out)["verdicts"]] == ["mul"]
 
 
@@ -127,9 +176,34 @@ def test_compare_json_is_stable_and_complete(repo, monkeypatch, capsys):
     assert doc["format"] == "regress-compare" and doc["version"] == 1
     assert doc["base"]["sha"] == base and doc["head"]["sha"] == head
     assert doc["machine"] == "testbox" and doc["env"] == "default"
-    assert doc["summary"] == {"regression": 1, "improvement": 0, "unchanged": 2, "noisy": 0, "new": 1, "missing": 1, "failed": 1}
+    assert doc["summary"] == {
+        "regression": 1,
+        "improvement": 0,
+        "unchanged": 2,
+        "noisy": 0,
+        "new": 1,
+        "missing": 1,
+        "failed": 1,
+    }
     reg = next(v for v in doc["verdicts"] if v["verdict"] == "regression")
-    assert set(reg) >= {"id", "label", "sub_label", "description", "num_threads", "base", "head", "base_iqr", "head_iqr", "ratio", "ci_low", "ci_high", "p_value", "base_rounds", "head_rounds", "reason"}
+    assert set(reg) >= {
+        "id",
+        "label",
+        "sub_label",
+        "description",
+        "num_threads",
+        "base",
+        "head",
+        "base_iqr",
+        "head_iqr",
+        "ratio",
+        "ci_low",
+        "ci_high",
+        "p_value",
+        "base_rounds",
+        "head_rounds",
+        "reason",
+    }
     assert reg["id"] == "ops / add [1 thread]" and abs(reg["ratio"] - 1.2) < 0.01
     assert reg["base"] < reg["head"] and reg["base_rounds"] == 10 and reg["p_value"] < 0.05
     gone = next(v for v in doc["verdicts"] if v["verdict"] == "missing")
@@ -172,7 +246,14 @@ def test_regressions_text_and_json(repo, monkeypatch, capsys):
     levels = [1e-5] * 12 + [1.3e-5] * 12
     for i, level in enumerate(levels):
         sha = f"{i + 1:02x}" * 20
-        _save(repo, sha, _result("ops", "add", level, rounds=3, seed=i), _result("ops", "flat", 2e-5, rounds=3, seed=100 + i), when=1_000_000 + i, subject=f"change {i}")
+        _save(
+            repo,
+            sha,
+            _result("ops", "add", level, rounds=3, seed=i),
+            _result("ops", "flat", 2e-5, rounds=3, seed=100 + i),
+            when=1_000_000 + i,
+            subject=f"change {i}",
+        )
     proc = repo.regress("regressions", check=True)
     lines = proc.stdout.splitlines()
     assert lines[0] == "0d0d0d0d0d change 12"
@@ -192,9 +273,16 @@ def test_regressions_text_and_json(repo, monkeypatch, capsys):
 def test_compare_measure_alternates_fresh_rounds(repo):
     base = repo.git("rev-parse", "HEAD")
     head = repo.commit("slower", {"src/mypkg/__init__.py": "def work(n):\n    return sum(range(n * 3))\n"})
-    proc = repo.regress("compare", "HEAD~1", "HEAD", "--measure", "--rounds", "2", "--bench", "n=100 ", "--format", "json")
+    proc = repo.regress(
+        "compare", "HEAD~1", "HEAD", "--measure", "--rounds", "2", "--bench", "n=100 ", "--format", "json"
+    )
     assert proc.returncode == 0, proc.stderr
-    assert [line.split(":")[0] for line in proc.stderr.splitlines() if line.startswith("round")] == ["round 1/2", "round 1/2", "round 2/2", "round 2/2"]
+    assert [line.split(":")[0] for line in proc.stderr.splitlines() if line.startswith("round")] == [
+        "round 1/2",
+        "round 1/2",
+        "round 2/2",
+        "round 2/2",
+    ]
     store = Store(repo.path / ".regress")
     starts = []
     for sha in (base, head):
@@ -217,9 +305,16 @@ def test_plan_more_takes_what_noisy_verdicts_ask_for():
     from regress.measure.rounds import MAX_ROUNDS, exact_filter, plan_more
 
     def v(sub, verdict, b, h, needed=None):
-        return Verdict(BenchmarkId("ops", sub, "", 1), verdict, 1.0, 1.0, None, None, 1.0, None, "", b, h, rounds_needed=needed)
+        return Verdict(
+            BenchmarkId("ops", sub, "", 1), verdict, 1.0, 1.0, None, None, 1.0, None, "", b, h, rounds_needed=needed
+        )
 
-    verdicts = [v("a (x)", "noisy", 10, 12, 20), v("b", "unchanged", 10, 10), v("c", "noisy", 2, 2, 10), v("d", "new", 0, 10)]
+    verdicts = [
+        v("a (x)", "noisy", 10, 12, 20),
+        v("b", "unchanged", 10, 10),
+        v("c", "noisy", 2, 2, 10),
+        v("d", "new", 0, 10),
+    ]
     take, chosen = plan_more(verdicts)
     assert take == 18 and [c.id.sub_label for c in chosen] == ["a (x)", "c"]
     take, chosen = plan_more(verdicts, rounds=12)

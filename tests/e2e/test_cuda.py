@@ -85,7 +85,9 @@ def test_first_call_library_load_never_lands_in_a_sample(repo):
     result = Store(repo.path / ".regress").load("testbox", "default", sha)
     (gpu,) = [r for r in result.results if r.id.sub_label.endswith("device=cuda")]
     per_run = [t / s.number_per_run for s in gpu.samples for t in s.raw_times]
-    print(f"bare first call {first * 1e6:.0f} us, then {second * 1e6:.0f} us; regress samples max {max(per_run) * 1e6:.0f} us, median {gpu.median * 1e6:.0f} us")
+    print(
+        f"bare first call {first * 1e6:.0f} us, then {second * 1e6:.0f} us; regress samples max {max(per_run) * 1e6:.0f} us, median {gpu.median * 1e6:.0f} us"
+    )
     assert first > 5 * third  # the load is real on this machine...
     assert max(per_run) < first / 5  # ...and not in any sample
     assert max(per_run) < 3 * gpu.median

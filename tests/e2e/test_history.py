@@ -98,8 +98,12 @@ def test_range_runs_oldest_first_against_each_commits_code_leaving_the_checkout_
     # second round newest first); one progress line a round of a commit.
     progress = [line for line in proc.stderr.splitlines() if line.startswith("[")]
     assert [line.split()[:4] for line in progress[:6]] == [
-        ["[round", "1,", "1/3]", c1[:10]], ["[round", "1,", "2/3]", c2[:10]], ["[round", "1,", "3/3]", c3[:10]],
-        ["[round", "2,", "1/3]", c3[:10]], ["[round", "2,", "2/3]", c2[:10]], ["[round", "2,", "3/3]", c1[:10]],
+        ["[round", "1,", "1/3]", c1[:10]],
+        ["[round", "1,", "2/3]", c2[:10]],
+        ["[round", "1,", "3/3]", c3[:10]],
+        ["[round", "2,", "1/3]", c3[:10]],
+        ["[round", "2,", "2/3]", c2[:10]],
+        ["[round", "2,", "3/3]", c1[:10]],
     ]
     assert len(progress) == 9 and "config: timeout" in progress[0] and "left)" in progress[1]
     assert [line.split()[0] for line in proc.stdout.splitlines()] == [c1[:10], c2[:10], c3[:10]]
@@ -130,8 +134,19 @@ def test_range_runs_oldest_first_against_each_commits_code_leaving_the_checkout_
 def repo_pyproject(**extra) -> str:
     lines = [f"{k} = {json.dumps(v)}" for k, v in extra.items()]  # JSON strings and numbers are TOML too
     return "\n".join(
-        ["[project]", 'name = "mypkg"', 'version = "0"', "", "[tool.regress]", "min_run_time = 0.01", 'machine = "testbox"',
-         "min_rounds = 3", "max_rounds = 3", *lines, ""]
+        [
+            "[project]",
+            'name = "mypkg"',
+            'version = "0"',
+            "",
+            "[tool.regress]",
+            "min_run_time = 0.01",
+            'machine = "testbox"',
+            "min_rounds = 3",
+            "max_rounds = 3",
+            *lines,
+            "",
+        ]
     )
 
 

@@ -61,7 +61,10 @@ def test_abort_segfault_and_hang_are_recorded_and_the_rest_is_measured(repo):
     assert by["d hang"].failure.where == "benchmarks/bench_faults.py:8 bench_faults"
     # Reported at the end, one problem a line.
     assert "4 measured (3 rounds each), 3 problems" in proc.stdout
-    assert "faults / b abort [1 thread]: benchmarks/bench_faults.py:8 bench_faults: crash: worker killed by SIGABRT" in proc.stdout
+    assert (
+        "faults / b abort [1 thread]: benchmarks/bench_faults.py:8 bench_faults: crash: worker killed by SIGABRT"
+        in proc.stdout
+    )
 
 
 BUILD = """
@@ -234,7 +237,11 @@ def test_sigkill_mid_range_keeps_finished_rounds_refuses_a_second_run_and_rerun_
     (gate / "open").write_text("")
     rerun = repo.regress("run", "HEAD~3..HEAD", "--bench", "n=100 |gate", "--skip-existing", env=env, check=True)
     assert "already measured" not in rerun.stdout  # the first commit was incomplete: topped up, not skipped
-    assert [line.split()[3] for line in rerun.stderr.splitlines() if line.startswith("[round 1,")] == [c1[:10], c2[:10], c3[:10]]
+    assert [line.split()[3] for line in rerun.stderr.splitlines() if line.startswith("[round 1,")] == [
+        c1[:10],
+        c2[:10],
+        c3[:10],
+    ]
     kept = {s for r in first.results for s in r.samples}
     for sha in (c1, c2, c3):
         assert load(repo, sha).complete and rounds_of(load(repo, sha)) == {"work": 3, "gate": 3}
@@ -262,8 +269,14 @@ def test_ctrl_c_mid_round_saves_what_finished_and_skip_existing_measures_only_th
 
     # A cancelled CI job (SIGTERM) is handled the same way; what was saved stays.
     (gate / "waiting").unlink()
-    proc = subprocess.Popen(regress_cmd("run", "HEAD~3..HEAD", "--bench", "n=100 |gate", "--skip-existing"),
-                            cwd=repo.path, env=cli_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        regress_cmd("run", "HEAD~3..HEAD", "--bench", "n=100 |gate", "--skip-existing"),
+        cwd=repo.path,
+        env=cli_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while not (gate / "waiting").exists():
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()

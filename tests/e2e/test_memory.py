@@ -110,10 +110,16 @@ def test_allocated_flags_exactly_the_clone_and_double_product_and_the_softmax(re
     assert "KiB" in text and "regression" in text
     gate = repo.regress("compare", shas[1], shas[2], "--metric", "allocated", "--fail-on-regression")
     assert gate.returncode == 1
-    steps = json.loads(repo.regress("regressions", "--metric", "allocated", "--format", "json", check=True).stdout)["steps"]
-    assert sorted((s["commit"]["sha"], s["sub_label"], s["direction"]) for s in steps) == sorted([
-        (shas[2], "scaled()", "regression"), (shas[3], "gram()", "regression"), (shas[4], "softmax()", "improvement"),
-    ])
+    steps = json.loads(repo.regress("regressions", "--metric", "allocated", "--format", "json", check=True).stdout)[
+        "steps"
+    ]
+    assert sorted((s["commit"]["sha"], s["sub_label"], s["direction"]) for s in steps) == sorted(
+        [
+            (shas[2], "scaled()", "regression"),
+            (shas[3], "gram()", "regression"),
+            (shas[4], "softmax()", "improvement"),
+        ]
+    )
     shown = repo.regress("show", shas[2], check=True).stdout
     assert "allocated" in shown and "KiB" in shown
 

@@ -37,7 +37,7 @@ N_COMMITS = 20
 STEP_AT = 12  # this commit makes STEPPED 1.5x slower; its subject is EVIL_SUBJECT
 FAIL_AT = 7  # FAILING fails at this commit on box-a
 EVIL_SUBJECT = "<script>alert(1)</script>"
-EVIL_AUTHOR = "O'Brien & \"Sons\" Ltd"
+EVIL_AUTHOR = 'O\'Brien & "Sons" Ltd'
 EVIL_LABEL = "</script><script>alert(3)</script>"
 SPECS = [
     TaskSpec(stmt=f"mm{n}", label="matmul", sub_label=f"n={n}", description=dt, num_threads=th)
@@ -76,7 +76,9 @@ def make_project(root: Path) -> Project:
         subprocess.run(["git", "add", "-A"], cwd=root, env=cli_env(), check=True)
         subprocess.run(
             ["git", "commit", "-q", "--allow-empty", "-m", EVIL_SUBJECT if i == STEP_AT else f"Change number {i}"],
-            cwd=root, env=cli_env(env), check=True,
+            cwd=root,
+            env=cli_env(env),
+            check=True,
         )
         shas.append(repo.git("rev-parse", "HEAD"))
     git_repo = gitrepo.open_repo(root)
@@ -91,7 +93,9 @@ def make_project(root: Path) -> Project:
             results = []
             for spec in SPECS:
                 if machine == "box-a" and i == FAIL_AT and spec.id == FAILING:
-                    results.append(BenchmarkResult(spec, "benchmarks/x.py:1", failure=Failure("error", "RuntimeError: <boom>")))
+                    results.append(
+                        BenchmarkResult(spec, "benchmarks/x.py:1", failure=Failure("error", "RuntimeError: <boom>"))
+                    )
                     continue
                 level = base[spec] * factor * (1.5 if spec.id == STEPPED and i >= STEP_AT else 1.0)
                 samples = tuple(
@@ -249,14 +253,21 @@ def test_overview_compares_newest_with_previous_and_baseline(project, site):
     project.repo.regress("report", "--out", str(out), "--baseline", f"HEAD~{N_COMMITS - 1 - (STEP_AT + 1)}", check=True)
     _, (a_base, a_base_html), _, (b_base, b_base_html) = _overview_sections(out)
     assert a_base == project.shas[STEP_AT + 1] and str(STEPPED) not in a_base_html
-    assert b_base == "" and f"The baseline {project.shas[STEP_AT + 1][:10]} was not measured on this series." in b_base_html
+    assert (
+        b_base == ""
+        and f"The baseline {project.shas[STEP_AT + 1][:10]} was not measured on this series." in b_base_html
+    )
 
 
 def test_report_errors_are_one_line(project, tmp_path):
     def fails(*args, contains: str, cwd: Path | None = None):
         proc = subprocess.run(
-            [sys.executable, "-m", "regress", "report", *args], cwd=cwd or project.repo.path,
-            env=cli_env(), capture_output=True, text=True, timeout=120,
+            [sys.executable, "-m", "regress", "report", *args],
+            cwd=cwd or project.repo.path,
+            env=cli_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         lines = proc.stderr.strip().splitlines()
         assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
@@ -308,7 +319,9 @@ def test_incremental_rebuild_keeps_pages_without_new_results(project, tmp_path):
     # A new commit measured for one benchmark only (as `regress run --bench` stores it).
     sha = repo.commit("Speed up n=128")
     info = gitrepo.commit_info(gitrepo.open_repo(work), sha)
-    spec = next(s for s in SPECS if s.id.sub_label == "n=128" and s.id.description == "float32" and s.id.num_threads == 1)
+    spec = next(
+        s for s in SPECS if s.id.sub_label == "n=128" and s.id.description == "float32" and s.id.num_threads == 1
+    )
     result = BenchmarkResult(spec, "x", (Sample(1, (1e-6, 1.1e-6, 0.9e-6)),))
     Store(work / ".regress").save(CommitResult(info, "box-a", "default", Fingerprint("box-a"), Settings(), (result,)))
 
@@ -340,16 +353,30 @@ def test_templates_ship_inside_the_wheel(tmp_path):
     subprocess.run(
         # Build isolation: the build requirements of pyproject.toml, as any installer uses them.
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist"), str(src)],
-        check=True, capture_output=True, timeout=300,
+        check=True,
+        capture_output=True,
+        timeout=300,
     )
     (wheel,) = (tmp_path / "dist").glob("regress-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    for name in ("base.html", "index.html", "label.html", "bench.html", "feed.atom", "static/regress.js", "static/regress.css"):
+    for name in (
+        "base.html",
+        "index.html",
+        "label.html",
+        "bench.html",
+        "feed.atom",
+        "static/regress.js",
+        "static/regress.css",
+    ):
         assert f"regress/report/templates/{name}" in names
     zipfile.ZipFile(wheel).extractall(tmp_path / "installed")
     proc = subprocess.run(
         [sys.executable, "-c", "from regress.report import site; print(site._templates())"],
-        env={**os.environ, "PYTHONPATH": str(tmp_path / "installed")}, cwd=tmp_path, capture_output=True, text=True, check=True,
+        env={**os.environ, "PYTHONPATH": str(tmp_path / "installed")},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert str(tmp_path / "installed" / "regress" / "report" / "templates") in proc.stdout
 
@@ -369,7 +396,8 @@ def test_instruction_counts_and_skips_on_chart_pages(project, tmp_path):
     for result, count in ((prev, 100_000), (newest, 112_000)):
         counted = tuple(
             replace(r, counts=(InstructionCount(20, (count + 50, count, count, count, count, count)),))
-            if r.id == STEPPED else r
+            if r.id == STEPPED
+            else r
             for r in result.results
         ) + (BenchmarkResult(cuda, "benchmarks/x.py:9", failure=Failure("skipped", "CUDA is not available")),)
         store.save(replace(result, results=counted))

@@ -28,7 +28,9 @@ def test_a_range_is_measured_round_by_round_alternating_direction(repo):
     proc = repo.regress("run", *shas, check=True)
     # Round k of every commit starts before round k+1 of any: the samples' start times say so.
     starts = {sha: sorted(s.started_at for r in stored(repo, sha).results for s in r.samples) for sha in shas}
-    per_round = {sha: [times[i * 2 : i * 2 + 2] for i in range(3)] for sha, times in starts.items()}  # 2 benchmarks a round
+    per_round = {
+        sha: [times[i * 2 : i * 2 + 2] for i in range(3)] for sha, times in starts.items()
+    }  # 2 benchmarks a round
     for k in range(2):
         assert max(t for sha in shas for t in per_round[sha][k]) < min(t for sha in shas for t in per_round[sha][k + 1])
     # Round 1 oldest first, round 2 newest first, round 3 oldest first again.
@@ -55,7 +57,9 @@ def test_a_killed_range_keeps_its_rounds_and_a_rerun_tops_up_the_rest(repo):
     # Kill it once the second round has started somewhere: some rounds saved, others not.
     while time.monotonic() < deadline:
         files = list(results.glob("*.pkl")) if results.is_dir() else []
-        if len(files) == 3 and any(len(r.samples) >= 2 for f in files for r in Store(repo.path / ".regress").load_file(f).results):
+        if len(files) == 3 and any(
+            len(r.samples) >= 2 for f in files for r in Store(repo.path / ".regress").load_file(f).results
+        ):
             break
         time.sleep(0.02)
     else:
@@ -83,7 +87,10 @@ def test_a_killed_range_keeps_its_rounds_and_a_rerun_tops_up_the_rest(repo):
 
 def test_default_rounds_adapt_and_rounds_after_the_first_are_cheap(repo):
     # No round settings: the adaptive defaults (5 rounds at least).
-    repo.write("pyproject.toml", repo.path.joinpath("pyproject.toml").read_text().replace("min_rounds = 3\nmax_rounds = 3\n", ""))
+    repo.write(
+        "pyproject.toml",
+        repo.path.joinpath("pyproject.toml").read_text().replace("min_rounds = 3\nmax_rounds = 3\n", ""),
+    )
     repo.git("commit", "-qam", "default rounds")
     trace = repo.path / "trace.jsonl"
     started = time.monotonic()

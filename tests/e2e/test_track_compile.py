@@ -69,7 +69,9 @@ def _verdicts(repo, base, head, metric):
 
 def test_track_values_are_stored_compared_and_shown(repo):
     base = repo.commit("model", {"src/mypkg/model.py": MODEL, "benchmarks/bench_work.py": TRACK})
-    head = repo.commit("bigger, less accurate", {"src/mypkg/model.py": MODEL.replace("1000", "1500").replace("0.9", "0.8")})
+    head = repo.commit(
+        "bigger, less accurate", {"src/mypkg/model.py": MODEL.replace("1000", "1500").replace("0.9", "0.8")}
+    )
     repo.regress("run", f"{base}^..{head}", *ONE_ROUND, check=True)
     proc = repo.regress("compare", base, head, "--metric", "tracked", "--format", "json", check=True)
     rows = {x["sub_label"]: x for x in json.loads(proc.stdout)["verdicts"]}

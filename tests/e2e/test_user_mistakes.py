@@ -9,8 +9,12 @@ from test_history import one_error_line
 
 def test_show_of_a_range_is_one_line(repo):
     repo.commit("second", {"README": "x\n"})
-    for command in (("show", "HEAD~1..HEAD"), ("compare", "HEAD~1..HEAD", "HEAD"), ("report", "--baseline", "HEAD~1..HEAD"),
-                    ("check", "HEAD~1..HEAD")):
+    for command in (
+        ("show", "HEAD~1..HEAD"),
+        ("compare", "HEAD~1..HEAD", "HEAD"),
+        ("report", "--baseline", "HEAD~1..HEAD"),
+        ("check", "HEAD~1..HEAD"),
+    ):
         line = one_error_line(repo.regress(*command))
         assert "'HEAD~1..HEAD' is a range of 1 commit" in line and "takes one commit, like HEAD" in line, line
         assert command[0] in line or "--baseline" in line

@@ -135,13 +135,19 @@ def test_commits_whose_rounds_disagree_are_left_out():
 
     assert find_steps(with_excursion(settled=False)) == []
     # Had the rounds agreed, five commits at +30% would be real steps up and down.
-    assert [(s.index, s.direction) for s in find_steps(with_excursion(settled=True))] == [(20, "regression"), (25, "improvement")]
+    assert [(s.index, s.direction) for s in find_steps(with_excursion(settled=True))] == [
+        (20, "regression"),
+        (25, "improvement"),
+    ]
 
 
 def test_benchmark_using_every_core_needs_a_bigger_step():
     spec2 = TaskSpec("f()", label="hist", sub_label="f", num_threads=2)
     levels = [1e-4] * 30 + [1.07e-4] * 30
-    on_two = [CommitResult(**{**c.__dict__, "fingerprint": Fingerprint("box", cores=2)}) for c in history(levels, spec=spec2, noise=0.003)]
+    on_two = [
+        CommitResult(**{**c.__dict__, "fingerprint": Fingerprint("box", cores=2)})
+        for c in history(levels, spec=spec2, noise=0.003)
+    ]
     on_four = [CommitResult(**{**c.__dict__, "fingerprint": Fingerprint("box", cores=4)}) for c in on_two]
     assert find_steps(on_two) == []
     assert [s.index for s in find_steps(on_four)] == [30]

@@ -23,7 +23,9 @@ def good() -> CommitResult:
 
 
 def envelope(result) -> bytes:
-    return pickle.dumps({"format": FORMAT, "version": FORMAT_VERSION, "result": result}, protocol=pickle.HIGHEST_PROTOCOL)
+    return pickle.dumps(
+        {"format": FORMAT, "version": FORMAT_VERSION, "result": result}, protocol=pickle.HIGHEST_PROTOCOL
+    )
 
 
 def poke(obj, name, value):
@@ -148,8 +150,16 @@ def test_older_formats_still_load(monkeypatch):
     object.__setattr__(failed.failure, "kind", "error")  # a str, as format 3 wrote it
     old = dataclasses.replace(old, results=(*old.results, failed))
     monkeypatch.setitem(sys.modules, "regress.model", records)
-    for cls in (records.CommitResult, records.CommitInfo, records.Fingerprint, records.Settings, records.BenchmarkResult,
-                records.TaskSpec, records.Sample, records.Failure):
+    for cls in (
+        records.CommitResult,
+        records.CommitInfo,
+        records.Fingerprint,
+        records.Settings,
+        records.BenchmarkResult,
+        records.TaskSpec,
+        records.Sample,
+        records.Failure,
+    ):
         monkeypatch.setattr(cls, "__module__", "regress.model")
     data = pickle.dumps({"format": FORMAT, "version": 3, "result": old}, protocol=pickle.HIGHEST_PROTOCOL)
     monkeypatch.undo()

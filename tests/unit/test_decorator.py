@@ -11,7 +11,10 @@ from regress.suite.decorator import BenchmarkDefinition
 
 
 def specs(defn):
-    return [(t.reason if not isinstance(t, Timer) else None, t if not isinstance(t, Timer) else t._task_spec) for t in defn.timers()]
+    return [
+        (t.reason if not isinstance(t, Timer) else None, t if not isinstance(t, Timer) else t._task_spec)
+        for t in defn.timers()
+    ]
 
 
 def test_grid_threads_labels():
@@ -63,9 +66,13 @@ def test_cuda_device_is_skipped_without_a_gpu_and_fn_not_called():
 
 def _fuzzer():
     return Fuzzer(
-        parameters=[FuzzedParameter("k0", minval=1, maxval=1000, distribution="loguniform"),
-                    FuzzedParameter("k1", minval=1, maxval=1000, distribution="loguniform")],
-        tensors=[FuzzedTensor("x", size=("k0", "k1"), min_elements=16, max_elements=100_000, probability_contiguous=0.5)],
+        parameters=[
+            FuzzedParameter("k0", minval=1, maxval=1000, distribution="loguniform"),
+            FuzzedParameter("k1", minval=1, maxval=1000, distribution="loguniform"),
+        ],
+        tensors=[
+            FuzzedTensor("x", size=("k0", "k1"), min_elements=16, max_elements=100_000, probability_contiguous=0.5)
+        ],
     )
 
 

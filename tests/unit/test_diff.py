@@ -42,7 +42,9 @@ def test_two_draws_of_one_distribution_are_unchanged(seed):
     assert abs(v.ratio - 1) < 0.02
 
 
-@pytest.mark.parametrize("factor, verdict", [(1.10, "regression"), (1.25, "regression"), (1 / 1.10, "improvement"), (0.5, "improvement")])
+@pytest.mark.parametrize(
+    "factor, verdict", [(1.10, "regression"), (1.25, "regression"), (1 / 1.10, "improvement"), (0.5, "improvement")]
+)
 def test_clear_shift_beyond_threshold(factor, verdict):
     v = one(noisy_rounds(1e-4, 10, seed=3), noisy_rounds(1e-4 * factor, 10, seed=4))
     assert v.verdict == verdict, v.reason
@@ -134,7 +136,9 @@ def test_verdicts_are_deterministic():
 
 def test_changed_definition_is_noted():
     b = bench(noisy_rounds(1e-4, 10, seed=17))
-    h = BenchmarkResult(TaskSpec("other()", label="ops", sub_label="add"), "x", rounds_of(noisy_rounds(1e-4, 10, seed=18)))
+    h = BenchmarkResult(
+        TaskSpec("other()", label="ops", sub_label="add"), "x", rounds_of(noisy_rounds(1e-4, 10, seed=18))
+    )
     assert "definition differs" in judge(b, h).reason
 
 
@@ -161,8 +165,22 @@ def test_compare_new_missing_failed_and_order():
         bench(steady, sub="fixed", threads=2),
         bench(steady, label="alpha", sub="x"),
     )
-    broken = BenchmarkResult(TaskSpec("breaks()", label="ops", sub_label="breaks"), "o", failure=Failure("error", "ValueError: boom", "bench_ops.py:9"))
-    base = CommitResult(**{**base.__dict__, "results": base.results + (BenchmarkResult(TaskSpec("f()", label="ops", sub_label="fixed2"), "o", failure=Failure("crash", "segfault")),)})
+    broken = BenchmarkResult(
+        TaskSpec("breaks()", label="ops", sub_label="breaks"),
+        "o",
+        failure=Failure("error", "ValueError: boom", "bench_ops.py:9"),
+    )
+    base = CommitResult(
+        **{
+            **base.__dict__,
+            "results": base.results
+            + (
+                BenchmarkResult(
+                    TaskSpec("f()", label="ops", sub_label="fixed2"), "o", failure=Failure("crash", "segfault")
+                ),
+            ),
+        }
+    )
     head = commit(
         "b",
         bench(noisy_rounds(1e-4, 10, seed=21), sub="same"),
@@ -222,7 +240,9 @@ def test_benchmark_using_every_core_gets_a_wider_drift_allowance():
     def on(cores):
         base, head = commit("a", base_r), commit("b", head_r)
         fp = Fingerprint("box", cores=cores)
-        return compare(CommitResult(**{**base.__dict__, "fingerprint": fp}), CommitResult(**{**head.__dict__, "fingerprint": fp}))[0]
+        return compare(
+            CommitResult(**{**base.__dict__, "fingerprint": fp}), CommitResult(**{**head.__dict__, "fingerprint": fp})
+        )[0]
 
     assert on(4).verdict == "regression"
     spare = on(2)
@@ -234,8 +254,12 @@ def test_every_core_benchmark_switching_modes_is_noisy():
     # Base's run never reached the fast mode; head's did: 3x apart, both floors settled.
     slow_mode = [3e-4 * (1 + 0.001 * k) for k in range(7)] + [9e-4, 3e-3, 2e-2]
     fast_mode = [1e-4 * (1 + 0.001 * k) for k in range(7)] + [3e-4, 4e-4, 3e-3]
-    base = CommitResult(**{**commit("a", bench(slow_mode, threads=2)).__dict__, "fingerprint": Fingerprint("box", cores=2)})
-    head = CommitResult(**{**commit("b", bench(fast_mode, threads=2)).__dict__, "fingerprint": Fingerprint("box", cores=2)})
+    base = CommitResult(
+        **{**commit("a", bench(slow_mode, threads=2)).__dict__, "fingerprint": Fingerprint("box", cores=2)}
+    )
+    head = CommitResult(
+        **{**commit("b", bench(fast_mode, threads=2)).__dict__, "fingerprint": Fingerprint("box", cores=2)}
+    )
     (v,) = compare(base, head)
     assert v.verdict == "noisy" and "fast and a slow mode" in v.reason and v.ratio == pytest.approx(1 / 3)
     on_four = [CommitResult(**{**c.__dict__, "fingerprint": Fingerprint("box", cores=4)}) for c in (base, head)]
@@ -244,7 +268,9 @@ def test_every_core_benchmark_switching_modes_is_noisy():
 
 def test_skipped_at_head_is_missing_not_failed():
     base = commit("a", bench([1e-4] * 3))
-    skipped = BenchmarkResult(TaskSpec("add()", label="ops", sub_label="add"), "o", failure=Failure("skipped", "needs CUDA"))
+    skipped = BenchmarkResult(
+        TaskSpec("add()", label="ops", sub_label="add"), "o", failure=Failure("skipped", "needs CUDA")
+    )
     (v,) = compare(base, commit("b", skipped))
     assert v.verdict == "missing" and "needs CUDA" in v.reason and v.base_level == pytest.approx(1e-4)
 

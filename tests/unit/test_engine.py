@@ -49,7 +49,9 @@ class FakeMachine:
 def targets_for(tmp_path: Path, shas: list[str]) -> list[engine.Target]:
     (tmp_path / "benchmarks").mkdir(exist_ok=True)
     return [
-        engine.Target(CommitInfo(sha * 40, (), "A", "a@x", 0, 0, sha), Settings(), tmp_path, tmp_path / "benchmarks", tmp_path)
+        engine.Target(
+            CommitInfo(sha * 40, (), "A", "a@x", 0, 0, sha), Settings(), tmp_path, tmp_path / "benchmarks", tmp_path
+        )
         for sha in shas
     ]
 
@@ -78,7 +80,9 @@ def test_the_per_commit_budget_stops_extra_rounds_but_never_the_minimum(tmp_path
     fake = FakeMachine({"x": [1.0, 1.5], "y": [1.0, 1.5]}, 2.0)
     budget = adaptive.Budget(min_rounds=3, max_rounds=20, seconds=9.0)
     targets = targets_for(tmp_path, ["a", "b"])
-    engine.measure_targets(cfg_for(tmp_path), Store(tmp_path / "r"), targets, budget, measure=fake.measure, clock=fake.clock)
+    engine.measure_targets(
+        cfg_for(tmp_path), Store(tmp_path / "r"), targets, budget, measure=fake.measure, clock=fake.clock
+    )
     for t in targets:
         # 3 rounds (12 s, over the 9 s budget already): never fewer than the minimum, nothing beyond.
         assert {len(v) for v in t.values.values()} == {3}
@@ -86,7 +90,9 @@ def test_the_per_commit_budget_stops_extra_rounds_but_never_the_minimum(tmp_path
     budget = adaptive.Budget(min_rounds=2, max_rounds=20, seconds=9.0)
     fake = FakeMachine({"x": [1.0, 1.5], "y": [1.0, 1.5]}, 2.0)
     targets = targets_for(tmp_path, ["c"])
-    engine.measure_targets(cfg_for(tmp_path), Store(tmp_path / "r2"), targets, budget, measure=fake.measure, clock=fake.clock)
+    engine.measure_targets(
+        cfg_for(tmp_path), Store(tmp_path / "r2"), targets, budget, measure=fake.measure, clock=fake.clock
+    )
     # 2 rounds = 8 s < 9 s, so one more round (12 s), then the budget is spent.
     assert {len(v) for v in targets[0].values.values()} == {3}
 
@@ -95,9 +101,11 @@ def test_rounds_are_interleaved_and_alternate_direction(tmp_path):
     fake = FakeMachine({"x": [1.0]}, 0.5)
     budget = adaptive.Budget(min_rounds=3, max_rounds=3, seconds=100.0)
     targets = targets_for(tmp_path, ["a", "b", "c"])
-    engine.measure_targets(cfg_for(tmp_path), Store(tmp_path / "r"), targets, budget, measure=fake.measure, clock=fake.clock)
+    engine.measure_targets(
+        cfg_for(tmp_path), Store(tmp_path / "r"), targets, budget, measure=fake.measure, clock=fake.clock
+    )
     order = [sha[0] for sha, _ in fake.calls]
-    assert order == list("abc" "cba" "abc")
+    assert order == list("abccbaabc")
 
 
 def test_time_left_counts_the_rounds_still_owed(tmp_path):
@@ -130,7 +138,9 @@ def slowed(values, factor):
 def test_a_slowdown_the_reference_shares_is_the_machine_not_the_commit():
     # Every benchmark 8% slower at head, and the reference timed in the same rounds too.
     base = commit("a", bench(BASE, sub="add"), bench(BASE, sub="mul"), reference=BASE)
-    head = commit("b", bench(slowed(BASE, 1.08), sub="add"), bench(slowed(BASE, 1.08), sub="mul"), reference=slowed(BASE, 1.08))
+    head = commit(
+        "b", bench(slowed(BASE, 1.08), sub="add"), bench(slowed(BASE, 1.08), sub="mul"), reference=slowed(BASE, 1.08)
+    )
     verdicts = diff.compare(base, head)
     assert [v.verdict for v in verdicts] == ["noisy", "noisy"]
     assert all("the machine itself was +8.0% slower" in v.reason for v in verdicts)
@@ -141,7 +151,9 @@ def test_a_slowdown_the_reference_shares_is_the_machine_not_the_commit():
 
 def test_a_slowdown_far_beyond_the_machines_own_still_counts():
     base = commit("a", bench(BASE, sub="add"), bench(BASE, sub="mul"), reference=BASE)
-    head = commit("b", bench(slowed(BASE, 2.0), sub="add"), bench(slowed(BASE, 1.08), sub="mul"), reference=slowed(BASE, 1.08))
+    head = commit(
+        "b", bench(slowed(BASE, 2.0), sub="add"), bench(slowed(BASE, 1.08), sub="mul"), reference=slowed(BASE, 1.08)
+    )
     by = {v.id.sub_label: v.verdict for v in diff.compare(base, head)}
     assert by == {"add": "regression", "mul": "noisy"}
 
@@ -159,8 +171,12 @@ def test_change_points_leave_out_a_commit_measured_on_a_slow_machine():
     for i in range(10):
         factor = 1.3 if 5 <= i <= 7 else 1.0
         history.append(
-            commit(f"{i:040d}", bench(slowed(BASE, factor), sub="add"), bench(slowed(BASE, factor), sub="mul"),
-                   reference=slowed(BASE, factor))
+            commit(
+                f"{i:040d}",
+                bench(slowed(BASE, factor), sub="add"),
+                bench(slowed(BASE, factor), sub="mul"),
+                reference=slowed(BASE, factor),
+            )
         )
     assert changepoints.machine_outliers(history, threshold=0.05) == {5, 6, 7}
     assert changepoints.find_steps(history) == []
@@ -175,8 +191,13 @@ def test_a_step_is_only_reported_where_compare_agrees():
         out = []
         for i in range(10):
             factor = 1.0 if i < 5 else 1.08
-            out.append(commit(f"{i:040d}", bench(slowed(BASE, factor), sub="add"),
-                              reference=slowed(BASE, reference_after if i >= 5 else 1.0)))
+            out.append(
+                commit(
+                    f"{i:040d}",
+                    bench(slowed(BASE, factor), sub="add"),
+                    reference=slowed(BASE, reference_after if i >= 5 else 1.0),
+                )
+            )
         return out
 
     steps = changepoints.find_steps(history(1.0))
@@ -206,12 +227,17 @@ def test_neighbouring_levels_a_verdict_hinges_on_get_more_rounds(tmp_path):
     budget = adaptive.Budget.for_threshold(0.05, min_rounds=3, max_rounds=8, seconds=100.0)
     # "close": each commit's rounds agree, but the commits' floors are 7% apart (a verdict hinges on it);
     # "far": 2x apart, settled on both sides; "same": equal levels.
-    fake = PerCommitMachine({
-        "a": {"close": [1.0], "far": [1.0], "same": [1.0]},
-        "b": {"close": [1.07], "far": [2.0], "same": [1.0]},
-    }, 0.1)
+    fake = PerCommitMachine(
+        {
+            "a": {"close": [1.0], "far": [1.0], "same": [1.0]},
+            "b": {"close": [1.07], "far": [2.0], "same": [1.0]},
+        },
+        0.1,
+    )
     targets = targets_for(tmp_path, ["a", "b"])
-    engine.measure_targets(cfg_for(tmp_path), Store(tmp_path / "r"), targets, budget, measure=fake.measure, clock=fake.clock)
+    engine.measure_targets(
+        cfg_for(tmp_path), Store(tmp_path / "r"), targets, budget, measure=fake.measure, clock=fake.clock
+    )
     for t in targets:
         counts = {key.sub_label: len(v) for key, v in t.values.items()}
         assert counts == {"close": 8, "far": 3, "same": 3}, t.info.sha[0]

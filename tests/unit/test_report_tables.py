@@ -64,7 +64,9 @@ def test_label_tables_match_torch_compare_digit_for_digit():
             noise = rng.choice([0.0005, 0.005, 0.03, 0.2])
             number = max(1, int(1e-3 / level))
             samples = tuple(
-                Sample(number, tuple(level * number * rng.lognormvariate(0, noise) for _ in range(rng.choice([3, 7, 10]))))
+                Sample(
+                    number, tuple(level * number * rng.lognormvariate(0, noise) for _ in range(rng.choice([3, 7, 10])))
+                )
                 for _ in range(rng.choice([1, 2, 3]))
             )
             results.append(BenchmarkResult(spec, "here", samples))

@@ -46,7 +46,7 @@ ROUNDS = 10
 SLOW_AT = 6  # STEADY is 2x slower from here on, every round agreeing
 JUMP_AT = 10  # JUMPY's median jumps here, but only because most rounds were slowed
 GONE_AT = 11  # SOMETIMES fails here; at GONE_AT + 1 it is judged against GONE_AT - 1
-HOSTILE = "x<y>&\"z\""
+HOSTILE = 'x<y>&"z"'
 SPECS = {
     name: TaskSpec(stmt=f"{name}()", label="ops", sub_label=sub, description="float32", num_threads=1)
     for name, sub in (("steady", "steady"), ("jumpy", "jumpy"), ("calm", HOSTILE), ("sometimes", "sometimes"))
@@ -78,8 +78,13 @@ def make_verdict_history(store_root: Path) -> list[CommitResult]:
     history = []
     for i in range(N_COMMITS):
         info = CommitInfo(
-            _sha(i), (_sha(i - 1),) if i else (), "Test Author", "author@example.com",
-            1_700_000_000 + 3600 * i, 1_700_000_000 + 3600 * i, f"Change number {i}",
+            _sha(i),
+            (_sha(i - 1),) if i else (),
+            "Test Author",
+            "author@example.com",
+            1_700_000_000 + 3600 * i,
+            1_700_000_000 + 3600 * i,
+            f"Change number {i}",
         )
         results = []
         for name, spec in SPECS.items():
@@ -91,7 +96,9 @@ def make_verdict_history(store_root: Path) -> list[CommitResult]:
                 # One quiet round at the old floor, the rest slowed 1.6-3x by the neighbours.
                 slowdowns = [1.0] + [rng.uniform(1.6, 3.0) for _ in range(ROUNDS - 1)]
             if name == "sometimes" and i == GONE_AT:
-                results.append(BenchmarkResult(spec, "benchmarks/ops.py:1", failure=Failure("error", "RuntimeError: flaky")))
+                results.append(
+                    BenchmarkResult(spec, "benchmarks/ops.py:1", failure=Failure("error", "RuntimeError: flaky"))
+                )
                 continue
             results.append(BenchmarkResult(spec, "benchmarks/ops.py:1", _rounds(rng, level, slowdowns)))
         fp = Fingerprint(MACHINE, cpu="Test CPU", cores=4, python="3.11.7", torch_version="2.13.0")
@@ -126,7 +133,9 @@ def _cell(grid, table: dict, bid) -> list:
 
 
 def _json(page: Path, element: str) -> dict:
-    return json.loads(re.search(rf'id="{element}">(.*?)</script>', page.read_text(encoding="utf-8"), re.DOTALL).group(1))
+    return json.loads(
+        re.search(rf'id="{element}">(.*?)</script>', page.read_text(encoding="utf-8"), re.DOTALL).group(1)
+    )
 
 
 def test_cells_are_coloured_by_verdicts_not_by_medians(history):
@@ -154,7 +163,9 @@ def test_cells_are_coloured_by_verdicts_not_by_medians(history):
 
     # Unchanged benchmarks get their own neutral class; the first commit has no verdict.
     assert _cell(grid, tables[SLOW_AT], CALM)[1] == "unchanged"
-    assert _cell(grid, tables[SLOW_AT + 1], STEADY)[1] == "unchanged"  # 2x slower than two commits ago, not than the last
+    assert (
+        _cell(grid, tables[SLOW_AT + 1], STEADY)[1] == "unchanged"
+    )  # 2x slower than two commits ago, not than the last
     assert all(c[1:] == ["", ""] for c in tables[0]["cells"])
 
 
@@ -208,7 +219,9 @@ def test_chart_line_is_the_level_and_change_points_sit_on_it(history, site):
     sha, before, after, ratio, direction, y = step
     assert sha == _sha(SLOW_AT) and direction == "regression" and 1.9 < ratio < 2.1
     assert y == s["level"][SLOW_AT]  # the marker is drawn on the line, at its commit's level
-    assert abs(after / y - 1) < 0.01 and abs(before / s["level"][SLOW_AT - 1] - 1) < 0.01  # Step's levels are the line's
+    assert (
+        abs(after / y - 1) < 0.01 and abs(before / s["level"][SLOW_AT - 1] - 1) < 0.01
+    )  # Step's levels are the line's
 
     # A failure is drawn at the level of the last measurement before it.
     page = next(p for p in (site / "bench").glob("*.html") if p.name.startswith("ops-sometimes-"))
@@ -222,12 +235,17 @@ def test_pages_say_what_the_numbers_and_colours_are(site):
     text = label.read_text(encoding="utf-8")
     caption = re.sub(r"<[^>]+>", "", re.search(r'<p class="muted caption">(.*?)</p>', text, re.DOTALL).group(1))
     assert "The numbers are medians" in caption
-    assert "The colours are the differ's verdicts" in caption and "against the benchmark's previous measured commit" in caption
+    assert (
+        "The colours are the differ's verdicts" in caption
+        and "against the benchmark's previous measured commit" in caption
+    )
     assert f"Colours for the newest {report_data.VERDICT_COMMITS} commits" in caption
     footer = "level: the fastest round's fastest block, per commit; band: quartiles of the rounds"
     for page in [site / "index.html", label, *(site / "bench").glob("*.html")]:
         assert footer in html.unescape(page.read_text(encoding="utf-8")), page
-    assert "level per run; band: quartiles of the rounds" in next((site / "assets").glob("regress-*.js")).read_text()  # the axis title
+    assert (
+        "level per run; band: quartiles of the rounds" in next((site / "assets").glob("regress-*.js")).read_text()
+    )  # the axis title
 
     # The label page's data: verdict titles, kept inside the JSON, hostile names escaped.
     data = _json(label, "label-data")
@@ -245,7 +263,9 @@ def test_overview_shows_verdicts_with_their_reasons(history, site):
     baseline = index.split('data-kind="baseline"')[1].split("</section>")[0]
     (v,) = [x for x in compare(results[0], results[-1], threshold=0.05) if x.id == STEADY]
     assert v.verdict == "regression"
-    row = re.search(r'<tr data-name="ops / steady / float32 \[1 thread\]" title="([^"]*)">(.*?)</tr>', baseline, re.DOTALL)
+    row = re.search(
+        r'<tr data-name="ops / steady / float32 \[1 thread\]" title="([^"]*)">(.*?)</tr>', baseline, re.DOTALL
+    )
     assert row, baseline
     assert html.unescape(row.group(1)) == f"regression: {v.reason}"
     assert 'class="badge regression"' in row.group(2) and f'title="{escape(f"regression: {v.reason}")}"' in row.group(2)

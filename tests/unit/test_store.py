@@ -171,5 +171,8 @@ def test_history_follows_parents_when_commits_share_a_timestamp(tmp_path):
     infos = [CommitInfo(sha, (shas[i - 1],) if i else (), "A", "a@x", 5, 5, f"c{i}") for i, sha in enumerate(shas)]
     assert [c.subject for c in history_order(list(reversed(infos)))] == [f"c{i}" for i in range(10)]
     # Unrelated commits (a parent not measured) fall back to their dates.
-    loose = [CommitInfo("b" * 40, ("x" * 40,), "A", "a@x", 9, 9, "late"), CommitInfo("a" * 40, (), "A", "a@x", 1, 1, "early")]
+    loose = [
+        CommitInfo("b" * 40, ("x" * 40,), "A", "a@x", 9, 9, "late"),
+        CommitInfo("a" * 40, (), "A", "a@x", 1, 1, "early"),
+    ]
     assert [c.subject for c in history_order(loose)] == ["early", "late"]

@@ -26,7 +26,9 @@ from conftest import SRC_ROOT, cli_env
 
 WORKFLOWS = SRC_ROOT / ".github" / "workflows"
 _EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}", re.S)
-_TOKEN = re.compile(r"\s*(?:('(?:[^']|'')*')|(==|!=|&&|\|\||!|\(|\))|([A-Za-z_][A-Za-z0-9_.\-]*\(\))|([A-Za-z_][A-Za-z0-9_.\-*]*))")
+_TOKEN = re.compile(
+    r"\s*(?:('(?:[^']|'')*')|(==|!=|&&|\|\||!|\(|\))|([A-Za-z_][A-Za-z0-9_.\-]*\(\))|([A-Za-z_][A-Za-z0-9_.\-*]*))"
+)
 
 
 def load(name: str) -> dict:
@@ -65,7 +67,9 @@ def evaluate(expr: str, ctx: Context):
                 raise ValueError(f"unsupported function {call}")
             out.append({"cancelled()": " False ", "always()": " True ", "success()": " ok "}[call])
         else:
-            out.append(f"_v({name!r})" if name not in ("true", "false") else str(name == "true"))  # looked up lazily: && and || short-circuit
+            out.append(
+                f"_v({name!r})" if name not in ("true", "false") else str(name == "true")
+            )  # looked up lazily: && and || short-circuit
     return eval("".join(out), {"__builtins__": {}}, {"ok": ctx.get("__ok__", True), "_v": ctx.value})
 
 
@@ -113,7 +117,10 @@ class JobRun:
         return found
 
     def log(self) -> str:
-        return "\n".join(f"--- {s.name} (exit {s.returncode}{', skipped' if s.skipped else ''})\n{s.stdout}{s.stderr}" for s in self.steps)
+        return "\n".join(
+            f"--- {s.name} (exit {s.returncode}{', skipped' if s.skipped else ''})\n{s.stdout}{s.stderr}"
+            for s in self.steps
+        )
 
 
 def regress_shim(folder: Path) -> Path:
@@ -134,7 +141,9 @@ class Runner:
     bin_dir: Path
     skip_ids: tuple[str, ...] = ("install",)  # the test environment has everything installed
 
-    def run_job(self, workflow: dict, job_id: str, ctx: Context, workspace: Path, event_path: Path | None = None) -> JobRun:
+    def run_job(
+        self, workflow: dict, job_id: str, ctx: Context, workspace: Path, event_path: Path | None = None
+    ) -> JobRun:
         job = workflow["jobs"][job_id]
         assert condition(job.get("if"), ctx), f"job {job_id} would not run for this event"
         workspace.mkdir(parents=True)
@@ -154,33 +163,44 @@ class Runner:
                 run.steps.append(self._shell(raw["run"], env, ctx, workspace, event_path, name, i))
         return run
 
-    def rerun_step(self, workflow: dict, job_id: str, name: str, ctx: Context, workspace: Path, event_path: Path | None = None) -> Step:
+    def rerun_step(
+        self, workflow: dict, job_id: str, name: str, ctx: Context, workspace: Path, event_path: Path | None = None
+    ) -> Step:
         """One `run:` step again in a job's workspace (GitHub would start over; the measurements are the same)."""
         job = workflow["jobs"][job_id]
         assert condition(job.get("if"), ctx), f"job {job_id} would not run for this event"
-        (i, raw), = [(i, s) for i, s in enumerate(job["steps"]) if s.get("name") == name]
+        ((i, raw),) = [(i, s) for i, s in enumerate(job["steps"]) if s.get("name") == name]
         ctx["__ok__"] = True
-        env = {k: substitute(v, ctx) for k, v in {**workflow.get("env", {}), **job.get("env", {}), **raw.get("env", {})}.items()}
+        env = {
+            k: substitute(v, ctx)
+            for k, v in {**workflow.get("env", {}), **job.get("env", {}), **raw.get("env", {})}.items()
+        }
         return self._shell(raw["run"], env, ctx, workspace, event_path, f"{name} (again)", i)
 
     def _shell(self, script: str, env: dict, ctx: Context, workspace: Path, event_path, name: str, i: int) -> Step:
         assert "${{" not in script, f"step {name!r}: pass values through env:, never ${{{{ }}}} in a script (injection)"
         summary = workspace.parent / f".summary-{workspace.name}-{i}.md"
         summary.write_text("")
-        full = cli_env({
-            **{k: str(v) for k, v in env.items()},
-            "PATH": f"{self.bin_dir}{os.pathsep}{os.environ['PATH']}",
-            "CI": "true",
-            "GITHUB_ACTIONS": "true",
-            "GITHUB_WORKSPACE": str(workspace),
-            "GITHUB_SHA": str(ctx.value("github.sha")),
-            "GITHUB_EVENT_NAME": str(ctx.value("github.event_name")),
-            "GITHUB_STEP_SUMMARY": str(summary),
-            **({"GITHUB_EVENT_PATH": str(event_path)} if event_path else {}),
-        })
+        full = cli_env(
+            {
+                **{k: str(v) for k, v in env.items()},
+                "PATH": f"{self.bin_dir}{os.pathsep}{os.environ['PATH']}",
+                "CI": "true",
+                "GITHUB_ACTIONS": "true",
+                "GITHUB_WORKSPACE": str(workspace),
+                "GITHUB_SHA": str(ctx.value("github.sha")),
+                "GITHUB_EVENT_NAME": str(ctx.value("github.event_name")),
+                "GITHUB_STEP_SUMMARY": str(summary),
+                **({"GITHUB_EVENT_PATH": str(event_path)} if event_path else {}),
+            }
+        )
         proc = subprocess.run(
             ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
-            cwd=workspace, env=full, capture_output=True, text=True, timeout=600,
+            cwd=workspace,
+            env=full,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
         return Step(name, proc.returncode, proc.stdout, proc.stderr, summary.read_text())
 

@@ -35,12 +35,23 @@ def bench(spec=SPEC, *times, failure=None, at=1.0) -> BenchmarkResult:
 
 
 def result(sha=SHA_A, *benches, machine="box", torch="2.13.0", at=1.0) -> CommitResult:
-    return factories.commit(sha, *(benches or (bench(SPEC, 1e-3),)), machine=machine, torch=torch, python="3.11.9",
-                            when=1, subject="subject", started_at=at, finished_at=at + 1)
+    return factories.commit(
+        sha,
+        *(benches or (bench(SPEC, 1e-3),)),
+        machine=machine,
+        torch=torch,
+        python="3.11.9",
+        when=1,
+        subject="subject",
+        started_at=at,
+        finished_at=at + 1,
+    )
 
 
 def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=cli_env(), check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=cli_env(), check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def regress(cwd: Path, *args: str, check: bool | None = None):
@@ -80,7 +91,9 @@ def clone(origin: Path, name: str) -> Path:
 def on_branch(origin: Path, sha: str, machine: str = "box") -> CommitResult:
     from regress.storage.codec import decode
 
-    data = subprocess.run(["git", "show", f"regress-results:{machine}/default/{sha}.pkl"], cwd=origin, capture_output=True, check=True).stdout
+    data = subprocess.run(
+        ["git", "show", f"regress-results:{machine}/default/{sha}.pkl"], cwd=origin, capture_output=True, check=True
+    ).stdout
     return decode(data, "branch")
 
 
@@ -91,7 +104,10 @@ def test_push_creates_the_branch_and_pull_restores_it(origin):
     (a / "untracked.txt").write_text("mine\n")
     proc = regress(a, "results", "push", check=True)
     assert "pushed 1 result file to origin/regress-results" in proc.stdout
-    assert git(origin, "ls-tree", "-r", "--name-only", "regress-results").split() == ["README.md", f"box/default/{SHA_A}.pkl"]
+    assert git(origin, "ls-tree", "-r", "--name-only", "regress-results").split() == [
+        "README.md",
+        f"box/default/{SHA_A}.pkl",
+    ]
     # The branch shares no history with the code, and the checkout is untouched.
     assert git(origin, "rev-list", "--count", "regress-results") == "1"
     assert git(a, "rev-parse", "HEAD") == head and git(a, "branch", "--list").strip() == "* main"
@@ -146,7 +162,14 @@ def test_two_concurrent_pushes_both_land(origin, tmp_path):
     Store(a / ".regress").save(result(SHA_A))
     Store(b / ".regress").save(result(SHA_B, machine="other"))
     procs = [
-        subprocess.Popen(regress_cmd("results", "push"), cwd=c, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            regress_cmd("results", "push"),
+            cwd=c,
+            env=cli_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for c in (a, b)
     ]
     outs = [p.communicate(timeout=120) for p in procs]

@@ -23,7 +23,9 @@ WORKFLOW = gha.load("benchmarks.yml")
 
 
 def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=cli_env(), check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=cli_env(), check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def test_workflows_pass_actionlint(actionlint):
@@ -36,7 +38,9 @@ def test_workflows_pass_actionlint(actionlint):
 def test_actionlint_finds_mistakes(actionlint, tmp_path):
     """The linter really runs: a broken workflow fails it."""
     bad = tmp_path / "bad.yml"
-    bad.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.shaa }}\n")
+    bad.write_text(
+        "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.shaa }}\n"
+    )
     proc = subprocess.run([*actionlint, str(bad)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and 'property "shaa" is not defined' in proc.stdout, proc.stdout + proc.stderr
 
@@ -67,7 +71,9 @@ def branch_files(origin: Path) -> dict[str, str]:
 
 
 def on_branch(origin: Path, sha: str):
-    data = subprocess.run(["git", "show", f"regress-results:{MACHINE}/default/{sha}.pkl"], cwd=origin, capture_output=True, check=True).stdout
+    data = subprocess.run(
+        ["git", "show", f"regress-results:{MACHINE}/default/{sha}.pkl"], cwd=origin, capture_output=True, check=True
+    ).stdout
     return decode(data, "branch")
 
 
@@ -78,7 +84,9 @@ def push_event(origin: Path, tmp_path: Path, sha: str, tag: str) -> tuple[gha.Ru
     shards = WORKFLOW["jobs"]["measure"]["strategy"]["matrix"]["shard"]
     assert len(shards) >= 2
     for k in shards:
-        ctx = gha.Context({"github.event_name": "push", "github.sha": sha, "matrix.shard": k, "strategy.job-total": len(shards)})
+        ctx = gha.Context(
+            {"github.event_name": "push", "github.sha": sha, "matrix.shard": k, "strategy.job-total": len(shards)}
+        )
         job = runner.run_job(WORKFLOW, "measure", ctx, tmp_path / f"{tag}-measure-{k}")
         assert job.ok, job.log()
     return runner, gha.Context({"github.event_name": "push", "github.sha": sha})
@@ -140,7 +148,11 @@ def test_push_path_end_to_end(repo, origin, tmp_path):
     folder = [tmp_path / f"c{i + 2}-publish" for i in (0, 1) if jobs[i] is late][0]
     assert set(Store(folder / ".regress").shas(MACHINE, "default")) == {first, *heads}
     assert late.pages is not None
-    site_text = "".join(p.read_text(errors="replace") for p in late.pages.rglob("*") if p.is_file() and p.suffix in (".html", ".js", ".json") and "assets" not in p.parts)
+    site_text = "".join(
+        p.read_text(errors="replace")
+        for p in late.pages.rglob("*")
+        if p.is_file() and p.suffix in (".html", ".js", ".json") and "assets" not in p.parts
+    )
     assert all(sha in site_text for sha in [first, *heads])
 
 
@@ -154,23 +166,33 @@ def work(n):
 
 
 def pr_context(base_tip: str, head: str, action: str = "synchronize", label: str = "") -> gha.Context:
-    return gha.Context({
-        "github.event_name": "pull_request",
-        "github.sha": head,
-        "github.event.action": action,
-        "github.event.label.name": label,
-        "github.event.pull_request.head.sha": head,
-        "github.event.pull_request.base.sha": base_tip,
-    })
+    return gha.Context(
+        {
+            "github.event_name": "pull_request",
+            "github.sha": head,
+            "github.event.action": action,
+            "github.event.label.name": label,
+            "github.event.pull_request.head.sha": head,
+            "github.event.pull_request.base.sha": base_tip,
+        }
+    )
 
 
 def pr_event(path: Path, base_tip: str, head: str, labels: list[str], action: str = "synchronize") -> Path:
     """The event payload GitHub writes to $GITHUB_EVENT_PATH for a pull request."""
-    path.write_text(json.dumps({
-        "action": action,
-        "number": 7,
-        "pull_request": {"base": {"sha": base_tip, "ref": "main"}, "head": {"sha": head}, "labels": [{"name": n} for n in labels]},
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "action": action,
+                "number": 7,
+                "pull_request": {
+                    "base": {"sha": base_tip, "ref": "main"},
+                    "head": {"sha": head},
+                    "labels": [{"name": n} for n in labels],
+                },
+            }
+        )
+    )
     return path
 
 
@@ -199,27 +221,49 @@ def test_pull_request_path_end_to_end(repo, origin, tmp_path):
     assert not gha.condition(jobs["compare"]["if"], pr_context(base_tip, fine, "labeled", "documentation"))
     assert not gha.condition(jobs["compare"]["if"], gha.Context({"github.event_name": "push", "github.sha": fine}))
 
-    ok = runner.run_job(workflow, "compare", pr_context(base_tip, fine), tmp_path / "pr-docs",
-                        pr_event(tmp_path / "docs.json", base_tip, fine, []))
+    ok = runner.run_job(
+        workflow,
+        "compare",
+        pr_context(base_tip, fine),
+        tmp_path / "pr-docs",
+        pr_event(tmp_path / "docs.json", base_tip, fine, []),
+    )
     assert ok.ok, ok.log()
     assert ok.summary.startswith("### regress:") and "| benchmark |" in ok.summary, ok.log()
     assert f"base `{branch_point[:10]}` settings → head `{fine[:10]}` docs only" in ok.summary, ok.summary
-    assert f"where the head branched off `{base_tip[:10]}`" in ok.summary and "**regression**" not in ok.summary, ok.summary
+    assert f"where the head branched off `{base_tip[:10]}`" in ok.summary and "**regression**" not in ok.summary, (
+        ok.summary
+    )
     assert ok.step(step).stderr.count("round ") == 6, ok.log()  # base and head, in turn, three rounds each
 
     pr_dir = tmp_path / "pr-slow"
-    bad = runner.run_job(workflow, "compare", pr_context(base_tip, slow), pr_dir,
-                         pr_event(tmp_path / "slow.json", base_tip, slow, ["documentation"]))
+    bad = runner.run_job(
+        workflow,
+        "compare",
+        pr_context(base_tip, slow),
+        pr_dir,
+        pr_event(tmp_path / "slow.json", base_tip, slow, ["documentation"]),
+    )
     assert bad.step(step).returncode == 1, bad.log()
     assert all(s.returncode == 0 for s in bad.steps if s.name != step), bad.log()
-    assert "**regression**" in bad.summary and "this check fails" in bad.summary and "perf-regression-ok" in bad.summary, bad.summary
+    assert (
+        "**regression**" in bad.summary and "this check fails" in bad.summary and "perf-regression-ok" in bad.summary
+    ), bad.summary
     assert "significant regression" in bad.step(step).stderr, bad.log()
 
     # The label is added: the same check passes, and the summary still shows the slowdown.
-    again = runner.rerun_step(workflow, "compare", step, pr_context(base_tip, slow, "labeled", "perf-regression-ok"), pr_dir,
-                              pr_event(tmp_path / "ok.json", base_tip, slow, ["documentation", "perf-regression-ok"], "labeled"))
+    again = runner.rerun_step(
+        workflow,
+        "compare",
+        step,
+        pr_context(base_tip, slow, "labeled", "perf-regression-ok"),
+        pr_dir,
+        pr_event(tmp_path / "ok.json", base_tip, slow, ["documentation", "perf-regression-ok"], "labeled"),
+    )
     assert again.returncode == 0, again.stdout + again.stderr
-    assert "**regression**" in again.summary and "accepted by the `perf-regression-ok` label" in again.summary, again.summary
+    assert "**regression**" in again.summary and "accepted by the `perf-regression-ok` label" in again.summary, (
+        again.summary
+    )
 
 
 def test_check_mistakes_are_one_line(repo, tmp_path):
@@ -238,8 +282,8 @@ def test_check_mistakes_are_one_line(repo, tmp_path):
 def test_readme_shows_the_workflow_as_it_is():
     """Users copy the README's workflow: it must be the tested file, to the byte."""
     readme = (SRC_ROOT / "README.md").read_text()
-    section = readme[readme.index("## Use regress in your project"):]
-    block = section[section.index("```yaml\n") + len("```yaml\n"):]
+    section = readme[readme.index("## Use regress in your project") :]
+    block = section[section.index("```yaml\n") + len("```yaml\n") :]
     assert block[: block.index("```\n")] == (gha.WORKFLOWS / "benchmarks.yml").read_text()
     for needed in ("pages: write", "id-token: write", "contents: write", "perf-regression-ok", "gha-ubuntu-latest"):
         assert needed in section

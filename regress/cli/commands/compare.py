@@ -115,5 +115,9 @@ def run(args) -> int:
     else:
         if sides.base_env != sides.head_env:
             print(f"A/B: base in env '{sides.base_env}', head in env '{sides.head_env}'")
-        print(render.text(v, base=base, head=head, threshold=threshold, color=sys.stdout.isatty(), counts=counts, metric=metric))
+        print(
+            render.text(
+                v, base=base, head=head, threshold=threshold, color=sys.stdout.isatty(), counts=counts, metric=metric
+            )
+        )
     return 1 if args.fail_on_regression and diff.any_regression(v) else 0

@@ -31,7 +31,10 @@ def add(sub) -> None:
     )
     p.add_argument("--python", metavar="PATH", help="interpreter the benchmarks run under")
     p.add_argument(
-        "--min-run-time", type=flags.positive_float, metavar="SECONDS", help="blocked_autorange min_run_time per benchmark"
+        "--min-run-time",
+        type=flags.positive_float,
+        metavar="SECONDS",
+        help="blocked_autorange min_run_time per benchmark",
     )
     p.add_argument(
         "--timeout", type=flags.positive_float, metavar="SECONDS", help="per-benchmark time limit (default 600)"
