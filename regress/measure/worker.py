@@ -106,6 +106,13 @@ def run_job(job: dict, out) -> None:
         # be the suite module while its benchmarks run.
         sys.modules["__main__"] = e.module
         try:
+            if job["mode"] == "profile":  # `regress explain`: the operators, not the time
+                from regress.suite import profiling
+
+                trace_path = str(Path(job["trace_dir"]) / f"{index}.json")
+                got = profiling.profile(e.timer, trace_path=trace_path, warmup=job["warmup"])
+                send("profiled", index=index, trace=trace_path, **got)
+                continue
             if job["mode"] == "instructions":
                 if counter is None:  # only now: imports and discovery ran uninstrumented
                     from regress.measure import callgrind

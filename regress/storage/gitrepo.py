@@ -208,3 +208,24 @@ def merge_base(repo: git.Repo, a: str, b: str) -> str:
         raise RegressError(
             f"{a[:10]} and {b[:10]} share no history; compare them directly with `regress compare {a[:10]} {b[:10]}`"
         ) from None
+
+
+def is_ancestor(repo: git.Repo, a: str, b: str) -> bool:
+    try:
+        repo.git.merge_base("--is-ancestor", a, b)
+    except git.GitCommandError:
+        return False
+    return True
+
+
+def first_parent_path(repo: git.Repo, good: str, bad: str) -> list[str]:
+    """`good`, then the first-parent commits leading from it to `bad`, oldest first: what bisect searches."""
+    out = repo.git.rev_list("--first-parent", "--ancestry-path", "--reverse", f"{good}..{bad}", "--")
+    return [good, *out.split()]
+
+
+def count_between(repo: git.Repo, a: str, b: str) -> int | None:
+    """Commits strictly between `a` and its descendant `b` (None when `a` is not an ancestor of `b`)."""
+    if not is_ancestor(repo, a, b):
+        return None
+    return max(0, int(repo.git.rev_list("--count", "--ancestry-path", f"{a}..{b}", "--")) - 1)

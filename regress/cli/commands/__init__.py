@@ -3,7 +3,9 @@ function of the layers below and prints. Listed here in `regress --help` order."
 
 from regress.cli.commands import (
     check,
+    bisect,
     compare,
+    explain,
     list_,
     merge,
     regressions,
@@ -13,4 +15,4 @@ from regress.cli.commands import (
     show,
 )
 
-ALL = (list_, run, show, report, compare, regressions, merge, check, results)
+ALL = (list_, run, show, report, compare, explain, regressions, bisect, merge, check, results)

@@ -1,0 +1,113 @@
+"""Which operators account for a change: base and head op tables, per benchmark call.
+
+A profile is `calls` executions of a benchmark's statement; an op's totals
+divided by `calls` say what one execution spends in it. The diff lines the
+two commits' ops up by name and sorts them by how much of the change in
+self time each carries; an op at one side only is `new` or `gone`. Only
+`aten::` operators and the user's own `record_function` ranges are kept:
+they are what the user's code asked for. Pure: tables in, rows out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class OpStatus(str, Enum):
+    CHANGED = "changed"
+    NEW = "new"
+    GONE = "gone"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operator's totals over a profile's executions (times in microseconds)."""
+
+    name: str
+    count: int
+    self_cpu_us: float
+    self_cuda_us: float = 0.0
+    user: bool = False  # a record_function range of the user's code
+
+
+@dataclass(frozen=True)
+class OpTable:
+    calls: int  # executions of the statement profiled
+    ops: tuple[Op, ...]
+
+    def kept(self) -> dict[str, Op]:
+        return {o.name: o for o in self.ops if o.name.startswith("aten::") or o.user}
+
+
+@dataclass(frozen=True)
+class OpRow:
+    """One operator at both commits, per execution of the benchmark's statement."""
+
+    name: str
+    status: OpStatus
+    base_calls: float  # op calls per benchmark call
+    head_calls: float
+    base_self_us: float  # self CPU time per benchmark call
+    head_self_us: float
+    base_cuda_us: float = 0.0
+    head_cuda_us: float = 0.0
+
+    @property
+    def diff_us(self) -> float:
+        return self.head_self_us - self.base_self_us
+
+    @property
+    def cuda_diff_us(self) -> float:
+        return self.head_cuda_us - self.base_cuda_us
+
+
+@dataclass(frozen=True)
+class OpDiff:
+    rows: tuple[OpRow, ...]
+    base_self_us: float  # every kept op's self time per call, summed
+    head_self_us: float
+    base_calls: int
+    head_calls: int
+
+    @property
+    def diff_us(self) -> float:
+        return self.head_self_us - self.base_self_us
+
+    def share(self, row: OpRow) -> float | None:
+        """The row's part of the total change (1.0 = all of it); None when nothing changed."""
+        total = self.diff_us
+        return row.diff_us / total if abs(total) > 1e-12 else None
+
+
+def diff(base: OpTable, head: OpTable) -> OpDiff:
+    """Both tables per call, lined up by op name, biggest contribution to the change first."""
+    b, h = base.kept(), head.kept()
+    nb, nh = max(base.calls, 1), max(head.calls, 1)
+    rows = []
+    for name in set(b) | set(h):
+        ob, oh = b.get(name), h.get(name)
+        status = OpStatus.NEW if ob is None or ob.count == 0 else OpStatus.GONE if oh is None or oh.count == 0 else OpStatus.CHANGED
+        rows.append(
+            OpRow(
+                name,
+                status,
+                base_calls=(ob.count / nb) if ob else 0.0,
+                head_calls=(oh.count / nh) if oh else 0.0,
+                base_self_us=(ob.self_cpu_us / nb) if ob else 0.0,
+                head_self_us=(oh.self_cpu_us / nh) if oh else 0.0,
+                base_cuda_us=(ob.self_cuda_us / nb) if ob else 0.0,
+                head_cuda_us=(oh.self_cuda_us / nh) if oh else 0.0,
+            )
+        )
+    rows.sort(key=lambda r: (-abs(r.diff_us + r.cuda_diff_us), r.name))
+    return OpDiff(
+        tuple(rows),
+        base_self_us=sum(r.base_self_us for r in rows),
+        head_self_us=sum(r.head_self_us for r in rows),
+        base_calls=base.calls,
+        head_calls=head.calls,
+    )

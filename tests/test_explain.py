@@ -1,0 +1,118 @@
+"""`regress explain` on real torch code: the operators that changed, from torch.profiler."""
+
+from __future__ import annotations
+
+import json
+
+from regress.analysis.opdiff import Op, OpStatus, OpTable, diff
+
+SOFTMAX_SUITE = """
+import torch
+import torch.utils.benchmark as benchmark
+from mypkg import softmax_rows
+
+def bench_softmax():
+    x = torch.randn(256, 512)
+    return benchmark.Timer(stmt="softmax_rows(x)", globals={"softmax_rows": softmax_rows, "x": x},
+                           label="softmax", sub_label="rows")
+"""
+
+HAND = """
+import torch
+
+def softmax_rows(x):
+    m = x.max(-1, keepdim=True).values
+    e = (x - m).exp()
+    return e / e.sum(-1, keepdim=True)
+"""
+
+TORCH = """
+import torch
+
+def softmax_rows(x):
+    return torch.softmax(x, -1)
+"""
+
+DOT_SUITE = """
+import torch
+import torch.utils.benchmark as benchmark
+from mypkg import batched_dot
+
+def bench_dot():
+    a, b = torch.randn(64, 128), torch.randn(64, 128)
+    return benchmark.Timer(stmt="batched_dot(a, b)", globals={"batched_dot": batched_dot, "a": a, "b": b},
+                           label="dot", sub_label="mul_sum")
+"""
+
+ONCE = """
+def batched_dot(a, b):
+    return a.mul(b).sum(-1)
+"""
+
+TWICE = """
+def batched_dot(a, b):
+    a.mul(b).sum(-1)
+    return a.mul(b).sum(-1)
+"""
+
+
+def _rows(doc: dict, bench: str) -> dict[str, dict]:
+    (item,) = [b for b in doc["benchmarks"] if bench in b["id"]]
+    return item, {r["name"]: r for r in item["ops"]}
+
+
+def test_a_hand_written_softmax_replaced_by_torch_softmax(repo):
+    base = repo.commit("hand-written softmax", {"src/mypkg/__init__.py": HAND, "benchmarks/bench_work.py": SOFTMAX_SUITE})
+    head = repo.commit("use torch.softmax", {"src/mypkg/__init__.py": TORCH})
+    proc = repo.regress("explain", base, head, "--bench", "softmax", "--format", "json", check=True)
+    item, rows = _rows(json.loads(proc.stdout), "softmax")
+    top = [r["name"] for r in item["ops"][:4]]
+    softmax = rows.get("aten::_softmax") or rows["aten::softmax"]
+    assert softmax["status"] == "new" and softmax["name"] in top, item["ops"][:6]
+    assert rows["aten::exp"]["status"] == "gone" and "aten::exp" in top, item["ops"][:6]
+    for gone in ("aten::max", "aten::sub", "aten::sum", "aten::div"):
+        assert rows[gone]["status"] == "gone" and rows[gone]["base_calls"] == 1.0
+    assert rows["aten::exp"]["base_calls"] == 1.0 and rows["aten::exp"]["head_calls"] == 0
+    # The traces are kept beside the results, as Chrome trace JSON.
+    for side in ("base_trace", "head_trace"):
+        trace = json.loads(open(item[side]).read())
+        assert "traceEvents" in trace
+        assert "/testbox/default/profiles/" in item[side]
+    text = repo.regress("explain", base, head, "--bench", "softmax", check=True).stdout
+    assert "aten::exp" in text and " gone " in text and " new " in text
+
+
+def test_mul_sum_computed_twice_shows_twice_the_calls_by_default_from_the_verdict(repo):
+    base = repo.commit("batched dot", {"src/mypkg/__init__.py": ONCE, "benchmarks/bench_work.py": DOT_SUITE})
+    head = repo.commit("compute it twice", {"src/mypkg/__init__.py": TWICE})
+    repo.regress("run", base, head, check=True)
+    verdict = json.loads(repo.regress("compare", base, head, "--format", "json", check=True).stdout)
+    assert verdict["verdicts"][0]["verdict"] == "regression", verdict
+    # No --bench: the benchmarks compare calls a regression or improvement.
+    doc = json.loads(repo.regress("explain", base, head, "--format", "json", check=True).stdout)
+    item, rows = _rows(doc, "mul_sum")
+    assert item["verdict"] == "regression"
+    assert rows["aten::mul"]["base_calls"] == 1.0 and rows["aten::mul"]["head_calls"] == 2.0
+    assert rows["aten::sum"]["head_calls"] == 2.0
+    assert rows["aten::mul"]["status"] == "changed"
+    md = repo.regress("explain", base, head, "--format", "markdown", check=True).stdout
+    assert "| `aten::mul` |" in md
+
+
+def test_explain_with_nothing_changed_says_so_and_a_bad_revision_is_one_line(repo):
+    base = repo.git("rev-parse", "HEAD")
+    proc = repo.regress("explain", base, "HEAD", check=True)
+    assert "nothing to explain" in proc.stdout
+    bad = repo.regress("explain", "nosuchrev", "HEAD")
+    assert bad.returncode == 2 and bad.stderr.startswith("regress: error:") and "Traceback" not in bad.stderr
+
+
+def test_the_op_diff_sorts_by_contribution_and_marks_new_and_gone():
+    base = OpTable(10, (Op("aten::exp", 10, 500.0), Op("aten::add", 10, 100.0), Op("ProfilerStep", 1, 9.0)))
+    head = OpTable(20, (Op("aten::add", 40, 400.0), Op("aten::_softmax", 20, 200.0), Op("mine", 20, 40.0, user=True)))
+    d = diff(base, head)
+    assert [r.name for r in d.rows] == ["aten::exp", "aten::_softmax", "aten::add", "mine"]
+    by = {r.name: r for r in d.rows}
+    assert by["aten::exp"].status == OpStatus.GONE and by["aten::_softmax"].status == OpStatus.NEW
+    assert by["aten::add"].base_calls == 1 and by["aten::add"].head_calls == 2 and by["aten::add"].diff_us == 10
+    assert abs(d.diff_us - (10 + 2 + 20 - 50)) < 1e-9
