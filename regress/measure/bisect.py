@@ -5,8 +5,8 @@ commit is measured with the round engine (`rounds.measure_rounds`, the
 configured plan; what is stored already is reused, what is measured is
 stored) and judged with compare's rules (`diff.judge_one`) against GOOD: it
 is bad when it moved the way BAD did, good when it is still where GOOD was
-(BAD's move is still ahead of it), and otherwise sides with the level it is
-nearer. A commit that fails to build, import or run the benchmark is skipped,
+(unchanged), and, when noisy, sides with the level it is nearer. A commit
+that fails to build, import or run the benchmark is skipped,
 as `git bisect skip` would; if skips surround the answer it is a range.
 """
 
@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from regress.analysis import diff
+from regress.analysis import diff, stats
 from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.kinds import CHANGES, FailureKind, Kind
@@ -129,6 +129,15 @@ def bisect(
     ids = [i for i in ids if wanted.search(str(i))]
     ends = {i: diff.judge_one(g, b, i, threshold=cfg.threshold) for i in ids}
     moved = [i for i, v in ends.items() if v.verdict in CHANGES]
+    if not moved and any(v.verdict == Kind.NOISY for v in ends.values()):
+        # As `compare --measure` would: more rounds of both ends, once, before giving up.
+        more = max((v.rounds_needed or 0 for v in ends.values()), default=0) or stats.RECOMMENDED_ROUNDS
+        say(f"bisect: GOOD against BAD is noisy; taking {more} more rounds of each")
+        rounds.measure_rounds(cfg, [good, bad], rounds=min(more, rounds.MAX_ROUNDS), bench=bench, announce=announce)
+        g, b = store.load(cfg.machine_name, cfg.env, good), store.load(cfg.machine_name, cfg.env, bad)
+        g_new = b_new = True
+        ends = {i: diff.judge_one(g, b, i, threshold=cfg.threshold) for i in ids}
+        moved = [i for i, v in ends.items() if v.verdict in CHANGES]
     if not moved:
         shown = ", ".join(f"{i}: {v.verdict}" for i, v in ends.items()) or "no benchmark at both"
         raise RegressError(
@@ -146,17 +155,16 @@ def bisect(
         if why:
             say(f"bisect: skipping {info[sha].short} ({why})")
             return Probe(info[sha], "skip", why, new)
-        bad_votes = 0
+        votes = []
         for i in moved:
             if i not in res.by_id() or not res.by_id()[i].ok:
                 continue
             v = diff.judge_one(g, res, i, threshold=cfg.threshold)
-            ahead = diff.judge_one(res, b, i, threshold=cfg.threshold)
-            if v.verdict == direction:
-                bad_votes += 1
-            elif ahead.verdict != direction and _nearer_bad(v, ends[i].base_level, ends[i].head_level):
-                bad_votes += 1
-        state = "bad" if bad_votes * 2 > len(moved) or (bad_votes and len(moved) == 1) else "good"
+            if v.verdict in CHANGES or v.verdict == Kind.UNCHANGED:
+                votes.append(v.verdict == direction)
+            else:  # noisy: the level it is nearer decides
+                votes.append(_nearer_bad(v, ends[i].base_level, ends[i].head_level))
+        state = "bad" if sum(votes) * 2 > len(votes) else "good"
         return Probe(info[sha], state, measured=new)
 
     lo, hi = 0, len(path) - 1

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from regress.analysis.diff import pct
-from regress.output.verdicts import _commit_json, fmt_time
+from regress.output.verdicts import _commit_json, fmt_time, pct
 
 if TYPE_CHECKING:
     from regress.measure.bisect import Bisected

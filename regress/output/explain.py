@@ -8,9 +8,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from regress.analysis.diff import pct
 from regress.analysis.opdiff import OpDiff, OpRow, OpStatus
-from regress.output.verdicts import _commit_json, _md
+from regress.output.verdicts import _commit_json, _md, pct
 
 if TYPE_CHECKING:  # the flow's records; rendering needs only their fields
     from regress.measure.explain import Explained, Explanation

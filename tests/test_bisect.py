@@ -1,0 +1,92 @@
+"""`regress bisect` on generated repositories: real git, real torch timing, the real CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+PYPROJECT = """
+[project]
+name = "mypkg"
+version = "0"
+
+[tool.regress]
+min_run_time = 0.05
+machine = "testbox"
+min_rounds = 3
+max_rounds = 3
+# A commit holding a file named BROKEN does not build.
+build_command = "test ! -e BROKEN"
+"""
+
+PKG = """
+def work(n):
+    total = 0
+    for i in range(n * {factor} // 2):
+        total += i
+    return total
+
+def other(n):
+    return sum(range(n))
+"""
+
+SUITE = """
+import torch.utils.benchmark as benchmark
+from mypkg import work, other
+
+def bench_work():
+    yield benchmark.Timer(stmt="work(n)", globals={"work": work, "n": 20000}, label="work", sub_label="loop")
+    yield benchmark.Timer(stmt="other(n)", globals={"other": other, "n": 20000}, label="other", sub_label="sum")
+"""
+
+
+def history(repo, n: int, slow_at: int, broken_at: int | None = None) -> list[str]:
+    """n commits; `work` is 1.5x slower from commit `slow_at` on; `broken_at` does not build."""
+    shas = [repo.commit("project", {"pyproject.toml": PYPROJECT, "src/mypkg/__init__.py": PKG.format(factor=2),
+                                    "benchmarks/bench_work.py": SUITE})]
+    for k in range(1, n):
+        files = {"src/mypkg/note.py": f"NOTE = {k}\n"}
+        if k == slow_at:
+            files["src/mypkg/__init__.py"] = PKG.format(factor=3)
+        if k == broken_at:
+            files["BROKEN"] = "this commit does not build\n"
+        shas.append(repo.commit(f"change {k}", files))
+        if k == broken_at:
+            repo.git("rm", "-q", "BROKEN")
+    return shas
+
+
+def test_bisect_names_the_planted_slowdown_measuring_about_log2_commits(tmp_path, repo):
+    shas = history(repo, 9, slow_at=5)
+    proc = repo.regress("bisect", shas[0], shas[-1], "--bench", "work", "--format", "json", check=True)
+    doc = json.loads(proc.stdout)
+    assert doc["first_bad"]["sha"] == shas[5], (proc.stdout, proc.stderr)
+    assert doc["last_good"]["sha"] == shas[4]
+    assert doc["measured"] <= math.log2(len(shas)) + 2
+    assert doc["verdict"][0]["verdict"] == "regression" and doc["verdict"][0]["ratio"] > 1.3
+    assert doc["benchmarks"] == ["work / loop [1 thread]"]
+    # What it measured is stored: a second bisect measures nothing.
+    again = repo.regress("bisect", shas[0], shas[-1], "--bench", "work", check=True)
+    assert "measured 0 of 9 commits" in again.stdout
+    assert f"first bad commit: {shas[5]} change 5" in again.stdout and "author: Test Author" in again.stdout
+
+
+def test_an_unbuildable_commit_beside_the_slowdown_is_skipped_and_the_answer_is_a_range(repo):
+    shas = history(repo, 9, slow_at=5, broken_at=4)
+    proc = repo.regress("bisect", shas[0], shas[-1], "--bench", "work", "--format", "json", check=True)
+    doc = json.loads(proc.stdout)
+    assert doc["first_bad"] is None
+    assert [c["sha"] for c in doc["candidates"]] == [shas[4], shas[5]]
+    assert doc["last_good"]["sha"] == shas[3]
+    assert doc["measured"] <= math.log2(len(shas)) + 3
+    skipped = [p for p in doc["probes"] if p["state"] == "skip"]
+    assert [p["sha"] for p in skipped] == [shas[4]] and "build" in skipped[0]["why"]
+    assert "skipping" in proc.stderr
+
+
+def test_bisect_without_a_move_or_with_the_commits_reversed_is_one_line(repo):
+    shas = history(repo, 3, slow_at=99)
+    flat = repo.regress("bisect", shas[0], shas[-1], "--bench", "work")
+    assert flat.returncode == 2 and "nothing moved" in flat.stderr and "Traceback" not in flat.stderr
+    backwards = repo.regress("bisect", shas[-1], shas[0], "--bench", "work")
+    assert backwards.returncode == 2 and "not an ancestor" in backwards.stderr
