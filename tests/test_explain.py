@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from regress.analysis.opdiff import Op, OpStatus, OpTable, diff
 
@@ -75,7 +76,7 @@ def test_a_hand_written_softmax_replaced_by_torch_softmax(repo):
     assert rows["aten::exp"]["base_calls"] == 1.0 and rows["aten::exp"]["head_calls"] == 0
     # The traces are kept beside the results, as Chrome trace JSON.
     for side in ("base_trace", "head_trace"):
-        trace = json.loads(open(item[side]).read())
+        trace = json.loads(Path(item[side]).read_text())
         assert "traceEvents" in trace
         assert "/testbox/default/profiles/" in item[side]
     text = repo.regress("explain", base, head, "--bench", "softmax", check=True).stdout

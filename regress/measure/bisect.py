@@ -4,8 +4,9 @@ A binary search over the first-parent commits from GOOD to BAD. Each probed
 commit is measured with the round engine (`rounds.measure_rounds`, the
 configured plan; what is stored already is reused, what is measured is
 stored) and judged with compare's rules (`diff.judge_one`) against GOOD: it
-is bad when it moved the way BAD did, good when it is still where GOOD was
-(unchanged), and, when noisy, sides with the level it is nearer. A commit
+is good when unchanged, and otherwise sides with the level (GOOD's or BAD's)
+it is nearer: a verdict alone would let a busy minute's false alarm misplace
+the step. A commit
 that fails to build, import or run the benchmark is skipped,
 as `git bisect skip` would; if skips surround the answer it is a range.
 """
@@ -14,8 +15,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 from regress.analysis import diff, stats
 from regress.core.config import Config
@@ -83,10 +84,14 @@ def _skip_reason(result: CommitResult | None, ids: list[BenchmarkId]) -> str:
     return (failed + problems + ["the benchmark is not in its results"])[0]
 
 
-def _nearer_bad(v: diff.Verdict, good_level: float, bad_level: float) -> bool:
-    if v.head_level is None:
-        return False
-    return abs(math.log(v.head_level / bad_level)) < abs(math.log(v.head_level / good_level))
+def _leaning(result: CommitResult, good: CommitResult, bad: CommitResult, bid: BenchmarkId) -> float:
+    """Where a commit's level (its fastest round, as compare reads it) lies between GOOD's (0) and BAD's (1), in log units."""
+    at, lo, hi = (stats.level(stats.round_values(c.by_id()[bid])) for c in (result, good, bad))
+    return math.log(at / lo) / math.log(hi / lo)
+
+
+# A commit whose level lies this near the middle between GOOD and BAD gets more rounds before it is placed.
+UNDECIDED = 0.2
 
 
 def bisect(
@@ -139,6 +144,15 @@ def bisect(
         ends = {i: diff.judge_one(g, b, i, threshold=cfg.threshold) for i in ids}
         moved = [i for i, v in ends.items() if v.verdict in CHANGES]
     if not moved:
+        # Still noisy, but well beyond the threshold: bisect on the levels, and say so.
+        far = [i for i, v in ends.items() if v.verdict == Kind.NOISY and v.ratio
+               and abs(math.log(v.ratio)) >= 2 * math.log1p(cfg.threshold)]
+        if far:
+            moved, kind = far, Kind.REGRESSION if ends[far[0]].ratio > 1 else Kind.IMPROVEMENT
+            ends = {i: replace(v, verdict=kind) if i in far else v for i, v in ends.items()}
+            say(f"bisect: GOOD against BAD is still noisy (levels {(ends[far[0]].ratio - 1) * 100:+.0f}%); "
+                "bisecting on which level each commit is nearer")
+    if not moved:
         shown = ", ".join(f"{i}: {v.verdict}" for i, v in ends.items()) or "no benchmark at both"
         raise RegressError(
             f"nothing moved between {good[:10]} and {bad[:10]} ({shown}); bisect needs a regression or improvement "
@@ -155,15 +169,17 @@ def bisect(
         if why:
             say(f"bisect: skipping {info[sha].short} ({why})")
             return Probe(info[sha], "skip", why, new)
+        mine = [i for i in moved if i in res.by_id() and res.by_id()[i].ok]
+        if any(abs(_leaning(res, g, b, i) - 0.5) < UNDECIDED for i in mine):
+            say(f"bisect: {info[sha].short} lies between the two levels; taking {min_rounds} more rounds")
+            rounds.measure_rounds(cfg, [sha], rounds=min_rounds, bench=bench, announce=announce)
+            res, new = store.load(cfg.machine_name, cfg.env, sha), True
         votes = []
-        for i in moved:
-            if i not in res.by_id() or not res.by_id()[i].ok:
-                continue
+        for i in mine:
             v = diff.judge_one(g, res, i, threshold=cfg.threshold)
-            if v.verdict in CHANGES or v.verdict == Kind.UNCHANGED:
-                votes.append(v.verdict == direction)
-            else:  # noisy: the level it is nearer decides
-                votes.append(_nearer_bad(v, ends[i].base_level, ends[i].head_level))
+            # Unchanged against GOOD is good; otherwise the level it is nearer decides, so a busy
+            # minute that makes a good commit read "+15%: regression" does not misplace a +50% step.
+            votes.append(v.verdict != Kind.UNCHANGED and _leaning(res, g, b, i) > 0.5)
         state = "bad" if sum(votes) * 2 > len(votes) else "good"
         return Probe(info[sha], state, measured=new)
 

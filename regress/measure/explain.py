@@ -15,7 +15,7 @@ from regress.analysis.diff import Verdict
 from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.kinds import CHANGES
-from regress.core.records import CommitInfo, WORKTREE
+from regress.core.records import WORKTREE, CommitInfo
 from regress.measure import comparison, engine, runner
 from regress.measure.profile import profile_target
 from regress.measure.rounds import exact_filter

@@ -16,7 +16,12 @@ from regress.core.config import Config
 from regress.core.records import BenchmarkId
 from regress.measure import one_commit, protocol
 from regress.measure.engine import Target
-from regress.measure.worker_process import DISCOVERY_TIMEOUT_FLOOR, WorkerDied, WorkerHung, start_worker
+from regress.measure.worker_process import (
+    DISCOVERY_TIMEOUT_FLOOR,
+    WorkerDied,
+    WorkerHung,
+    start_worker,
+)
 
 
 @dataclass(frozen=True)

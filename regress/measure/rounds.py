@@ -20,6 +20,10 @@ from regress.storage import gitrepo
 from regress.storage.store import Store
 
 
+# A fixed count of rounds has no time budget; finite, as a result file holds only finite numbers.
+NO_TIME_LIMIT = 1e9
+
+
 def measure_rounds(
     cfg: Config,
     shas: list[str],
@@ -49,7 +53,7 @@ def measure_rounds(
             budget = engine.budget_for(cfg)
         else:
             have = max((len(v) for r in stored.values() for v in engine.stored_values(r)[0].values()), default=0)
-            budget = adaptive.Budget(min_rounds=have + rounds, max_rounds=have + rounds, seconds=float("inf"))
+            budget = adaptive.Budget(min_rounds=have + rounds, max_rounds=have + rounds, seconds=NO_TIME_LIMIT)
 
         def settings_of(sha: str):
             existing = stored.get(sha)
