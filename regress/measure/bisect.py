@@ -90,6 +90,8 @@ def _leaning(result: CommitResult, good: CommitResult, bad: CommitResult, bid: B
     return math.log(at / lo) / math.log(hi / lo)
 
 
+# GOOD against BAD still noisy after more rounds, but its levels this many thresholds apart: bisect anyway.
+FAR = 4
 # A commit whose level lies this near the middle between GOOD and BAD gets more rounds before it is placed.
 UNDECIDED = 0.2
 
@@ -146,7 +148,7 @@ def bisect(
     if not moved:
         # Still noisy, but well beyond the threshold: bisect on the levels, and say so.
         far = [i for i, v in ends.items() if v.verdict == Kind.NOISY and v.ratio
-               and abs(math.log(v.ratio)) >= 2 * math.log1p(cfg.threshold)]
+               and abs(math.log(v.ratio)) >= FAR * math.log1p(cfg.threshold)]
         if far:
             moved, kind = far, Kind.REGRESSION if ends[far[0]].ratio > 1 else Kind.IMPROVEMENT
             ends = {i: replace(v, verdict=kind) if i in far else v for i, v in ends.items()}
