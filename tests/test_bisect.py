@@ -91,3 +91,25 @@ def test_bisect_without_a_move_or_with_the_commits_reversed_is_one_line(repo):
     assert flat.returncode == 2 and "nothing moved" in flat.stderr and "Traceback" not in flat.stderr
     backwards = repo.regress("bisect", shas[-1], shas[0], "--bench", "work")
     assert backwards.returncode == 2 and "not an ancestor" in backwards.stderr
+
+
+def test_regressions_says_a_step_spans_unmeasured_commits_and_prints_the_bisect_command(repo):
+    from dataclasses import replace
+
+    from factories import bench, commit
+
+    from regress.storage import gitrepo
+    from regress.storage.store import Store
+
+    shas = [repo.commit(f"c{k}", {"src/mypkg/note.py": f"N = {k}\n"}) for k in range(12)]
+    git = gitrepo.open_repo(repo.path)
+    store = Store(repo.path / ".regress")
+    measured = [0, 1, 2, 3, 7, 8, 9, 10]  # 4, 5 and 6 never measured; the step is at 7
+    for k in measured:
+        level = 1e-3 if k < 7 else 2e-3
+        r = commit("x", bench([level * (1 + 0.001 * j) for j in range(3)], label="work", sub="loop"))
+        info = replace(gitrepo.commit_info(git, shas[k]), committed_at=1_700_000_000 + k)  # one second apart
+        store.save(replace(r, commit=info, machine="testbox"))
+    out = repo.regress("regressions", check=True).stdout
+    assert f"between {shas[3][:10]} and {shas[7][:10]}, 3 commits not measured" in out, out
+    assert f"regress bisect {shas[3][:10]} {shas[7][:10]} --bench '^work\\ /\\ loop\\ \\[1\\ thread\\]$'" in out

@@ -186,8 +186,24 @@ def compare_json(verdicts: list[Verdict], *, base: CommitInfo | None, head: Comm
 # -- steps -------------------------------------------------------------------
 
 
-def steps_text(steps: list[Step], commits: dict[str, CommitInfo], *, threshold: float, n_commits: int, fmt=fmt_time) -> str:
-    """Steps grouped by the commit they start at, newest commit first."""
+def bisect_hint(s: Step, gap: tuple[str, int] | None, commits: dict[str, CommitInfo]) -> list[str]:
+    """For a step whose commit follows unmeasured ones: how many, and the bisect that settles it."""
+    if gap is None or gap[1] <= 0:
+        return []
+    import re
+    import shlex
+
+    prev, c = commits[gap[0]], commits[s.sha]
+    bench = shlex.quote("^" + re.escape(str(s.id)) + "$")
+    return [f"    between {prev.short} and {c.short}, {gap[1]} commit{'s' if gap[1] != 1 else ''} not measured: "
+            f"regress bisect {prev.short} {c.short} --bench {bench}"]
+
+
+def steps_text(steps: list[Step], commits: dict[str, CommitInfo], *, threshold: float, n_commits: int, fmt=fmt_time,
+               gaps: dict[str, tuple[str, int]] | None = None) -> str:
+    """Steps grouped by the commit they start at, newest commit first.
+
+    `gaps`: by step commit, the measured commit before it and how many commits between were not measured."""
     if not steps:
         return f"no steps beyond {threshold * 100:g}% in {n_commits} measured commits"
     lines = []
@@ -199,6 +215,7 @@ def steps_text(steps: list[Step], commits: dict[str, CommitInfo], *, threshold: 
         for s in group:
             slide = f" (a slide over {s.span} commits, to {commits[s.end_sha].short})" if s.span > 1 else ""
             lines.append(f"  {s.direction:<11} {pct(s.ratio):>8}  {fmt(s.before)} -> {fmt(s.after)}  {s.id}{slide}")
+            lines += bisect_hint(s, (gaps or {}).get(s.sha), commits)
     n_reg = sum(s.direction == "regression" for s in steps)
     lines.append("")
     lines.append(

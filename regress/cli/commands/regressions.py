@@ -58,5 +58,24 @@ def run(args) -> int:
     else:
         from regress.output.metric_units import formatter
 
-        print(render.steps_text(steps, commits, threshold=threshold, n_commits=len(history), fmt=formatter(metric)))
+        gaps = unmeasured(cfg, history, steps)
+        print(render.steps_text(steps, commits, threshold=threshold, n_commits=len(history), fmt=formatter(metric), gaps=gaps))
     return 0
+
+
+def unmeasured(cfg, history, steps) -> dict[str, tuple[str, int]]:
+    """By step commit: the measured commit before it, and how many commits git has between the two."""
+    from regress.storage import gitrepo
+
+    repo = gitrepo.open_repo(cfg.root)
+    gaps = {}
+    for s in steps:
+        if s.index > 0 and s.sha not in gaps:
+            prev = history[s.index - 1].commit.sha
+            try:
+                n = gitrepo.count_between(repo, prev, s.sha)
+            except Exception:  # noqa: BLE001 - a commit git no longer has: nothing to count
+                n = None
+            if n:
+                gaps[s.sha] = (prev, n)
+    return gaps
