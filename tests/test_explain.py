@@ -40,7 +40,7 @@ import torch.utils.benchmark as benchmark
 from mypkg import batched_dot
 
 def bench_dot():
-    a, b = torch.randn(64, 128), torch.randn(64, 128)
+    a, b = torch.randn(256, 1024), torch.randn(256, 1024)
     return benchmark.Timer(stmt="batched_dot(a, b)", globals={"batched_dot": batched_dot, "a": a, "b": b},
                            label="dot", sub_label="mul_sum")
 """
@@ -53,6 +53,13 @@ def batched_dot(a, b):
 TWICE = """
 def batched_dot(a, b):
     a.mul(b).sum(-1)
+    return a.mul(b).sum(-1)
+"""
+
+FOUR_TIMES = """
+def batched_dot(a, b):
+    for _ in range(3):
+        a.mul(b).sum(-1)
     return a.mul(b).sum(-1)
 """
 
@@ -117,3 +124,18 @@ def test_the_op_diff_sorts_by_contribution_and_marks_new_and_gone():
     assert by["aten::exp"].status == OpStatus.GONE and by["aten::_softmax"].status == OpStatus.NEW
     assert by["aten::add"].base_calls == 1 and by["aten::add"].head_calls == 2 and by["aten::add"].diff_us == 10
     assert abs(d.diff_us - (10 + 10 + 2 - 50)) < 1e-9
+
+
+def test_the_pull_request_check_shows_the_top_operator_rows_under_a_regression(repo, tmp_path):
+    repo.commit("batched dot", {"src/mypkg/__init__.py": ONCE, "benchmarks/bench_work.py": DOT_SUITE})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("compute it four times", {"src/mypkg/__init__.py": FOUR_TIMES})
+    summary = tmp_path / "summary.md"
+    proc = repo.regress("check", "main", "--rounds", "3", "--summary", str(summary))
+    assert proc.returncode == 1, proc.stderr
+    md = summary.read_text()
+    assert "Operators behind each regression" in md
+    rows = [line for line in md.splitlines() if line.startswith("| `aten::")]
+    assert 0 < len(rows) <= 5
+    mul = next(line for line in rows if line.startswith("| `aten::mul` |"))
+    assert "| 1 | 4 |" in mul  # calls per benchmark call: 1 at base, 4 at head

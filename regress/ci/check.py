@@ -60,6 +60,7 @@ def check(
     ok_label: str = OK_LABEL,
     labels: set[str] = frozenset(),  # type: ignore[assignment]
     announce: Callable[[int, int, CommitInfo], None] | None = None,
+    explain: bool = True,
 ) -> Checked:
     """Measure the merge base of `base_rev` and `head_rev` and the head in turn, and judge.
 
@@ -94,7 +95,36 @@ def check(
             f"\n> [!CAUTION]\n> {slowdowns}: this check fails. "
             f"If the slowdown is intended, add the `{ok_label}` label to the pull request.\n"
         )
+    if explain and n:
+        md += operator_rows(cfg, base, head, [v for v in got.verdicts if v.verdict == Kind.REGRESSION])
     return Checked(got.base, got.head, md, n, accepted)
+
+
+# The job summary explains at most this many regressions, with this many operators each.
+EXPLAINED = 5
+TOP_OPS = 5
+
+
+def operator_rows(cfg: Config, base: str, head: str, regressions: list) -> str:
+    """Under the verdicts: each regression's top operators (`regress explain`), or why they are missing."""
+    from regress.measure import explain
+    from regress.output import explain as explain_render
+
+    chosen = regressions[:EXPLAINED]
+    try:
+        got = explain.explain(cfg, base, head, ids=[v.id for v in chosen])
+    except RegressError as exc:
+        return f"\n_Operators not profiled: {render._md(str(exc))}_\n"
+    verdicts = {v.id: v for v in chosen}
+    out = ["", "#### Operators behind each regression (torch.profiler, self CPU time per call)", ""]
+    for e in got.items:
+        v = verdicts.get(e.id)
+        change = f" {render.pct(v.ratio)}" if v is not None and v.ratio is not None else ""
+        out += [f"**{render._md(str(e.id))}**{change}", ""] + explain_render.markdown_rows(e, top=TOP_OPS)
+    if len(regressions) > EXPLAINED:
+        out.append(f"_{len(regressions) - EXPLAINED} more regressions: `regress explain {base[:10]} {head[:10]}` lists them all._")
+    out.append(f"_Traces: `regress explain {base[:10]} {head[:10]}` prints where they are kept._")
+    return "\n".join(out) + "\n"
 
 
 def write_summary(path: str, markdown: str) -> None:

@@ -32,6 +32,9 @@ def add(sub) -> None:
         metavar="FILE",
         help="append the Markdown comparison here (default: $GITHUB_STEP_SUMMARY when set)",
     )
+    p.add_argument(
+        "--no-explain", action="store_true", help="leave out the operator rows (torch.profiler) under each regression"
+    )
     flags.benchmarks_dir(p)
     p.add_argument(
         "--min-run-time", type=flags.positive_float, metavar="SECONDS", help="blocked_autorange min_run_time per round"
@@ -52,6 +55,7 @@ def run(args) -> int:
         ok_label=args.ok_label,
         labels=check.event_labels(os.environ.get("GITHUB_EVENT_PATH")),
         announce=announce_round,
+        explain=not args.no_explain,
     )
     print(checked.markdown)
     where = check.summary_path(args.summary)
