@@ -139,3 +139,40 @@ def test_the_pull_request_check_shows_the_top_operator_rows_under_a_regression(r
     assert 0 < len(rows) <= 5
     mul = next(line for line in rows if line.startswith("| `aten::mul` |"))
     assert "| 1 | 4 |" in mul  # calls per benchmark call: 1 at base, 4 at head
+
+
+def explained_site(repo):
+    """A stored history with a step at the softmax commit, `regress explain` run on it, and the site built."""
+    from dataclasses import replace
+
+    from factories import bench, commit
+
+    from regress.storage import gitrepo
+    from regress.storage.store import Store
+
+    shas = [repo.commit("hand-written softmax", {"src/mypkg/__init__.py": HAND, "benchmarks/bench_work.py": SOFTMAX_SUITE})]
+    shas += [repo.commit(f"note {k}", {"src/mypkg/note.py": f"N = {k}\n"}) for k in range(3)]
+    shas.append(repo.commit("use <torch.softmax> & friends", {"src/mypkg/__init__.py": TORCH}))
+    shas += [repo.commit(f"later {k}", {"src/mypkg/note.py": f"L = {k}\n"}) for k in range(3)]
+    git, store = gitrepo.open_repo(repo.path), Store(repo.path / ".regress")
+    for k, sha in enumerate(shas):  # levels chosen: the step is at the softmax commit
+        level = 2e-3 if k < 4 else 1e-3
+        info = replace(gitrepo.commit_info(git, sha), committed_at=1_700_000_000 + k)
+        r = commit("x", bench([level * (1 + 0.001 * j) for j in range(3)], label="softmax", sub="rows"))
+        store.save(replace(r, commit=info, machine="testbox"))
+    repo.regress("explain", shas[3], shas[4], "--bench", "softmax", check=True)
+    repo.regress("report", check=True)
+    return repo.path / "site", shas
+
+
+def test_the_site_links_each_change_point_to_its_explain_panel_with_both_traces(repo):
+    site, shas = explained_site(repo)
+    index = (site / "index.html").read_text()
+    assert 'class="explain-link"' in index
+    (page,) = list((site / "explain").glob("*.html"))
+    html = page.read_text()
+    assert "aten::exp" in html and "gone" in html and "aten::_softmax" in html
+    assert "use &lt;torch.softmax&gt; &amp; friends" in html and "<torch.softmax>" not in html
+    for side in ("base", "head"):
+        href = html.split(f'class="trace-{side}" href="')[1].split('"')[0]
+        assert "traceEvents" in json.loads((page.parent / href).read_text())

@@ -12,6 +12,7 @@ from regress import __version__
 from regress.core.errors import RegressError
 from regress.core.records import BenchmarkId, CommitInfo
 from regress.core.units import fmt_time, percent
+from regress.report import explain_panel
 from regress.report import metrics as report_metrics
 from regress.report.chart_pages import ChartPages
 from regress.report.data import (
@@ -46,6 +47,7 @@ class Site(ChartPages, OverviewPages):
         baseline: str | None,
     ):
         self.out = out
+        self.explained: dict = {}  # issue 13: explain panels, set by site.build from the stored profiles
         self.series = series
         self.repo_url = repo_url
         self.threshold = threshold
@@ -128,6 +130,7 @@ class Site(ChartPages, OverviewPages):
             "after": fmt_time(st.after),
             "change": percent(st.ratio),
             "direction": st.direction,
+            "explain": explain_panel.href(self.explained, ch["series"].name, st.sha, st.id, root),  # issue 13
         }
 
     # -- writing --------------------------------------------------------------
@@ -167,6 +170,8 @@ class Site(ChartPages, OverviewPages):
             data = script_json(self._bench_data(bid))
             digest = hashlib.sha1(f"{self.version} {data}".encode()).hexdigest()
             page(self.bench_href[bid], digest, lambda bid=bid, data=data: self._bench_page(bid, data))
+        for rel in explain_panel.write(self, self.explained, _write):  # issue 13: explain panels
+            files[rel] = ""
         for label, ids in self.labels.items():
             grid = grid_for(ids)
             sections = self._label_data(grid)

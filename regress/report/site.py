@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from regress.core.errors import RegressError
+from regress.report import explain_panel
 from regress.report.builder import MANIFEST, SITE_FORMAT, Site
 from regress.report.data import Series, summarize
 from regress.storage.store import Store
@@ -82,6 +83,7 @@ def build(
     try:
         all_series = _load(store, threshold)
         site = Site(out, all_series, templates, plotly, repo_url=repo_url, threshold=threshold, title=title or "regress", baseline=baseline)
+        site.explained = explain_panel.collect(store.root, all_series)  # issue 13: stored `regress explain` profiles
         written, kept = site.write(previous, keep_unchanged=incremental)
     except OSError as exc:
         raise RegressError(f"cannot write the site to {out}: {exc.strerror} ({exc.filename}); check the folder and free space") from None

@@ -1,0 +1,97 @@
+"""The site's explain panels: for a change point, the operators behind it and both traces.
+
+`regress explain PREV COMMIT` keeps op tables and Chrome traces beside the
+results (`storage/profiles`); the report only reads them, it never measures.
+A change point whose commit and previous measured commit both have a stored
+profile of its benchmark gets a page explain/<slug>.html (the op diff, links
+to both traces, copied into the site) and a link from the change lists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from regress.analysis import opdiff
+from regress.core.records import CommitInfo
+from regress.core.units import percent
+from regress.storage import profiles
+
+TOP = 25
+
+
+@dataclass(frozen=True)
+class Panel:
+    key: tuple  # (series name, step sha, benchmark id)
+    rel: str  # the page, relative to the site root
+    name: str
+    series: str
+    base: CommitInfo
+    head: CommitInfo
+    change: str
+    diff: opdiff.OpDiff
+    traces: tuple[tuple[str, Path | None], tuple[str, Path | None]]  # (site path, stored file) for base, head
+
+
+def collect(results: Path, series: list) -> dict[tuple, Panel]:
+    """Panels for every change point whose two commits have stored profiles of its benchmark."""
+    panels = {}
+    for s in series:
+        for st in s.steps:
+            if st.index == 0:
+                continue
+            base, head = s.history[st.index - 1].commit, s.history[st.index].commit
+            b = profiles.load(results, s.machine, s.env, base.sha, st.id)
+            h = profiles.load(results, s.machine, s.env, head.sha, st.id)
+            if b is None or h is None:
+                continue
+            key = (s.name, st.sha, st.id)
+            slug = hashlib.sha1(repr(key).encode()).hexdigest()[:16]
+            traces = tuple((f"explain/traces/{slug}-{side}.json", p.trace) for side, p in (("base", b), ("head", h)))
+            panels[key] = Panel(key, f"explain/{slug}.html", str(st.id), s.name, base, head, percent(st.ratio),
+                                opdiff.diff(b.table, h.table), traces)
+    return panels
+
+
+def href(panels: dict[tuple, Panel], series_name: str, sha: str, bid, root: str) -> str:
+    p = panels.get((series_name, sha, bid))
+    return root + p.rel if p is not None else ""
+
+
+def _fmt(us: float) -> str:
+    return f"{us / 1000:.3g} ms" if abs(us) >= 1000 else f"{us:.3g} us" if abs(us) >= 1 else f"{us * 1000:.3g} ns"
+
+
+def rows(p: Panel) -> list[dict]:
+    out = []
+    for r in p.diff.rows[:TOP]:
+        share = p.diff.share(r)
+        out.append({
+            "name": r.name, "status": "" if r.status == opdiff.OpStatus.CHANGED else str(r.status),
+            "base_calls": f"{r.base_calls:.3g}", "head_calls": f"{r.head_calls:.3g}",
+            "base": _fmt(r.base_self_us), "head": _fmt(r.head_self_us),
+            "diff": ("+" if r.diff_us > 0 else "-") + _fmt(abs(r.diff_us)),
+            "share": "" if share is None else f"{share * 100:.0f}%",
+        })
+    return out
+
+
+def write(site, panels: dict[tuple, Panel], write_file) -> list[str]:
+    """Write every panel page and its two traces; returns the files written (relative to the site)."""
+    written = []
+    template = site.env.get_template("explain.html")
+    for p in panels.values():
+        links = []
+        for rel, stored in p.traces:
+            if stored is not None and stored.is_file():
+                write_file(site.out / rel, stored.read_bytes())
+                written.append(rel)
+                links.append(rel.removeprefix("explain/"))
+            else:
+                links.append("")
+        html = template.render(**site._context("../"), p=p, rows=rows(p), base_trace=links[0], head_trace=links[1],
+                               more=max(0, len(p.diff.rows) - TOP))
+        write_file(site.out / p.rel, html)
+        written.append(p.rel)
+    return written
