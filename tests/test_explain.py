@@ -166,7 +166,7 @@ def explained_site(repo):
 
 
 def test_the_site_links_each_change_point_to_its_explain_panel_with_both_traces(repo):
-    site, shas = explained_site(repo)
+    site, _ = explained_site(repo)
     index = (site / "index.html").read_text()
     assert 'class="explain-link"' in index
     (page,) = list((site / "explain").glob("*.html"))
