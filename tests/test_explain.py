@@ -176,3 +176,23 @@ def test_the_site_links_each_change_point_to_its_explain_panel_with_both_traces(
     for side in ("base", "head"):
         href = html.split(f'class="trace-{side}" href="')[1].split('"')[0]
         assert "traceEvents" in json.loads((page.parent / href).read_text())
+
+
+def test_renderers_show_self_cuda_time_when_a_gpu_was_profiled():
+    from regress.core.records import BenchmarkId, CommitInfo
+    from regress.measure.explain import Explained, Explanation
+    from regress.output import explain as render
+    from regress.storage.profiles import Profile
+
+    base = OpTable(4, (Op("aten::mm", 4, 40.0, 400.0),))
+    head = OpTable(4, (Op("aten::mm", 8, 80.0, 800.0), Op("gpu|range", 4, 4.0, user=True)))
+    bid = BenchmarkId("mm", "square", "", 1)
+    info = CommitInfo("a" * 40, (), "A", "a@x", 0, 0, "subject")
+    e = Explanation(bid, None, diff(base, head), Profile(bid, "a" * 40, base, None), Profile(bid, "b" * 40, head, None))
+    got = Explained(info, info, [e])
+    text = render.text(got)
+    assert "self CUDA/call" in text and "100 us -> 200 us" in text
+    md = render.markdown(got)
+    assert "self CUDA/call" in md and "`gpu\\|range`" in md
+    doc = json.loads(render.as_json(got))
+    assert doc["benchmarks"][0]["ops"][0]["head_cuda_us"] == 200.0

@@ -65,10 +65,15 @@ def text(ex: Explained, *, top: int = TOP) -> str:
             f"  {'operator':<{width}} {'':>4} {'calls':>7} {'calls':>7} {'self/call':>10} {'self/call':>10} {'change':>10} {'share':>6}"
         )
         lines.append(f"  {'':<{width}} {'':>4} {'base':>7} {'head':>7} {'base':>10} {'head':>10} {'':>10} {'':>6}")
+        cuda = any(r.base_cuda_us or r.head_cuda_us for r in d.rows)
+        if cuda:
+            lines[-2] += f" {'self CUDA/call':>22}"
+            lines[-1] += f" {'base -> head':>22}"
         for r in d.rows[:top]:
             lines.append(
                 f"  {r.name:<{width}} {_status(r):>4} {_calls(r.base_calls):>7} {_calls(r.head_calls):>7} "
                 f"{fmt_us(r.base_self_us):>10} {fmt_us(r.head_self_us):>10} {_signed(r.diff_us):>10} {_share(d, r):>6}"
+                + (f" {fmt_us(r.base_cuda_us) + ' -> ' + fmt_us(r.head_cuda_us):>22}" if cuda else "")
             )
         if len(d.rows) > top:
             lines.append(f"  ... {len(d.rows) - top} more operators (--top N, or --format json)")
@@ -76,7 +81,9 @@ def text(ex: Explained, *, top: int = TOP) -> str:
             f"  total self time per call {fmt_us(d.base_self_us)} -> {fmt_us(d.head_self_us)} "
             f"({_signed(d.diff_us)}); profiled {d.base_calls} and {d.head_calls} calls"
         )
-        lines.append(f"  traces: {e.base.trace}" + (f"\n          {e.head.trace}" if e.head.trace else ""))
+        traces = [str(p.trace) for p in (e.base, e.head) if p is not None and p.trace is not None]
+        if traces:
+            lines.append("  traces: " + "\n          ".join(traces))
         lines.append("")
     lines.append("self/call: an operator's self CPU time per execution of the benchmark's statement (torch.profiler)")
     return "\n".join(lines)
@@ -87,12 +94,14 @@ def markdown_rows(e: Explanation, *, top: int = 5) -> list[str]:
     if e.diff is None:
         return [f"_not profiled: {_md(e.failure)}_", ""]
     d = e.diff
-    out = ["| operator | | calls base | calls head | self/call base | self/call head | change | share |",
-           "|---|---|---:|---:|---:|---:|---:|---:|"]
+    cuda = any(r.base_cuda_us or r.head_cuda_us for r in d.rows)
+    out = ["| operator | | calls base | calls head | self/call base | self/call head | change | share |" + (" self CUDA/call |" if cuda else ""),
+           "|---|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if cuda else "")]
     for r in d.rows[:top]:
         out.append(
             f"| `{_md(r.name)}` | {_status(r)} | {_calls(r.base_calls)} | {_calls(r.head_calls)} | "
             f"{fmt_us(r.base_self_us)} | {fmt_us(r.head_self_us)} | {_signed(r.diff_us)} | {_share(d, r)} |"
+            + (f" {fmt_us(r.base_cuda_us)} → {fmt_us(r.head_cuda_us)} |" if cuda else "")
         )
     out.append("")
     return out
