@@ -90,21 +90,29 @@ def test_a_hand_written_softmax_replaced_by_torch_softmax(repo):
     assert "aten::exp" in text and " gone " in text and " new " in text
 
 
-def test_mul_sum_computed_twice_shows_twice_the_calls_by_default_from_the_verdict(repo):
+def test_mul_sum_computed_twice_shows_twice_the_calls(repo):
     base = repo.commit("batched dot", {"src/mypkg/__init__.py": ONCE, "benchmarks/bench_work.py": DOT_SUITE})
     head = repo.commit("compute it twice", {"src/mypkg/__init__.py": TWICE})
-    repo.regress("run", base, head, check=True)
-    verdict = json.loads(repo.regress("compare", base, head, "--format", "json", check=True).stdout)
-    assert verdict["verdicts"][0]["verdict"] == "regression", verdict
-    # No --bench: the benchmarks compare calls a regression or improvement.
-    doc = json.loads(repo.regress("explain", base, head, "--format", "json", check=True).stdout)
-    item, rows = _rows(doc, "mul_sum")
-    assert item["verdict"] == "regression"
+    doc = json.loads(repo.regress("explain", base, head, "--bench", "mul_sum", "--format", "json", check=True).stdout)
+    _, rows = _rows(doc, "mul_sum")
     assert rows["aten::mul"]["base_calls"] == 1.0 and rows["aten::mul"]["head_calls"] == 2.0
     assert rows["aten::sum"]["head_calls"] == 2.0
     assert rows["aten::mul"]["status"] == "changed"
-    md = repo.regress("explain", base, head, "--format", "markdown", check=True).stdout
+    md = repo.regress("explain", base, head, "--bench", "mul_sum", "--format", "markdown", check=True).stdout
     assert "| `aten::mul` |" in md
+
+
+def test_without_bench_explain_takes_the_benchmarks_compare_calls_changed(repo):
+    # Four times the work: a regression however busy the machine (the test shares it).
+    base = repo.commit("batched dot", {"src/mypkg/__init__.py": ONCE, "benchmarks/bench_work.py": DOT_SUITE})
+    head = repo.commit("compute it four times", {"src/mypkg/__init__.py": FOUR_TIMES})
+    repo.regress("run", base, head, check=True)
+    verdict = json.loads(repo.regress("compare", base, head, "--format", "json", check=True).stdout)
+    assert verdict["verdicts"][0]["verdict"] == "regression", verdict
+    doc = json.loads(repo.regress("explain", base, head, "--format", "json", check=True).stdout)
+    item, rows = _rows(doc, "mul_sum")
+    assert item["verdict"] == "regression" and item["ratio"] > 2
+    assert rows["aten::mul"]["head_calls"] == 4.0
 
 
 def test_explain_with_nothing_changed_says_so_and_a_bad_revision_is_one_line(repo):

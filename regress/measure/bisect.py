@@ -93,7 +93,7 @@ def _leaning(result: CommitResult, good: CommitResult, bad: CommitResult, bid: B
 # GOOD against BAD still noisy after more rounds, but its levels this many thresholds apart: bisect anyway.
 FAR = 4
 # A commit whose level lies this near the middle between GOOD and BAD gets more rounds before it is placed.
-UNDECIDED = 0.2
+UNDECIDED = 0.3
 
 
 def bisect(
