@@ -72,8 +72,14 @@ def softmax_rows(x):
     return torch.softmax(x, -1)
 """
 
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "GIT_AUTHOR_NAME": "Eval", "GIT_AUTHOR_EMAIL": "eval@example.com",
-       "GIT_COMMITTER_NAME": "Eval", "GIT_COMMITTER_EMAIL": "eval@example.com"}
+ENV = {
+    **os.environ,
+    "PYTHONPATH": str(ROOT),
+    "GIT_AUTHOR_NAME": "Eval",
+    "GIT_AUTHOR_EMAIL": "eval@example.com",
+    "GIT_COMMITTER_NAME": "Eval",
+    "GIT_COMMITTER_EMAIL": "eval@example.com",
+}
 
 
 def git(path: Path, *args: str) -> str:
@@ -94,8 +100,14 @@ def make_repo(path: Path, broken_at: int | None) -> list[str]:
     for k in range(N):
         files = {"src/mypkg/note.py": f"NOTE = {k}\n"}
         if k == 0:
-            files.update({"pyproject.toml": PYPROJECT, "benchmarks/bench_all.py": SUITE, ".gitignore": ".regress/\n",
-                          "src/mypkg/__init__.py": PKG.format(factor=2) + HAND})
+            files.update(
+                {
+                    "pyproject.toml": PYPROJECT,
+                    "benchmarks/bench_all.py": SUITE,
+                    ".gitignore": ".regress/\n",
+                    "src/mypkg/__init__.py": PKG.format(factor=2) + HAND,
+                }
+            )
         if k == SLOW_AT:
             files["src/mypkg/__init__.py"] = PKG.format(factor=3) + HAND  # 1.5x the loop
         if k == broken_at:
@@ -111,7 +123,9 @@ def make_repo(path: Path, broken_at: int | None) -> list[str]:
 
 def regress(path: Path, *args: str) -> tuple[subprocess.CompletedProcess, float]:
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "regress", *args], cwd=path, env=ENV, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "regress", *args], cwd=path, env=ENV, capture_output=True, text=True, check=False
+    )
     return proc, time.perf_counter() - started
 
 
@@ -127,11 +141,18 @@ def bisect_case(work: Path, name: str, broken_at: int | None) -> None:
     answer = [index[c["sha"]] for c in doc["candidates"]]
     right = answer == [SLOW_AT] or (broken_at is not None and set(answer) <= {SLOW_AT, broken_at} and SLOW_AT in answer)
     verdict = doc["verdict"][0] if doc["verdict"] else {}
-    print(f"{name}: {N} commits, slowdown 1.5x at #{SLOW_AT}" + (f", #{broken_at} unbuildable" if broken_at is not None else ""))
-    print(f"  answer: commit(s) #{answer} ({'right' if right else 'WRONG'}); last good #{index[doc['last_good']['sha']]}")
+    print(
+        f"{name}: {N} commits, slowdown 1.5x at #{SLOW_AT}"
+        + (f", #{broken_at} unbuildable" if broken_at is not None else "")
+    )
+    print(
+        f"  answer: commit(s) #{answer} ({'right' if right else 'WRONG'}); last good #{index[doc['last_good']['sha']]}"
+    )
     print(f"  verdict against parent: {verdict.get('verdict')} ratio {verdict.get('ratio') or 0:.2f}")
-    print(f"  commits measured: {doc['measured']} (target <= 8); probes: "
-          + ", ".join(f"#{index[p['sha']]}:{p['state']}" for p in doc["probes"]))
+    print(
+        f"  commits measured: {doc['measured']} (target <= 8); probes: "
+        + ", ".join(f"#{index[p['sha']]}:{p['state']}" for p in doc["probes"])
+    )
     print(f"  wall time: {seconds:.1f} s")
 
 
@@ -139,8 +160,15 @@ def explain_case(work: Path) -> None:
     path = work / "explain"
     path.mkdir()
     git(path, "init", "-q", "-b", "main")
-    write(path, {"pyproject.toml": PYPROJECT, "benchmarks/bench_all.py": SUITE, ".gitignore": ".regress/\n",
-                 "src/mypkg/__init__.py": PKG.format(factor=2) + HAND})
+    write(
+        path,
+        {
+            "pyproject.toml": PYPROJECT,
+            "benchmarks/bench_all.py": SUITE,
+            ".gitignore": ".regress/\n",
+            "src/mypkg/__init__.py": PKG.format(factor=2) + HAND,
+        },
+    )
     git(path, "add", "-A")
     git(path, "commit", "-q", "-m", "hand-written softmax")
     write(path, {"src/mypkg/__init__.py": PKG.format(factor=2) + TORCH})

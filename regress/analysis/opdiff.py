@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from regress.core.ops import Op, OpTable  # noqa: F401 - re-exported
+
 
 class OpStatus(str, Enum):
     CHANGED = "changed"
@@ -21,26 +23,6 @@ class OpStatus(str, Enum):
 
     def __str__(self) -> str:
         return self.value
-
-
-@dataclass(frozen=True)
-class Op:
-    """One operator's totals over a profile's executions (times in microseconds)."""
-
-    name: str
-    count: int
-    self_cpu_us: float
-    self_cuda_us: float = 0.0
-    user: bool = False  # a record_function range of the user's code
-
-
-@dataclass(frozen=True)
-class OpTable:
-    calls: int  # executions of the statement profiled
-    ops: tuple[Op, ...]
-
-    def kept(self) -> dict[str, Op]:
-        return {o.name: o for o in self.ops if o.name.startswith("aten::") or o.user}
 
 
 @dataclass(frozen=True)
@@ -90,7 +72,13 @@ def diff(base: OpTable, head: OpTable) -> OpDiff:
     rows = []
     for name in set(b) | set(h):
         ob, oh = b.get(name), h.get(name)
-        status = OpStatus.NEW if ob is None or ob.count == 0 else OpStatus.GONE if oh is None or oh.count == 0 else OpStatus.CHANGED
+        status = (
+            OpStatus.NEW
+            if ob is None or ob.count == 0
+            else OpStatus.GONE
+            if oh is None or oh.count == 0
+            else OpStatus.CHANGED
+        )
         rows.append(
             OpRow(
                 name,

@@ -114,13 +114,13 @@ def operator_rows(cfg: Config, base: str, head: str, regressions: list) -> str:
     try:
         got = explain.explain(cfg, base, head, ids=[v.id for v in chosen])
     except RegressError as exc:
-        return f"\n_Operators not profiled: {render._md(str(exc))}_\n"
+        return f"\n_Operators not profiled: {render.md_cell(str(exc))}_\n"
     verdicts = {v.id: v for v in chosen}
     out = ["", "#### Operators behind each regression (torch.profiler, self CPU time per call)", ""]
     for e in got.items:
         v = verdicts.get(e.id)
         change = f" {render.pct(v.ratio)}" if v is not None and v.ratio is not None else ""
-        out += [f"**{render._md(str(e.id))}**{change}", ""] + explain_render.markdown_rows(e, top=TOP_OPS)
+        out += [f"**{render.md_cell(str(e.id))}**{change}", ""] + explain_render.markdown_rows(e, top=TOP_OPS)
     if len(regressions) > EXPLAINED:
         out.append(f"_{len(regressions) - EXPLAINED} more regressions: `regress explain {base[:10]} {head[:10]}` lists them all._")
     out.append(f"_Traces: `regress explain {base[:10]} {head[:10]}` prints where they are kept._")

@@ -16,9 +16,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from regress.analysis import diff, stats
+from regress.analysis.explanation import Bisected, Probe
 from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.kinds import CHANGES, FailureKind, Kind
@@ -26,39 +27,6 @@ from regress.core.records import BenchmarkId, CommitInfo, CommitResult
 from regress.measure import rounds
 from regress.storage import gitrepo
 from regress.storage.store import Store
-
-
-@dataclass(frozen=True)
-class Probe:
-    info: CommitInfo
-    state: str  # "good" | "bad" | "skip"
-    why: str = ""
-    measured: bool = False  # by this run (not only read from the store)
-
-
-@dataclass(frozen=True)
-class Bisected:
-    good: CommitInfo
-    bad: CommitInfo
-    last_good: CommitInfo
-    candidates: list[CommitInfo]  # the first bad commit is one of these (one when exact)
-    direction: Kind  # how BAD moved from GOOD
-    ids: list[BenchmarkId]
-    verdicts: list[diff.Verdict]  # the first bad commit against its parent
-    probes: list[Probe] = field(default_factory=list)
-    commits: int = 0  # commits between GOOD and BAD, both included
-
-    @property
-    def first_bad(self) -> CommitInfo | None:
-        return self.candidates[0] if len(self.candidates) == 1 else None
-
-    @property
-    def measured(self) -> int:
-        return sum(p.measured for p in self.probes)
-
-    @property
-    def skipped(self) -> list[Probe]:
-        return [p for p in self.probes if p.state == "skip"]
 
 
 def _enough(result: CommitResult | None, wanted: re.Pattern, min_rounds: int) -> bool:
@@ -131,7 +99,9 @@ def bisect(
         have = [r for r in (res.results if res else ()) if wanted.search(str(r.id)) and r.ok]
         if not have:
             why = _skip_reason(res, []) if res else "not measured"
-            raise RegressError(f"{side} {sha[:10]} has no result for --bench {bench!r} ({why}); check the pattern with `regress list`")
+            raise RegressError(
+                f"{side} {sha[:10]} has no result for --bench {bench!r} ({why}); check the pattern with `regress list`"
+            )
     ids = sorted({r.id for r in g.results if r.ok} & {r.id for r in b.results if r.ok})
     ids = [i for i in ids if wanted.search(str(i))]
     ends = {i: diff.judge_one(g, b, i, threshold=cfg.threshold) for i in ids}
@@ -147,13 +117,18 @@ def bisect(
         moved = [i for i, v in ends.items() if v.verdict in CHANGES]
     if not moved:
         # Still noisy, but well beyond the threshold: bisect on the levels, and say so.
-        far = [i for i, v in ends.items() if v.verdict == Kind.NOISY and v.ratio
-               and abs(math.log(v.ratio)) >= FAR * math.log1p(cfg.threshold)]
+        far = [
+            i
+            for i, v in ends.items()
+            if v.verdict == Kind.NOISY and v.ratio and abs(math.log(v.ratio)) >= FAR * math.log1p(cfg.threshold)
+        ]
         if far:
             moved, kind = far, Kind.REGRESSION if ends[far[0]].ratio > 1 else Kind.IMPROVEMENT
             ends = {i: replace(v, verdict=kind) if i in far else v for i, v in ends.items()}
-            say(f"bisect: GOOD against BAD is still noisy (levels {(ends[far[0]].ratio - 1) * 100:+.0f}%); "
-                "bisecting on which level each commit is nearer")
+            say(
+                f"bisect: GOOD against BAD is still noisy (levels {(ends[far[0]].ratio - 1) * 100:+.0f}%); "
+                "bisecting on which level each commit is nearer"
+            )
     if not moved:
         shown = ", ".join(f"{i}: {v.verdict}" for i, v in ends.items()) or "no benchmark at both"
         raise RegressError(

@@ -8,41 +8,19 @@ traces beside the results, and diffs them (`analysis.opdiff`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from regress.analysis import opdiff
 from regress.analysis.diff import Verdict
+from regress.analysis.explanation import Explained, Explanation
 from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.kinds import CHANGES
-from regress.core.records import WORKTREE, CommitInfo
+from regress.core.records import WORKTREE
 from regress.measure import comparison, engine, runner
 from regress.measure.profile import profile_target
 from regress.measure.rounds import exact_filter
 from regress.measure.worker_process import close_servers
 from regress.storage import gitrepo, profiles
 from regress.storage.store import Store
-
-
-@dataclass(frozen=True)
-class Explanation:
-    """One benchmark's operators at base and head, and the verdict that asked for it."""
-
-    id: object  # BenchmarkId
-    verdict: Verdict | None
-    diff: opdiff.OpDiff | None
-    base: profiles.Profile | None
-    head: profiles.Profile | None
-    failure: str = ""  # why one side could not be profiled
-
-
-@dataclass(frozen=True)
-class Explained:
-    base: CommitInfo
-    head: CommitInfo
-    items: list[Explanation] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)  # commit-level: a failed build, a broken suite
-    note: str = ""  # why nothing was explained
 
 
 def _verdicts(cfg: Config, base: str, head: str) -> list[Verdict]:
@@ -65,14 +43,22 @@ def explain(cfg: Config, base: str, head: str, *, bench: str = "", ids: list | N
     if ids is None and not bench:
         ids = [i for i, v in verdicts.items() if v.verdict in CHANGES]
         if not ids:
-            why = ("no stored verdict is a regression or improvement" if verdicts else
-                   f"neither is measured; run `regress compare {base[:10]} {head[:10]} --measure` first")
-            return Explained(info[base], info[head], note=f"nothing to explain: {why}; or name benchmarks with --bench REGEX")
+            why = (
+                "no stored verdict is a regression or improvement"
+                if verdicts
+                else f"neither is measured; run `regress compare {base[:10]} {head[:10]} --measure` first"
+            )
+            return Explained(
+                info[base], info[head], note=f"nothing to explain: {why}; or name benchmarks with --bench REGEX"
+            )
     wanted = exact_filter(ids) if ids is not None else bench
     settings = runner.settings_for(cfg, runner.Options(bench=wanted))
     got, problems = {}, []
     try:
-        with Store(cfg.results_dir).lock(), engine.checked_out(cfg, repo, [base, head], lambda sha: settings, {}) as targets:
+        with (
+            Store(cfg.results_dir).lock(),
+            engine.checked_out(cfg, repo, [base, head], lambda sha: settings, {}) as targets,
+        ):
             for t in targets:
                 found, trouble = profile_target(cfg, t, wanted)
                 got[t.info.sha] = found
@@ -92,7 +78,8 @@ def explain(cfg: Config, base: str, head: str, *, bench: str = "", ids: list | N
             else:
                 kept[sha] = profiles.save(cfg.results_dir, cfg.machine_name, cfg.env, sha, bid, p.table, p.trace)
         d = opdiff.diff(kept[base].table, kept[head].table) if len(kept) == 2 else None
-        items.append(Explanation(bid, verdicts.get(bid), d, kept.get(base), kept.get(head), "; ".join(failures)))
+        traces = [kept[sha].trace if sha in kept else None for sha in (base, head)]
+        items.append(Explanation(bid, verdicts.get(bid), d, traces[0], traces[1], "; ".join(failures)))
     note = "" if items else f"no benchmark matches {wanted!r} at either commit"
     return Explained(info[base], info[head], items, problems, note)
 
@@ -101,4 +88,7 @@ def stored(cfg: Config, base: str, head: str) -> list[Explanation]:
     """What an earlier `explain` kept for these two commits (the report reads this; it never measures)."""
     b = profiles.load_all(cfg.results_dir, cfg.machine_name, cfg.env, base)
     h = profiles.load_all(cfg.results_dir, cfg.machine_name, cfg.env, head)
-    return [Explanation(i, None, opdiff.diff(b[i].table, h[i].table), b[i], h[i]) for i in sorted(set(b) & set(h))]
+    return [
+        Explanation(i, None, opdiff.diff(b[i].table, h[i].table), b[i].trace, h[i].trace)
+        for i in sorted(set(b) & set(h))
+    ]

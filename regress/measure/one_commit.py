@@ -68,6 +68,10 @@ def _import_path(cfg: Config, code_dir: Path) -> Path:
     return code_dir / "src" if (code_dir / "src").is_dir() else code_dir
 
 
+# Public: `profile` starts workers of its own for the same commit checkouts.
+import_path = _import_path
+
+
 def key(spec: TaskSpec) -> BenchmarkId:
     """What a commit's results are keyed by: the benchmark's identity, whole."""
     return spec.id

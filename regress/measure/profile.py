@@ -35,8 +35,10 @@ class Profiled:
 
 
 def _table(msg: dict) -> OpTable:
-    ops = tuple(Op(str(o["name"]), int(o["count"]), float(o["self_cpu_us"]), float(o["self_cuda_us"]), bool(o["user"]))
-                for o in msg["ops"])
+    ops = tuple(
+        Op(str(o["name"]), int(o["count"]), float(o["self_cpu_us"]), float(o["self_cuda_us"]), bool(o["user"]))
+        for o in msg["ops"]
+    )
     return OpTable(int(msg["calls"]), ops)
 
 
@@ -51,7 +53,7 @@ def profile_target(cfg: Config, t: Target, bench_filter: str) -> tuple[dict[Benc
     with tempfile.TemporaryDirectory(prefix="regress-profile-") as traces:
         job = {
             "cwd": str(t.code_dir),
-            "import_path": str(one_commit._import_path(cfg, t.code_dir)),
+            "import_path": str(one_commit.import_path(cfg, t.code_dir)),
             "benchmarks_dir": str(t.suite_dir),
             "shown_root": str(t.shown_root),
             "machine": cfg.machine_name,

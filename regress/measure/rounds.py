@@ -19,7 +19,6 @@ from regress.measure.worker_process import close_servers
 from regress.storage import gitrepo
 from regress.storage.store import Store
 
-
 # A fixed count of rounds has no time budget; finite, as a result file holds only finite numbers.
 NO_TIME_LIMIT = 1e9
 

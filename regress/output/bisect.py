@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from regress.output.verdicts import _commit_json, fmt_time, pct
-
-if TYPE_CHECKING:
-    from regress.measure.bisect import Bisected
+from regress.analysis.explanation import Bisected
+from regress.output.verdicts import commit_json, fmt_time, pct
 
 JSON_VERSION = 1
 
@@ -27,8 +23,10 @@ def text(b: Bisected) -> str:
     against = "its parent" if b.first_bad is not None else f"the last good commit {b.last_good.short}"
     for v in b.verdicts:
         change = pct(v.ratio) if v.ratio is not None else ""
-        lines.append(f"verdict against {against}: {v.id}: {v.verdict} {change} "
-                     f"({fmt_time(v.base_level)} -> {fmt_time(v.head_level)})")
+        lines.append(
+            f"verdict against {against}: {v.id}: {v.verdict} {change} "
+            f"({fmt_time(v.base_level)} -> {fmt_time(v.head_level)})"
+        )
     for p in b.skipped:
         lines.append(f"skipped {p.info.short} {p.info.subject}: {p.why}")
     probed = ", ".join(f"{p.info.short} {p.state}" for p in b.probes)
@@ -40,11 +38,11 @@ def as_json(b: Bisected) -> dict:
     return {
         "format": "regress-bisect",
         "version": JSON_VERSION,
-        "good": _commit_json(b.good),
-        "bad": _commit_json(b.bad),
-        "first_bad": _commit_json(b.first_bad),
-        "candidates": [_commit_json(c) for c in b.candidates],
-        "last_good": _commit_json(b.last_good),
+        "good": commit_json(b.good),
+        "bad": commit_json(b.bad),
+        "first_bad": commit_json(b.first_bad),
+        "candidates": [commit_json(c) for c in b.candidates],
+        "last_good": commit_json(b.last_good),
         "direction": str(b.direction),
         "benchmarks": [str(i) for i in b.ids],
         "measured": b.measured,
@@ -53,5 +51,7 @@ def as_json(b: Bisected) -> dict:
             {"id": str(v.id), "verdict": str(v.verdict), "ratio": v.ratio, "base": v.base_level, "head": v.head_level}
             for v in b.verdicts
         ],
-        "probes": [{"sha": p.info.sha, "state": p.state, "why": p.why or None, "measured": p.measured} for p in b.probes],
+        "probes": [
+            {"sha": p.info.sha, "state": p.state, "why": p.why or None, "measured": p.measured} for p in b.probes
+        ],
     }

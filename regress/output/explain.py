@@ -6,13 +6,10 @@ The JSON shape is a contract for scripts: fields are only ever added.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
+from regress.analysis.explanation import Explained, Explanation
 from regress.analysis.opdiff import OpDiff, OpRow, OpStatus
-from regress.output.verdicts import _commit_json, _md, pct
-
-if TYPE_CHECKING:  # the flow's records; rendering needs only their fields
-    from regress.measure.explain import Explained, Explanation
+from regress.output.verdicts import commit_json, md_cell, pct
 
 JSON_VERSION = 1
 TOP = 15
@@ -81,7 +78,7 @@ def text(ex: Explained, *, top: int = TOP) -> str:
             f"  total self time per call {fmt_us(d.base_self_us)} -> {fmt_us(d.head_self_us)} "
             f"({_signed(d.diff_us)}); profiled {d.base_calls} and {d.head_calls} calls"
         )
-        traces = [str(p.trace) for p in (e.base, e.head) if p is not None and p.trace is not None]
+        traces = [str(t) for t in (e.base_trace, e.head_trace) if t is not None]
         if traces:
             lines.append("  traces: " + "\n          ".join(traces))
         lines.append("")
@@ -92,14 +89,17 @@ def text(ex: Explained, *, top: int = TOP) -> str:
 def markdown_rows(e: Explanation, *, top: int = 5) -> list[str]:
     """The operator table of one benchmark, for the job summary and `--format markdown`."""
     if e.diff is None:
-        return [f"_not profiled: {_md(e.failure)}_", ""]
+        return [f"_not profiled: {md_cell(e.failure)}_", ""]
     d = e.diff
     cuda = any(r.base_cuda_us or r.head_cuda_us for r in d.rows)
-    out = ["| operator | | calls base | calls head | self/call base | self/call head | change | share |" + (" self CUDA/call |" if cuda else ""),
-           "|---|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if cuda else "")]
+    out = [
+        "| operator | | calls base | calls head | self/call base | self/call head | change | share |"
+        + (" self CUDA/call |" if cuda else ""),
+        "|---|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if cuda else ""),
+    ]
     for r in d.rows[:top]:
         out.append(
-            f"| `{_md(r.name)}` | {_status(r)} | {_calls(r.base_calls)} | {_calls(r.head_calls)} | "
+            f"| `{md_cell(r.name)}` | {_status(r)} | {_calls(r.base_calls)} | {_calls(r.head_calls)} | "
             f"{fmt_us(r.base_self_us)} | {fmt_us(r.head_self_us)} | {_signed(r.diff_us)} | {_share(d, r)} |"
             + (f" {fmt_us(r.base_cuda_us)} → {fmt_us(r.head_cuda_us)} |" if cuda else "")
         )
@@ -109,11 +109,11 @@ def markdown_rows(e: Explanation, *, top: int = 5) -> list[str]:
 
 def markdown(ex: Explained, *, top: int = TOP) -> str:
     out = [f"### regress explain: `{ex.base.short}` → `{ex.head.short}`", ""]
-    out += [f"- problem: {_md(p)}" for p in ex.problems]
+    out += [f"- problem: {md_cell(p)}" for p in ex.problems]
     if ex.note:
-        out += [_md(ex.note), ""]
+        out += [md_cell(ex.note), ""]
     for e in ex.items:
-        out += [f"#### {_md(_title(e))}", ""] + markdown_rows(e, top=top)
+        out += [f"#### {md_cell(_title(e))}", ""] + markdown_rows(e, top=top)
     out.append("_self/call: an operator's self CPU time per execution of the benchmark's statement (torch.profiler)._")
     return "\n".join(out)
 
@@ -144,8 +144,8 @@ def explanation_json(e: Explanation) -> dict:
         "head_calls": d.head_calls if d else None,
         "base_self_us": d.base_self_us if d else None,
         "head_self_us": d.head_self_us if d else None,
-        "base_trace": str(e.base.trace) if e.base and e.base.trace else None,
-        "head_trace": str(e.head.trace) if e.head and e.head.trace else None,
+        "base_trace": str(e.base_trace) if e.base_trace else None,
+        "head_trace": str(e.head_trace) if e.head_trace else None,
         "ops": [row_json(d, r) for r in d.rows] if d else [],
     }
 
@@ -154,8 +154,8 @@ def as_json(ex: Explained) -> str:
     doc = {
         "format": "regress-explain",
         "version": JSON_VERSION,
-        "base": _commit_json(ex.base),
-        "head": _commit_json(ex.head),
+        "base": commit_json(ex.base),
+        "head": commit_json(ex.head),
         "problems": ex.problems,
         "note": ex.note or None,
         "benchmarks": [explanation_json(e) for e in ex.items],

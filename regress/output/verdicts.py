@@ -141,6 +141,11 @@ def _commit_json(info: CommitInfo | None) -> dict | None:
     return {"sha": info.sha, "short": info.short, "subject": info.subject, "author": info.author, "committed_at": info.committed_at}
 
 
+# For the other renderers (explain, bisect): one way to write a commit and a Markdown cell.
+commit_json = _commit_json
+md_cell = _md
+
+
 def verdict_json(v: Verdict) -> dict:
     return {
         "id": str(v.id),

@@ -49,8 +49,17 @@ def collect(results: Path, series: list) -> dict[tuple, Panel]:
             key = (s.name, st.sha, st.id)
             slug = hashlib.sha1(repr(key).encode()).hexdigest()[:16]
             traces = tuple((f"explain/traces/{slug}-{side}.json", p.trace) for side, p in (("base", b), ("head", h)))
-            panels[key] = Panel(key, f"explain/{slug}.html", str(st.id), s.name, base, head, percent(st.ratio),
-                                opdiff.diff(b.table, h.table), traces)
+            panels[key] = Panel(
+                key,
+                f"explain/{slug}.html",
+                str(st.id),
+                s.name,
+                base,
+                head,
+                percent(st.ratio),
+                opdiff.diff(b.table, h.table),
+                traces,
+            )
     return panels
 
 
@@ -67,13 +76,18 @@ def rows(p: Panel) -> list[dict]:
     out = []
     for r in p.diff.rows[:TOP]:
         share = p.diff.share(r)
-        out.append({
-            "name": r.name, "status": "" if r.status == opdiff.OpStatus.CHANGED else str(r.status),
-            "base_calls": f"{r.base_calls:.3g}", "head_calls": f"{r.head_calls:.3g}",
-            "base": _fmt(r.base_self_us), "head": _fmt(r.head_self_us),
-            "diff": ("+" if r.diff_us > 0 else "-") + _fmt(abs(r.diff_us)),
-            "share": "" if share is None else f"{share * 100:.0f}%",
-        })
+        out.append(
+            {
+                "name": r.name,
+                "status": "" if r.status == opdiff.OpStatus.CHANGED else str(r.status),
+                "base_calls": f"{r.base_calls:.3g}",
+                "head_calls": f"{r.head_calls:.3g}",
+                "base": _fmt(r.base_self_us),
+                "head": _fmt(r.head_self_us),
+                "diff": ("+" if r.diff_us > 0 else "-") + _fmt(abs(r.diff_us)),
+                "share": "" if share is None else f"{share * 100:.0f}%",
+            }
+        )
     return out
 
 
@@ -90,8 +104,14 @@ def write(site, panels: dict[tuple, Panel], write_file) -> list[str]:
                 links.append(rel.removeprefix("explain/"))
             else:
                 links.append("")
-        html = template.render(**site._context("../"), p=p, rows=rows(p), base_trace=links[0], head_trace=links[1],
-                               more=max(0, len(p.diff.rows) - TOP))
+        html = template.render(
+            **site._context("../"),
+            p=p,
+            rows=rows(p),
+            base_trace=links[0],
+            head_trace=links[1],
+            more=max(0, len(p.diff.rows) - TOP),
+        )
         write_file(site.out / p.rel, html)
         written.append(p.rel)
     return written

@@ -14,8 +14,8 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from regress.analysis.opdiff import Op, OpTable
 from regress.core.errors import RegressError
+from regress.core.ops import Op, OpTable
 from regress.core.records import BenchmarkId
 from regress.storage.atomic import write_atomic
 from regress.storage.store import check_name
@@ -45,7 +45,9 @@ def folder(results: Path, machine: str, env: str, sha: str) -> Path:
     return results / check_name("machine", machine) / check_name("env", env) / "profiles" / sha
 
 
-def save(results: Path, machine: str, env: str, sha: str, bid: BenchmarkId, table: OpTable, trace: bytes | None) -> Profile:
+def save(
+    results: Path, machine: str, env: str, sha: str, bid: BenchmarkId, table: OpTable, trace: bytes | None
+) -> Profile:
     where = folder(results, machine, env, sha)
     name = slug(bid)
     trace_path = where / f"{name}.trace.json" if trace is not None else None
@@ -70,8 +72,16 @@ def _read(path: Path) -> Profile:
         if doc.get("format") != FORMAT:
             raise ValueError("not a regress profile")
         bid = BenchmarkId(**doc["id"])
-        ops = tuple(Op(str(o["name"]), int(o["count"]), float(o["self_cpu_us"]), float(o.get("self_cuda_us", 0.0)),
-                       bool(o.get("user", False))) for o in doc["ops"])
+        ops = tuple(
+            Op(
+                str(o["name"]),
+                int(o["count"]),
+                float(o["self_cpu_us"]),
+                float(o.get("self_cuda_us", 0.0)),
+                bool(o.get("user", False)),
+            )
+            for o in doc["ops"]
+        )
         trace = path.with_name(doc["trace"]) if doc.get("trace") else None
         return Profile(bid, str(doc["sha"]), OpTable(int(doc["calls"]), ops), trace)
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -85,5 +95,7 @@ def load(results: Path, machine: str, env: str, sha: str, bid: BenchmarkId) -> P
 
 def load_all(results: Path, machine: str, env: str, sha: str) -> dict[BenchmarkId, Profile]:
     where = folder(results, machine, env, sha)
-    found = [_read(p) for p in sorted(where.glob("*.json")) if not p.name.endswith(".trace.json")] if where.is_dir() else []
+    found = (
+        [_read(p) for p in sorted(where.glob("*.json")) if not p.name.endswith(".trace.json")] if where.is_dir() else []
+    )
     return {p.id: p for p in found}

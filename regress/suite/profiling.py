@@ -52,7 +52,9 @@ def profile(timer, *, trace_path: str, warmup: int = 1, calls: int | None = None
         started.append(True)
 
     globs = {**getattr(timer, "_globals", {}), "__regress_profile_start__": start}
-    inner = timeit.Timer(stmt=ts.stmt, setup=f"{ts.setup}\n__regress_profile_start__()", timer=time.perf_counter, globals=globs)
+    inner = timeit.Timer(
+        stmt=ts.stmt, setup=f"{ts.setup}\n__regress_profile_start__()", timer=time.perf_counter, globals=globs
+    )
     with set_torch_threads(ts.num_threads):
         try:
             inner.timeit(number=n)

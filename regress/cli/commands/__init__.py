@@ -2,8 +2,8 @@
 function of the layers below and prints. Listed here in `regress --help` order."""
 
 from regress.cli.commands import (
-    check,
     bisect,
+    check,
     compare,
     explain,
     list_,

@@ -17,7 +17,9 @@ def add(sub) -> None:
         help="profile the benchmarks whose identity matches (default: those compare calls a regression or improvement)",
     )
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
-    p.add_argument("--top", type=flags.count, metavar="N", default=15, help="operators shown per benchmark (default 15)")
+    p.add_argument(
+        "--top", type=flags.count, metavar="N", default=15, help="operators shown per benchmark (default 15)"
+    )
     flags.benchmarks_dir(p)
     p.set_defaults(run=run)
 

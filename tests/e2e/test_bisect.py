@@ -42,8 +42,16 @@ def bench_work():
 
 def history(repo, n: int, slow_at: int, broken_at: int | None = None) -> list[str]:
     """n commits; `work` is 2x slower from commit `slow_at` on (1.5x in scripts/eval_bisect.py); `broken_at` does not build."""
-    shas = [repo.commit("project", {"pyproject.toml": PYPROJECT, "src/mypkg/__init__.py": PKG.format(factor=2),
-                                    "benchmarks/bench_work.py": SUITE})]
+    shas = [
+        repo.commit(
+            "project",
+            {
+                "pyproject.toml": PYPROJECT,
+                "src/mypkg/__init__.py": PKG.format(factor=2),
+                "benchmarks/bench_work.py": SUITE,
+            },
+        )
+    ]
     for k in range(1, n):
         files = {"src/mypkg/note.py": f"NOTE = {k}\n"}
         if k == slow_at:

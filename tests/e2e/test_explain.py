@@ -70,7 +70,9 @@ def _rows(doc: dict, bench: str) -> dict[str, dict]:
 
 
 def test_a_hand_written_softmax_replaced_by_torch_softmax(repo):
-    base = repo.commit("hand-written softmax", {"src/mypkg/__init__.py": HAND, "benchmarks/bench_work.py": SOFTMAX_SUITE})
+    base = repo.commit(
+        "hand-written softmax", {"src/mypkg/__init__.py": HAND, "benchmarks/bench_work.py": SOFTMAX_SUITE}
+    )
     head = repo.commit("use torch.softmax", {"src/mypkg/__init__.py": TORCH})
     proc = repo.regress("explain", base, head, "--bench", "softmax", "--format", "json", check=True)
     item, rows = _rows(json.loads(proc.stdout), "softmax")
@@ -158,7 +160,9 @@ def explained_site(repo):
     from regress.storage import gitrepo
     from regress.storage.store import Store
 
-    shas = [repo.commit("hand-written softmax", {"src/mypkg/__init__.py": HAND, "benchmarks/bench_work.py": SOFTMAX_SUITE})]
+    shas = [
+        repo.commit("hand-written softmax", {"src/mypkg/__init__.py": HAND, "benchmarks/bench_work.py": SOFTMAX_SUITE})
+    ]
     shas += [repo.commit(f"note {k}", {"src/mypkg/note.py": f"N = {k}\n"}) for k in range(3)]
     shas.append(repo.commit("use <torch.softmax> & friends", {"src/mypkg/__init__.py": TORCH}))
     shas += [repo.commit(f"later {k}", {"src/mypkg/note.py": f"L = {k}\n"}) for k in range(3)]
@@ -187,16 +191,15 @@ def test_the_site_links_each_change_point_to_its_explain_panel_with_both_traces(
 
 
 def test_renderers_show_self_cuda_time_when_a_gpu_was_profiled():
+    from regress.analysis.explanation import Explained, Explanation
     from regress.core.records import BenchmarkId, CommitInfo
-    from regress.measure.explain import Explained, Explanation
     from regress.output import explain as render
-    from regress.storage.profiles import Profile
 
     base = OpTable(4, (Op("aten::mm", 4, 40.0, 400.0),))
     head = OpTable(4, (Op("aten::mm", 8, 80.0, 800.0), Op("gpu|range", 4, 4.0, user=True)))
     bid = BenchmarkId("mm", "square", "", 1)
     info = CommitInfo("a" * 40, (), "A", "a@x", 0, 0, "subject")
-    e = Explanation(bid, None, diff(base, head), Profile(bid, "a" * 40, base, None), Profile(bid, "b" * 40, head, None))
+    e = Explanation(bid, None, diff(base, head))
     got = Explained(info, info, [e])
     text = render.text(got)
     assert "self CUDA/call" in text and "100 us -> 200 us" in text
