@@ -60,7 +60,9 @@ def _leaning(result: CommitResult, good: CommitResult, bad: CommitResult, bid: B
 
 # GOOD against BAD still noisy after more rounds, but its levels this many thresholds apart: bisect anyway.
 FAR = 4
-# A commit whose level lies this near the middle between GOOD and BAD gets more rounds before it is placed.
+# A busy machine only ever slows a commit down: one that reads further than this from the
+# faster level (GOOD's for a regression) gets more rounds before it is placed; its fastest
+# round can only get faster, so a good commit caught by a busy minute comes back.
 UNDECIDED = 0.3
 
 
@@ -147,8 +149,10 @@ def bisect(
             say(f"bisect: skipping {info[sha].short} ({why})")
             return Probe(info[sha], "skip", why, new)
         mine = [i for i in moved if i in res.by_id() and res.by_id()[i].ok]
-        if any(abs(_leaning(res, g, b, i) - 0.5) < UNDECIDED for i in mine):
-            say(f"bisect: {info[sha].short} lies between the two levels; taking {min_rounds} more rounds")
+        faster = 0.0 if direction == Kind.REGRESSION else 1.0  # where the faster of the two levels lies
+        unsure = [i for i in mine if abs(_leaning(res, g, b, i) - faster) > UNDECIDED]
+        if any(len(res.by_id()[i].samples) < 2 * min_rounds for i in unsure):  # not confirmed yet
+            say(f"bisect: {info[sha].short} does not read at the faster level; {min_rounds} more rounds to confirm")
             rounds.measure_rounds(cfg, [sha], rounds=min_rounds, bench=bench, announce=announce)
             res, new = store.load(cfg.machine_name, cfg.env, sha), True
         votes = []
