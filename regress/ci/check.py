@@ -45,7 +45,9 @@ def event_labels(path: str | None) -> set[str]:
     try:
         event = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise RegressError(f"cannot read the GitHub event payload {path} ({exc}); unset GITHUB_EVENT_PATH outside GitHub Actions") from None
+        raise RegressError(
+            f"cannot read the GitHub event payload {path} ({exc}); unset GITHUB_EVENT_PATH outside GitHub Actions"
+        ) from None
     labels = (event.get("pull_request") or {}).get("labels") or []
     return {str(label.get("name", "")) for label in labels if isinstance(label, dict)}
 
@@ -80,7 +82,9 @@ def check(
     md = render.markdown(got.verdicts, base=got.base, head=got.head, threshold=got.threshold)
     for metric, verdicts, limit in comparison.beyond_time(cfg, sides):  # memory and dynamo's counts (issue 14)
         n += sum(v.verdict == Kind.REGRESSION for v in verdicts)
-        md += f"\n\n#### {metric}\n\n" + render.markdown(verdicts, base=got.base, head=got.head, threshold=limit, metric=metric)
+        md += f"\n\n#### {metric}\n\n" + render.markdown(
+            verdicts, base=got.base, head=got.head, threshold=limit, metric=metric
+        )
     accepted = ok_label if n and ok_label in labels else None
     shown = base_rev[:10] if re.fullmatch(r"[0-9a-f]{40}", base_rev) else base_rev
     md += (
@@ -122,7 +126,9 @@ def operator_rows(cfg: Config, base: str, head: str, regressions: list) -> str:
         change = f" {render.pct(v.ratio)}" if v is not None and v.ratio is not None else ""
         out += [f"**{render.md_cell(str(e.id))}**{change}", ""] + explain_render.markdown_rows(e, top=TOP_OPS)
     if len(regressions) > EXPLAINED:
-        out.append(f"_{len(regressions) - EXPLAINED} more regressions: `regress explain {base[:10]} {head[:10]}` lists them all._")
+        out.append(
+            f"_{len(regressions) - EXPLAINED} more regressions: `regress explain {base[:10]} {head[:10]}` lists them all._"
+        )
     out.append(f"_Traces: `regress explain {base[:10]} {head[:10]}` prints where they are kept._")
     return "\n".join(out) + "\n"
 
@@ -137,7 +143,9 @@ def write_summary(path: str, markdown: str) -> None:
         with open(path, "ab") as fh:
             fh.write(data + b"\n")
     except OSError as exc:
-        raise RegressError(f"cannot write the job summary {path}: {exc.strerror}; check --summary or GITHUB_STEP_SUMMARY") from None
+        raise RegressError(
+            f"cannot write the job summary {path}: {exc.strerror}; check --summary or GITHUB_STEP_SUMMARY"
+        ) from None
 
 
 def summary_path(flag: str | None) -> str | None:

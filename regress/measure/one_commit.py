@@ -197,11 +197,22 @@ def _drive(cfg, job, got: Collector, progress: Progress, settings: Settings, *, 
         worker.kill()
         if current is None:
             phase = "importing the suites" if not discovered else "between benchmarks"
-            got.failures.append(Failure(FailureKind.TIMEOUT, f"worker silent for {worker.timeout:g}s while {phase}; {worker.tail() or 'no output'}"))
+            got.failures.append(
+                Failure(
+                    FailureKind.TIMEOUT,
+                    f"worker silent for {worker.timeout:g}s while {phase}; {worker.tail() or 'no output'}",
+                )
+            )
             return True
         spec, origin = todo[current]
         got.results[key(spec)] = BenchmarkResult(
-            spec, origin, failure=Failure(FailureKind.TIMEOUT, f"still running after {settings.timeout:g}s (timeout; raise it with --timeout)", origin)
+            spec,
+            origin,
+            failure=Failure(
+                FailureKind.TIMEOUT,
+                f"still running after {settings.timeout:g}s (timeout; raise it with --timeout)",
+                origin,
+            ),
         )
         progress.benchmark_finished()
         return False

@@ -43,7 +43,9 @@ def measure_rounds(
     with store.lock():
         gitrepo.prune_stale_worktrees(repo)
         stored = {sha: store.load(cfg.machine_name, cfg.env, sha) for sha in shas}
-        if not cfg.benchmarks_dir.is_dir() and any(r is None or r.settings.benchmarks_from == "worktree" for r in stored.values()):
+        if not cfg.benchmarks_dir.is_dir() and any(
+            r is None or r.settings.benchmarks_from == "worktree" for r in stored.values()
+        ):
             raise RegressError(
                 f"no benchmark folder {cfg.benchmarks_dir}; create it with a bench_*.py suite, "
                 'or set benchmarks = "..." in [tool.regress] of pyproject.toml'

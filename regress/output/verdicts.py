@@ -23,8 +23,16 @@ from regress.output import metric_units as units
 
 JSON_VERSION = 1
 # compare --metric: `mode` names the metric, `unit` its unit.
-_UNIT = {"allocated": "bytes", "peak": "bytes", "compile_time": "seconds", "graphs": "count",
-         "graph_breaks": "count", "recompiles": "count", "tracked": "value"}
+_UNIT = {
+    "allocated": "bytes",
+    "peak": "bytes",
+    "compile_time": "seconds",
+    "graphs": "count",
+    "graph_breaks": "count",
+    "recompiles": "count",
+    "tracked": "value",
+}
+
 
 def _spread(level: float | None, iqr: float | None) -> str:
     if level is None or iqr is None or level <= 0:
@@ -54,8 +62,16 @@ def _commit_line(role: str, info: CommitInfo | None) -> str:
 # -- text ------------------------------------------------------------------
 
 
-def text(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo | None, threshold: float, color: bool = False,
-         counts: bool = False, metric=None) -> str:
+def text(
+    verdicts: list[Verdict],
+    *,
+    base: CommitInfo | None,
+    head: CommitInfo | None,
+    threshold: float,
+    color: bool = False,
+    counts: bool = False,
+    metric=None,
+) -> str:
     fmt = units.formatter(metric) if metric in units.FOOTNOTE else fmt_count if counts else fmt_time
     lines = [_commit_line("base", base), _commit_line("head", head), ""]
     paint = {"regression": "31", "improvement": "32", "noisy": "33", "failed": "31;1"}
@@ -66,7 +82,9 @@ def text(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo |
         bar = f" {label} "
         lines.append(f"[{bar:-^{max(width + 66, len(bar) + 10)}}]")
         for threads, sub in groupby(rows, key=lambda v: v.id.num_threads):
-            lines.append(f"{_threads(threads):<{width + 2}}{'base':>12} {'':>7} {'head':>12} {'':>7} {'change':>8}  verdict")
+            lines.append(
+                f"{_threads(threads):<{width + 2}}{'base':>12} {'':>7} {'head':>12} {'':>7} {'change':>8}  verdict"
+            )
             for v in sub:
                 verdict = f"\x1b[{paint[v.verdict]}m{v.verdict}\x1b[0m" if color and v.verdict in paint else v.verdict
                 change = pct(v.ratio) if v.ratio is not None else ""
@@ -80,8 +98,11 @@ def text(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo |
         lines.append("why:")
         lines.extend(f"  {v.id}: {v.verdict}: {v.reason}" for v in notes)
         lines.append("")
-    what = ("instructions per call (callgrind), the median of each commit's runs" if counts
-            else "times are each commit's fastest round, ± half the IQR of its rounds")
+    what = (
+        "instructions per call (callgrind), the median of each commit's runs"
+        if counts
+        else "times are each commit's fastest round, ± half the IQR of its rounds"
+    )
     what = units.FOOTNOTE.get(metric, what)
     lines.append(f"{summary(verdicts)} (threshold {threshold * 100:g}%; {what})")
     return "\n".join(lines)
@@ -89,7 +110,15 @@ def text(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo |
 
 # -- markdown ----------------------------------------------------------------
 
-_ICON = {"regression": "🔴", "improvement": "🟢", "noisy": "🟡", "failed": "❌", "new": "🆕", "missing": "⚪", "unchanged": ""}
+_ICON = {
+    "regression": "🔴",
+    "improvement": "🟢",
+    "noisy": "🟡",
+    "failed": "❌",
+    "new": "🆕",
+    "missing": "⚪",
+    "unchanged": "",
+}
 
 
 def _md(text: str) -> str:
@@ -97,8 +126,15 @@ def _md(text: str) -> str:
     return html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ").replace("`", "'")
 
 
-def markdown(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo | None, threshold: float,
-             counts: bool = False, metric=None) -> str:
+def markdown(
+    verdicts: list[Verdict],
+    *,
+    base: CommitInfo | None,
+    head: CommitInfo | None,
+    threshold: float,
+    counts: bool = False,
+    metric=None,
+) -> str:
     fmt = units.formatter(metric) if metric in units.FOOTNOTE else fmt_count if counts else fmt_time
 
     def commit(info: CommitInfo | None) -> str:
@@ -111,13 +147,20 @@ def markdown(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitIn
         "",
     ]
     for label, group in groupby(verdicts, key=lambda v: v.id.label):
-        out += [f"#### {_md(label)}", "", "| benchmark | threads | base | head | change | verdict |", "|---|---:|---:|---:|---:|---|"]
+        out += [
+            f"#### {_md(label)}",
+            "",
+            "| benchmark | threads | base | head | change | verdict |",
+            "|---|---:|---:|---:|---:|---|",
+        ]
         for v in group:
             change = pct(v.ratio) if v.ratio is not None else ""
             base_cell = f"{fmt(v.base_level)} {_spread(v.base_level, v.base_iqr)}".strip()
             head_cell = f"{fmt(v.head_level)} {_spread(v.head_level, v.head_iqr)}".strip()
             verdict = f"{_ICON[v.verdict]} **{v.verdict}**" if v.verdict != Kind.UNCHANGED else "unchanged"
-            out.append(f"| {_md(_name(v))} | {v.id.num_threads} | {base_cell} | {head_cell} | {change} | {verdict.strip()} |")
+            out.append(
+                f"| {_md(_name(v))} | {v.id.num_threads} | {base_cell} | {head_cell} | {change} | {verdict.strip()} |"
+            )
         out.append("")
     notes = [v for v in verdicts if v.verdict != Kind.UNCHANGED]
     if notes:
@@ -127,8 +170,11 @@ def markdown(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitIn
     if metric in units.FOOTNOTE:
         out.append(f"_{metric}: {units.FOOTNOTE[metric]}._")
     else:
-        out.append("_Instructions per call (callgrind), the median of each commit's runs._" if counts else
-                   "_Times are each commit's fastest round (a round = one fresh process); ± is half the IQR of the rounds._")
+        out.append(
+            "_Instructions per call (callgrind), the median of each commit's runs._"
+            if counts
+            else "_Times are each commit's fastest round (a round = one fresh process); ± is half the IQR of the rounds._"
+        )
     return "\n".join(out)
 
 
@@ -138,7 +184,13 @@ def markdown(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitIn
 def _commit_json(info: CommitInfo | None) -> dict | None:
     if info is None:
         return None
-    return {"sha": info.sha, "short": info.short, "subject": info.subject, "author": info.author, "committed_at": info.committed_at}
+    return {
+        "sha": info.sha,
+        "short": info.short,
+        "subject": info.subject,
+        "author": info.author,
+        "committed_at": info.committed_at,
+    }
 
 
 # For the other renderers (explain, bisect): one way to write a commit and a Markdown cell.
@@ -168,8 +220,17 @@ def verdict_json(v: Verdict) -> dict:
     }
 
 
-def compare_json(verdicts: list[Verdict], *, base: CommitInfo | None, head: CommitInfo | None, threshold: float, machine: str, env: str,
-                 mode: str = "time", base_env: str | None = None) -> str:
+def compare_json(
+    verdicts: list[Verdict],
+    *,
+    base: CommitInfo | None,
+    head: CommitInfo | None,
+    threshold: float,
+    machine: str,
+    env: str,
+    mode: str = "time",
+    base_env: str | None = None,
+) -> str:
     counts = Counter(v.verdict for v in verdicts)
     doc = {
         "format": "regress-compare",
@@ -200,12 +261,21 @@ def bisect_hint(s: Step, gap: tuple[str, int] | None, commits: dict[str, CommitI
 
     prev, c = commits[gap[0]], commits[s.sha]
     bench = shlex.quote("^" + re.escape(str(s.id)) + "$")
-    return [f"    between {prev.short} and {c.short}, {gap[1]} commit{'s' if gap[1] != 1 else ''} not measured: "
-            f"regress bisect {prev.short} {c.short} --bench {bench}"]
+    return [
+        f"    between {prev.short} and {c.short}, {gap[1]} commit{'s' if gap[1] != 1 else ''} not measured: "
+        f"regress bisect {prev.short} {c.short} --bench {bench}"
+    ]
 
 
-def steps_text(steps: list[Step], commits: dict[str, CommitInfo], *, threshold: float, n_commits: int, fmt=fmt_time,
-               gaps: dict[str, tuple[str, int]] | None = None) -> str:
+def steps_text(
+    steps: list[Step],
+    commits: dict[str, CommitInfo],
+    *,
+    threshold: float,
+    n_commits: int,
+    fmt=fmt_time,
+    gaps: dict[str, tuple[str, int]] | None = None,
+) -> str:
     """Steps grouped by the commit they start at, newest commit first.
 
     `gaps`: by step commit, the measured commit before it and how many commits between were not measured."""
@@ -230,7 +300,9 @@ def steps_text(steps: list[Step], commits: dict[str, CommitInfo], *, threshold: 
     return "\n".join(lines)
 
 
-def steps_json(steps: list[Step], commits: dict[str, CommitInfo], *, threshold: float, machine: str, env: str, n_commits: int) -> str:
+def steps_json(
+    steps: list[Step], commits: dict[str, CommitInfo], *, threshold: float, machine: str, env: str, n_commits: int
+) -> str:
     doc = {
         "format": "regress-regressions",
         "version": JSON_VERSION,

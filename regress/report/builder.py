@@ -178,7 +178,13 @@ class Site(ChartPages, OverviewPages):
             metrics = report_metrics.label_tables(self.series, ids)  # memory, compile and tracked figures
             data = script_json({"sections": sections, "judged_commits": VERDICT_COMMITS, "metrics": metrics})
             digest = hashlib.sha1(f"{self.version} {data} {label} {ids}".encode()).hexdigest()
-            page(self.label_href[label], digest, lambda label=label, grid=grid, sections=sections, data=data: self._label_page(label, grid, sections, data))
+            page(
+                self.label_href[label],
+                digest,
+                lambda label=label, grid=grid, sections=sections, data=data: self._label_page(
+                    label, grid, sections, data
+                ),
+            )
 
         page("index.html", None, self._overview)
         for rel, render in (("regressions.json", self._regressions_json), ("regressions.atom", self._feed)):

@@ -82,15 +82,35 @@ def build(
     gc.disable()  # a million small records: the cyclic collector would triple the load time
     try:
         all_series = _load(store, threshold)
-        site = Site(out, all_series, templates, plotly, repo_url=repo_url, threshold=threshold, title=title or "regress", baseline=baseline)
+        site = Site(
+            out,
+            all_series,
+            templates,
+            plotly,
+            repo_url=repo_url,
+            threshold=threshold,
+            title=title or "regress",
+            baseline=baseline,
+        )
         site.explained = explain_panel.collect(store.root, all_series)  # issue 13: stored `regress explain` profiles
         written, kept = site.write(previous, keep_unchanged=incremental)
     except OSError as exc:
-        raise RegressError(f"cannot write the site to {out}: {exc.strerror} ({exc.filename}); check the folder and free space") from None
+        raise RegressError(
+            f"cannot write the site to {out}: {exc.strerror} ({exc.filename}); check the folder and free space"
+        ) from None
     finally:
         if gc_was_enabled:
             gc.enable()
-    return Summary(out, written, kept, incremental, len(site.commits), len(site.ids), len(all_series), time.perf_counter() - started)
+    return Summary(
+        out,
+        written,
+        kept,
+        incremental,
+        len(site.commits),
+        len(site.ids),
+        len(all_series),
+        time.perf_counter() - started,
+    )
 
 
 def _check_repo_url(url: str) -> str:
@@ -150,7 +170,9 @@ def _plotly_js() -> tuple[str, Path]:
         raise RegressError("the report needs plotly's JavaScript; install it with `pip install plotly`")
     path = Path(list(spec.submodule_search_locations)[0]) / "package_data" / "plotly.min.js"
     if not path.is_file():
-        raise RegressError(f"plotly is installed without {path.name}; reinstall it with `pip install --force-reinstall plotly`")
+        raise RegressError(
+            f"plotly is installed without {path.name}; reinstall it with `pip install --force-reinstall plotly`"
+        )
     with path.open("rb") as fh:
         found = re.search(rb"plotly\.js v([0-9][0-9A-Za-z.\-]*)", fh.read(400))
     version = found.group(1).decode() if found else "bundle"

@@ -59,7 +59,11 @@ def run(args) -> int:
         from regress.output.metric_units import formatter
 
         gaps = unmeasured(cfg, history, steps)
-        print(render.steps_text(steps, commits, threshold=threshold, n_commits=len(history), fmt=formatter(metric), gaps=gaps))
+        print(
+            render.steps_text(
+                steps, commits, threshold=threshold, n_commits=len(history), fmt=formatter(metric), gaps=gaps
+            )
+        )
     return 0
 
 
