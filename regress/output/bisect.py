@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from regress.analysis.changepoints import Step
 from regress.analysis.explanation import Bisected
+from regress.core.records import CommitInfo
 from regress.output.verdicts import commit_json, fmt_time, pct
 
 JSON_VERSION = 1
@@ -55,3 +57,18 @@ def as_json(b: Bisected) -> dict:
             {"sha": p.info.sha, "state": p.state, "why": p.why or None, "measured": p.measured} for p in b.probes
         ],
     }
+
+
+def bisect_hint(s: Step, gap: tuple[str, int] | None, commits: dict[str, CommitInfo]) -> list[str]:
+    """For a step whose commit follows unmeasured ones: how many, and the bisect that settles it."""
+    if gap is None or gap[1] <= 0:
+        return []
+    import re
+    import shlex
+
+    prev, c = commits[gap[0]], commits[s.sha]
+    bench = shlex.quote("^" + re.escape(str(s.id)) + "$")
+    return [
+        f"    between {prev.short} and {c.short}, {gap[1]} commit{'s' if gap[1] != 1 else ''} not measured: "
+        f"regress bisect {prev.short} {c.short} --bench {bench}"
+    ]

@@ -252,21 +252,6 @@ def compare_json(
 # -- steps -------------------------------------------------------------------
 
 
-def bisect_hint(s: Step, gap: tuple[str, int] | None, commits: dict[str, CommitInfo]) -> list[str]:
-    """For a step whose commit follows unmeasured ones: how many, and the bisect that settles it."""
-    if gap is None or gap[1] <= 0:
-        return []
-    import re
-    import shlex
-
-    prev, c = commits[gap[0]], commits[s.sha]
-    bench = shlex.quote("^" + re.escape(str(s.id)) + "$")
-    return [
-        f"    between {prev.short} and {c.short}, {gap[1]} commit{'s' if gap[1] != 1 else ''} not measured: "
-        f"regress bisect {prev.short} {c.short} --bench {bench}"
-    ]
-
-
 def steps_text(
     steps: list[Step],
     commits: dict[str, CommitInfo],
@@ -282,6 +267,8 @@ def steps_text(
     if not steps:
         return f"no steps beyond {threshold * 100:g}% in {n_commits} measured commits"
     lines = []
+    from regress.output.bisect import bisect_hint  # here: bisect's renderer imports this module
+
     ordered = sorted(steps, key=lambda s: (-s.index, s.direction != "regression", -abs(s.ratio - 1), s.id))
     for _, group in groupby(ordered, key=lambda s: s.index):
         group = list(group)
