@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from conftest import PYPROJECT
 from test_history import one_error_line
 
@@ -36,12 +35,22 @@ BAD_SETTINGS = [
 ]
 
 
-@pytest.mark.parametrize(("key", "value", "why"), BAD_SETTINGS)
-def test_out_of_range_settings_are_refused_naming_the_key(repo, key, value, why):
-    kept = "\n".join(line for line in PYPROJECT.splitlines() if not line.startswith(f"{key} ="))
-    repo.commit("bad setting", {"pyproject.toml": kept.replace("[tool.regress]", f"[tool.regress]\n{key} = {value}")})
+def test_out_of_range_settings_are_refused_naming_the_key(repo, monkeypatch, capsys):
+    # The CLI's own entry point in this process (same parsing, dispatch and exit status) for the
+    # eleven cases; one of them also through a real subprocess.
+    from regress.cli.main import main
+
+    monkeypatch.chdir(repo.path)
+    for key, value, why in BAD_SETTINGS:
+        kept = "\n".join(line for line in PYPROJECT.splitlines() if not line.startswith(f"{key} ="))
+        repo.write("pyproject.toml", kept.replace("[tool.regress]", f"[tool.regress]\n{key} = {value}"))
+        code = main(["compare", "HEAD", "HEAD"])
+        err = capsys.readouterr().err
+        (line,) = [x for x in err.splitlines() if x.startswith("regress:")]
+        assert code == 2 and f"'{key}' {why}" in line and "fix it in [tool.regress]" in line, (key, line)
+        assert "pyproject.toml" in line and "Traceback" not in err
     line = one_error_line(repo.regress("compare", "HEAD", "HEAD"))
-    assert f"'{key}' {why}" in line and "fix it in [tool.regress]" in line and "pyproject.toml" in line, line
+    assert "'machine' must be a string" in line
 
 
 def test_max_rounds_below_min_rounds_is_refused_and_a_lone_floor_lifts_the_ceiling(repo):
