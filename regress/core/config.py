@@ -134,6 +134,20 @@ def threshold(value) -> float:
     return number
 
 
+def pattern(value) -> str:
+    """A --bench filter: a regular expression over benchmark identities."""
+    import re
+
+    text = _text(value)
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise ValueError(
+            f"is not a valid regular expression ({exc}); quote it, or escape the special characters"
+        ) from None
+    return text
+
+
 def _text(value) -> str:
     if not isinstance(value, str):
         raise ValueError("must be a string")

@@ -276,6 +276,4 @@ def budget_for(cfg: Config, mode: str = "time", **overrides) -> adaptive.Budget:
 
 
 def with_plan(settings: Settings, budget: adaptive.Budget) -> Settings:
-    # A fixed round count has no time budget (inf); results files hold finite floats only, 0 = none.
-    seconds = budget.seconds if budget.seconds != float("inf") else 0.0
-    return replace(settings, min_rounds=budget.min_rounds, max_rounds=budget.max_rounds, budget=seconds)
+    return replace(settings, min_rounds=budget.min_rounds, max_rounds=budget.max_rounds, budget=budget.seconds)

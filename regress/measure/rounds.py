@@ -19,9 +19,6 @@ from regress.measure.worker_process import close_servers
 from regress.storage import gitrepo
 from regress.storage.store import Store
 
-# A fixed count of rounds has no time budget; finite, as a result file holds only finite numbers.
-NO_TIME_LIMIT = 1e9
-
 
 def measure_rounds(
     cfg: Config,
@@ -54,7 +51,7 @@ def measure_rounds(
             budget = engine.budget_for(cfg)
         else:
             have = max((len(v) for r in stored.values() for v in engine.stored_values(r)[0].values()), default=0)
-            budget = adaptive.Budget(min_rounds=have + rounds, max_rounds=have + rounds, seconds=NO_TIME_LIMIT)
+            budget = adaptive.Budget(min_rounds=have + rounds, max_rounds=have + rounds, seconds=float("inf"))
 
         def settings_of(sha: str):
             existing = stored.get(sha)

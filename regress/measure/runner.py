@@ -11,13 +11,13 @@ on disk whole; a commit cut short is kept marked incomplete, and
 from __future__ import annotations
 
 import contextlib
-import re
 import signal
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from regress import __version__
+from regress.core import config
 from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.merge import Conflict
@@ -86,11 +86,9 @@ def _check(options: Options) -> None:
     if options.benchmarks_from not in ("worktree", "commit"):
         raise RegressError(f"--benchmarks-from must be 'worktree' or 'commit', not {options.benchmarks_from!r}")
     try:
-        re.compile(options.bench)
-    except re.error as exc:
-        raise RegressError(
-            f"--bench {options.bench!r} is not a regular expression ({exc}); quote it, or escape the special characters"
-        ) from None
+        config.pattern(options.bench)
+    except ValueError as exc:
+        raise RegressError(f"--bench {options.bench!r} {exc}") from None
 
 
 @contextlib.contextmanager

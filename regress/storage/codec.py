@@ -27,6 +27,7 @@ Format versions (bump FORMAT_VERSION and add a line for every change):
 from __future__ import annotations
 
 import dataclasses
+import enum
 import io
 import math
 import pickle
@@ -98,7 +99,6 @@ class Invalid(Exception):
 
 
 _HINTS = {cls: typing.get_type_hints(cls) for cls in _RECORDS.values()}
-_FAILURE_KINDS = frozenset(k.value for k in FailureKind)
 _PRIMITIVES = {float: {float, int}, int: {int}, str: {str}, bool: {bool}}
 
 
@@ -186,9 +186,19 @@ def _optional(inner):
     return check
 
 
-def _failure_kind(value, walk):
-    if not isinstance(value, str) or value not in _FAILURE_KINDS:
-        raise Invalid("is not a failure kind")
+def _is_kind(kind) -> bool:
+    return isinstance(kind, type) and issubclass(kind, enum.Enum)
+
+
+def _kind(enum_cls):
+    """A str Enum field: its member, or (older formats) its plain name, which the record upgrades."""
+    names = frozenset(k.value for k in enum_cls)
+
+    def check(value, walk):
+        if not isinstance(value, str) or value not in names:
+            raise Invalid(f"is not a {enum_cls.__name__}")
+
+    return check
 
 
 def _record(cls):
@@ -201,9 +211,7 @@ def _record(cls):
         # remember: the walk's count bounds how often. Others are checked once.
         if not leaf and not walk.first_visit(value, cls):
             return
-        walk.nodes += 1
-        if walk.nodes > MAX_NODES:
-            raise Invalid("holds too many values")
+        walk.count(1)
         state = vars(value)
         if len(state) > len(fields) or not state.keys() <= names:
             raise Invalid(f"has unknown fields {sorted(set(state) - names)}")
@@ -216,10 +224,13 @@ def _record(cls):
                 field_check(state[name], walk)
             except Invalid as exc:
                 raise exc.at(f".{name}") from None
-        if cls is records.Failure and type(state["kind"]) is str:  # older formats: a plain string
-            object.__setattr__(value, "kind", FailureKind(state["kind"]))
+        for name in kinds:
+            if type(state[name]) is str:  # an older format wrote the kind's plain name
+                object.__setattr__(value, name, hints[name](state[name]))
 
     names: set[str] = set()
+    hints = _HINTS[cls]
+    kinds = [f.name for f in dataclasses.fields(cls) if _is_kind(hints[f.name])]
     _CHECKS[cls] = check  # before its fields: a record may (in future) nest its own kind
     for f in dataclasses.fields(cls):
         fields.append((f.name, _compile(_HINTS[cls][f.name]), f.default))
@@ -233,7 +244,7 @@ def _plain(kind) -> bool:
     args = [a for a in typing.get_args(kind) if a is not type(None) and a is not Ellipsis]
     if args:
         return all(_plain(a) for a in args)
-    return kind in _PRIMITIVES or kind is FailureKind
+    return kind in _PRIMITIVES or _is_kind(kind)
 
 
 _CHECKS: dict = {}
@@ -254,8 +265,8 @@ def _compile(kind):
         check = _tuple_of_primitives(item) if item in _PRIMITIVES else _tuple_of(item, _compile(item))
     elif kind in _HINTS:
         return _record(kind)
-    elif kind is FailureKind:
-        check = _failure_kind
+    elif _is_kind(kind):
+        check = _kind(kind)
     elif kind in _PRIMITIVES:
         check = _primitive(kind)
     else:

@@ -84,7 +84,7 @@ def _read(path: Path) -> Profile:
         )
         trace = path.with_name(doc["trace"]) if doc.get("trace") else None
         return Profile(bid, str(doc["sha"]), OpTable(int(doc["calls"]), ops), trace)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
         raise RegressError(f"cannot read profile {path} ({exc}); delete it and run `regress explain` again") from None
 
 

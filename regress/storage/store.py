@@ -9,9 +9,11 @@ lists every change of format.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import os
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,11 +48,7 @@ class Store:
     # -- reading ---------------------------------------------------------
 
     def load_file(self, path: Path) -> CommitResult:
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise RegressError(f"cannot read result file {path}: {exc.strerror}") from None
-        return decode(data, str(path))
+        return decode(_read(path), str(path))
 
     def load(self, machine: str, env: str, sha: str) -> CommitResult | None:
         path = self.path(machine, env, sha)
@@ -94,9 +92,15 @@ class Store:
         (the one merge policy, `combine`); what it replaced is added to `replaced`."""
         path = self.path(result.machine, result.env, result.commit.sha)
         if path.exists() and result.commit.sha != WORKTREE:  # the WORKTREE is measured afresh each time
-            result, changed = combine(self.load_file(path), result, latest=True)
+            stored = _read(path)
+            result, changed = combine(decode(stored, str(path)), result, latest=True)
+            if changed:
+                # Nothing measured is lost: the file as it was goes aside, where the message says.
+                kept = path.parent / "replaced" / f"{path.stem}.{time.time_ns()}.pkl"
+                write_atomic(kept, stored)
+                changed = [dataclasses.replace(c, why=f"{c.why}; the old file is kept as {kept}") for c in changed]
             if replaced is not None:
-                replaced.extend(c for c in changed if c not in replaced)
+                replaced.extend(changed)
         write_atomic(path, encode(result))
         return path
 
@@ -115,10 +119,7 @@ class Store:
 
     def raw(self, rel: str) -> bytes:
         """A result file's bytes as stored, to tell whether another copy is identical."""
-        try:
-            return (self.root / rel).read_bytes()
-        except OSError as exc:
-            raise RegressError(f"cannot read result file {self.root / rel}: {exc.strerror}") from None
+        return _read(self.root / rel)
 
     def load_checked(self, rel: str, path: Path) -> CommitResult:
         """A file's result, which must be the one its name says (a moved file would land on the wrong commit)."""
@@ -160,6 +161,13 @@ class Store:
             yield
         finally:
             os.close(fd)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise RegressError(f"cannot read result file {path}: {exc.strerror}") from None
 
 
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")

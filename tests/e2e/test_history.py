@@ -195,7 +195,7 @@ def test_bad_ranges_revisions_and_options_are_one_line_exit_2(repo):
         (("HEAD~50..HEAD",), "bad revision range 'HEAD~50..HEAD'"),
         (("HEAD..HEAD",), "revision range 'HEAD..HEAD' contains no commits"),
         (("HEAD", "no-such-branch"), "unknown revision 'no-such-branch'"),
-        (("HEAD", "--bench", "(unclosed"), "--bench '(unclosed' is not a regular expression"),
+        (("HEAD", "--bench", "(unclosed"), "argument --bench: '(unclosed' is not a valid regular expression"),
         (("HEAD", "--timeout", "0"), "--timeout"),
         (("HEAD", "--benchmarks-from", "elsewhere"), "--benchmarks-from"),
     ]

@@ -92,3 +92,9 @@ def test_a_rerun_after_editing_a_benchmark_says_what_it_replaced(repo):
     assert "replaced 6 stored rounds of the old" in replaced[0]
     (new,) = store.load("testbox", "default", sha).results
     assert new.spec.stmt == "work(n) + 0" and len(new.samples) == 3
+    # The rounds it replaced are not lost: the old file is kept aside, where the line says.
+    (kept,) = (repo.path / ".regress" / "testbox" / "default" / "replaced").glob(f"{sha}.*.pkl")
+    assert f"the old file is kept as {kept}" in replaced[0]
+    (old_rounds,) = store.load_file(kept).results
+    assert old_rounds.spec.stmt == "work(n)" and len(old_rounds.samples) == 6
+    assert store.shas("testbox", "default") == [sha]  # not read as another commit

@@ -182,3 +182,9 @@ def test_a_history_with_one_hostile_file_loads_the_others(tmp_path):
     (line,) = store.refused
     assert str(bad) in line and "not a valid regress result file" in line
     assert isinstance(history[0].commit, CommitInfo)
+
+
+def test_a_round_plan_without_a_time_limit_loads():
+    # `compare --measure --rounds N` and `check --rounds N` take a fixed count: no time budget.
+    fixed = dataclasses.replace(good(), settings=dataclasses.replace(good().settings, budget=float("inf")))
+    assert decode(encode(fixed), "fixed.pkl").settings.budget == float("inf")

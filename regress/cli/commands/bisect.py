@@ -14,7 +14,13 @@ def add(sub) -> None:
     flags.common(p)
     p.add_argument("good", metavar="GOOD", help="a commit at the old level")
     p.add_argument("bad", metavar="BAD", help="a later commit at the new level")
-    p.add_argument("--bench", metavar="REGEX", required=True, help="the benchmark(s) whose move is searched for")
+    p.add_argument(
+        "--bench",
+        type=flags.pattern,
+        metavar="REGEX",
+        required=True,
+        help="the benchmark(s) whose move is searched for",
+    )
     p.add_argument("--format", choices=("text", "json"), default="text")
     flags.benchmarks_dir(p)
     p.set_defaults(run=run)
@@ -28,7 +34,6 @@ def run(args) -> int:
     cfg = flags.load_config(args)
     if not args.bench:
         raise RegressError("--bench is empty; name the benchmark that moved, e.g. --bench 'softmax'")
-    flags.bench_pattern(args.bench)
     repo = gitrepo.open_repo(cfg.root)
     good = gitrepo.resolve_one(repo, args.good, what="bisect", worktree=False)
     bad = gitrepo.resolve_one(repo, args.bad, what="bisect", worktree=False)

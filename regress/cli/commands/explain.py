@@ -12,6 +12,7 @@ def add(sub) -> None:
     p.add_argument("head", metavar="HEAD", nargs="?", default="HEAD", help="the commit explained (default HEAD)")
     p.add_argument(
         "--bench",
+        type=flags.pattern,
         metavar="REGEX",
         default="",
         help="profile the benchmarks whose identity matches (default: those compare calls a regression or improvement)",
@@ -30,7 +31,6 @@ def run(args) -> int:
     from regress.storage import gitrepo
 
     cfg = flags.load_config(args)
-    flags.bench_pattern(args.bench)
     repo = gitrepo.open_repo(cfg.root)
     base = gitrepo.resolve_one(repo, args.base, what="explain", worktree=False)
     head = gitrepo.resolve_one(repo, args.head, what="explain", worktree=False)
