@@ -147,6 +147,7 @@ def combine(
         results=tuple(merged.values()),
         failures=other.failures if latest else _union(into.failures, other.failures),
         reference=_union(into.reference, other.reference),
+        runs=_union(into.runs, tuple(r for r in other.runs if r.id not in {m.id for m in into.runs})),
         complete=into.complete or other.complete,
         started_at=min(starts) if starts else 0.0,
         finished_at=max(into.finished_at, other.finished_at),

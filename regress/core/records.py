@@ -1,11 +1,8 @@
 """The records regress keeps: frozen, pure, and the only classes a result file may hold.
 
-Mirrors torch.utils.benchmark's split between a frozen task spec (`TaskSpec`)
-and what was measured for it (`Sample`, one per worker process = one round).
-torch's own Measurement is not pickled: its private caches change between
-releases. `output/compare_tables.py` rebuilds Measurements from these records on load.
-
-Nothing here does I/O.
+Mirrors torch's split between a frozen task spec (`TaskSpec`) and what was measured
+for it (`Sample`, one round). torch's Measurement is not pickled (its private caches
+change between releases); `output/compare_tables.py` rebuilds it on load. No I/O.
 """
 
 from __future__ import annotations
@@ -15,8 +12,7 @@ from dataclasses import dataclass
 
 from regress.core.kinds import FailureKind
 
-# Name under which the uncommitted working tree is stored; can never be a sha.
-WORKTREE = "WORKTREE"
+WORKTREE = "WORKTREE"  # the uncommitted working tree's name; can never be a sha
 # A track_* value's TaskSpec.stmt starts so: it is returned, not timed.
 TRACK_STMT = "track: "
 
@@ -73,6 +69,9 @@ class Sample:
     number_per_run: int
     raw_times: tuple[float, ...]
     started_at: float = 0.0
+    # Format 6: the run that took this round; the process it was forked from (a server's pid).
+    run: str = ""
+    process: int = 0
 
     @property
     def times(self) -> tuple[float, ...]:
@@ -255,6 +254,17 @@ class Fingerprint:
 
 
 @dataclass(frozen=True)
+class Run:
+    """One invocation that measured (kind: run, check, bisect, measure; "file" for format <= 5):
+    rounds of one run share its machine and its luck."""
+
+    id: str
+    kind: str = "run"
+    started_at: float = 0.0
+    fingerprint: Fingerprint | None = None
+
+
+@dataclass(frozen=True)
 class Settings:
     """How a commit was measured."""
 
@@ -289,6 +299,8 @@ class CommitResult:
     # The reference workload (`reference.py`), one Sample per round, timed in
     # the same worker processes as the benchmarks: the machine's speed then.
     reference: tuple[Sample, ...] = ()
+    # Format 6: every run whose rounds this file holds (Sample.run names one).
+    runs: tuple[Run, ...] = ()
 
     def by_id(self) -> dict[BenchmarkId, BenchmarkResult]:
         return {r.id: r for r in self.results}

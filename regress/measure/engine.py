@@ -14,6 +14,7 @@ How many rounds each benchmark gets is `adaptive`'s rule.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -30,9 +31,10 @@ from regress.core.records import (
     CommitResult,
     Failure,
     Fingerprint,
+    Run,
     Settings,
 )
-from regress.measure import adaptive, one_commit
+from regress.measure import adaptive, build, one_commit
 from regress.storage import gitrepo
 from regress.storage.store import Store
 
@@ -123,13 +125,14 @@ def take_round(
     progress,
     shard=None,
     measure=one_commit.measure_commit,
+    run: Run | None = None,
 ) -> one_commit.Collector:
     """One round of the benchmarks `t` still wants, in one fresh worker; saved as it goes.
 
     `measure` is what runs the workers (a test passes a fake).
     """
     started = time.time()
-    got = one_commit.Collector()
+    got = one_commit.Collector(run=run.id if run is not None else "")
     base = CommitResult(
         commit=t.info,
         machine=cfg.machine_name,
@@ -137,6 +140,7 @@ def take_round(
         fingerprint=Fingerprint(machine=cfg.machine_name),
         settings=t.settings,
         started_at=started,
+        runs=(run,) if run is not None else (),
     )
     saver = one_commit.Saver(store, base, earlier=t.measured, replaced=t.replaced)
     complete = False
@@ -184,9 +188,11 @@ def measure_targets(
     shard=None,
     measure=one_commit.measure_commit,
     clock: Callable[[], float] = time.monotonic,
-) -> None:
-    """Take rounds of every target, interleaved, until each has what `budget` asks."""
+    kind: str = "run",
+) -> Run:
+    """Take rounds of every target, interleaved, until each has what `budget` asks; the run they made."""
     progress = progress or RoundProgress()
+    run = new_run(kind)
     for before, after in zip(targets, targets[1:]):
         before.neighbours.append(after.values)
         after.neighbours.append(before.values)
@@ -196,16 +202,24 @@ def measure_targets(
         order = targets if k % 2 else targets[::-1]
         todo = [t for t in order if t.wants(budget)]
         if not todo:
-            return
+            return run
         for i, t in enumerate(todo, 1):
             progress.round_started(k, i, len(todo), t.info, time_left(targets, budget))
             started = clock()
             try:
-                take_round(cfg, store, t, budget, progress, shard, measure)
+                take_round(cfg, store, t, budget, progress, shard, measure, run)
             finally:
                 t.spent += clock() - started
             if not t.wants(budget):
                 progress.commit_finished(t.measured)
+
+
+def new_run(kind: str = "run") -> Run:
+    """A name for this invocation, unique across machines and jobs: when, and a random part."""
+    now = time.time()
+    return Run(
+        id=time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + "-" + os.urandom(4).hex(), kind=kind, started_at=now
+    )
 
 
 def suite_of(cfg: Config, code_dir: Path, settings: Settings) -> tuple[Path, Path]:
@@ -244,7 +258,7 @@ def checked_out(
             suite_dir, shown_root = suite_of(cfg, code_dir, settings)
             values, final = stored_values(top_up.get(sha))
             targets.append(
-                Target(info, settings, code_dir, suite_dir, shown_root, one_commit.build(cfg, code_dir), values, final)
+                Target(info, settings, code_dir, suite_dir, shown_root, build.build(cfg, code_dir), values, final)
             )
         yield targets
 

@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import os
-import signal
-import subprocess
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -41,8 +36,6 @@ from regress.measure.worker_process import (
 )
 from regress.storage.store import Store
 
-# A build_command compiles; a per-benchmark timeout is no limit for it.
-BUILD_TIMEOUT_FLOOR = 3600.0
 # Finished benchmarks of a long commit are written at least this often, so a
 # SIGKILL loses at most this much measuring.
 CHECKPOINT_S = 30.0
@@ -87,6 +80,7 @@ class Collector:
     total: int | None = None
     listed: list[tuple[TaskSpec, str, str | None]] = field(default_factory=list)
     reference: list[Sample] = field(default_factory=list)  # the reference workload's round(s)
+    run: str = ""  # the run these rounds belong to: stamped on every Sample
 
 
 def measure_commit(
@@ -173,7 +167,7 @@ def _drive(cfg, job, got: Collector, progress: Progress, settings: Settings, *, 
                     res = BenchmarkResult(
                         spec,
                         origin,
-                        (protocol.sample(msg["sample"]),) if msg.get("sample") else (),
+                        (_stamped(msg["sample"], got, worker),) if msg.get("sample") else (),
                         memory=protocol.memory(msg.get("memory")),
                         compiled=protocol.compiled(msg.get("compiled")),
                         tracked=protocol.tracked(msg.get("tracked")),
@@ -189,7 +183,7 @@ def _drive(cfg, job, got: Collector, progress: Progress, settings: Settings, *, 
                     on_result()
             elif kind == "reference":
                 trace("reference")
-                got.reference.append(protocol.sample(msg["sample"]))
+                got.reference.append(_stamped(msg["sample"], got, worker))
             elif kind == "done":
                 trace("worker_done")
                 return True
@@ -234,34 +228,9 @@ def _drive(cfg, job, got: Collector, progress: Progress, settings: Settings, *, 
     return True
 
 
-def build(cfg: Config, code_dir: Path) -> Failure | None:
-    if not cfg.build_command:
-        return None
-    limit = max(cfg.timeout, BUILD_TIMEOUT_FLOOR)
-    with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(
-            cfg.build_command,
-            shell=True,
-            cwd=code_dir,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # a timeout or Ctrl-C stops the compiler too, not just the shell
-        )
-        try:
-            code = proc.wait(timeout=limit)
-        except subprocess.TimeoutExpired:
-            return Failure(FailureKind.BUILD, f"build_command still running after {limit:g}s", cfg.build_command)
-        finally:
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        if code != 0:
-            out.seek(0)
-            tail = " | ".join(out.read().decode(errors="replace").strip().splitlines()[-3:])
-            return Failure(FailureKind.BUILD, f"exited with status {code}: {tail}", cfg.build_command)
-    return None
+def _stamped(raw, got: Collector, worker) -> Sample:
+    """A reported round, with the run and the process it came from."""
+    return replace(protocol.sample(raw), run=got.run, process=worker.proc.origin)
 
 
 @dataclass
@@ -287,9 +256,11 @@ class Saver:
         return [r for key, r in got.results.items() if key not in self.saved]
 
     def this_round(self, got: Collector, *, complete: bool, everything: bool = False) -> CommitResult:
+        fingerprint = got.fingerprint or self.base.fingerprint
         return replace(
             self.base,
-            fingerprint=got.fingerprint or self.base.fingerprint,
+            fingerprint=fingerprint,
+            runs=tuple(replace(r, fingerprint=r.fingerprint or got.fingerprint) for r in self.base.runs),
             results=tuple(got.results.values()) if everything else tuple(self.unsaved(got)),
             failures=tuple(got.failures),
             reference=tuple(got.reference) if everything else tuple(got.reference[self.reference_saved :]),

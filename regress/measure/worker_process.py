@@ -130,21 +130,24 @@ def _worker_command(cfg: Config, job: dict, fd: int) -> tuple[list[str], dict]:
 
 
 # Fork servers by interpreter, for this regress process; closed by close_servers().
-_servers: dict[str, pool.ForkServer] = {}
+_servers: dict[str, pool.ServerPool] = {}
+# Servers a run's rounds go round (REGRESS_SERVERS overrides, for the evaluations):
+# a commit's rounds then come from this many independently started processes.
+SERVERS = int(os.environ.get("REGRESS_SERVERS", "") or 3)
 # Set REGRESS_FORK=0 to give every worker a fresh interpreter, as before fork servers.
 _FORK = os.environ.get("REGRESS_FORK", "1") != "0"
 # Interpreters whose server could not start (no torch, say): fresh workers report why.
 _no_server: set[str] = set()
 
 
-def _server(cfg: Config) -> pool.ForkServer | None:
+def _server(cfg: Config) -> pool.ServerPool | None:
     if not _FORK:
         return None
     if cfg.python_exe in _no_server:
         return None
     server = _servers.get(cfg.python_exe)
     if server is None:
-        server = _servers[cfg.python_exe] = pool.ForkServer(cfg.python_exe, _worker_env(cfg), str(cfg.root))
+        server = _servers[cfg.python_exe] = pool.ServerPool(cfg.python_exe, _worker_env(cfg), str(cfg.root), SERVERS)
     return server
 
 

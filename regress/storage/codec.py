@@ -8,20 +8,7 @@ size limit, walking each object once: a file of a few KB that nests tuples
 60 deep (2^60 leaves by reference) or swaps a string for a dict is refused
 in bounded time instead of hanging whatever reads it next.
 
-Format versions (bump FORMAT_VERSION and add a line for every change):
-  1  first format: {"format": "regress-results", "version": 1, "result": CommitResult}
-  2  BenchmarkResult.counts (InstructionCount records) added; version 1 files
-     read as having no counts
-  3  CommitResult.reference (the reference workload's Samples, one per round)
-     and Settings.min_rounds/max_rounds/budget (the round plan) added;
-     versions 1 and 2 read as having no reference rounds and a 1-round plan
-  4  the record classes moved from regress.model to regress.core.records (the
-     pickles name the new module), and Failure.kind is a FailureKind; older
-     files load through the old name, their kinds read from plain strings
-  5  BenchmarkResult.memory (MemoryUse: bytes allocated and peak per call),
-     .compiled (CompileStats: compile time, graphs, graph breaks, recompiles)
-     and .tracked (TrackedValue: a track_* function's values) added; versions
-     1-4 read as having none of them
+Format versions: every change is listed in `upgrade.py`, with how older files read.
 """
 
 from __future__ import annotations
@@ -37,10 +24,11 @@ import typing
 from regress.core import records
 from regress.core.errors import RegressError
 from regress.core.kinds import FailureKind
+from regress.storage import upgrade
 
 FORMAT = "regress-results"
-FORMAT_VERSION = 5
-READABLE_VERSIONS = (1, 2, 3, 4, 5)
+FORMAT_VERSION = 6
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
 
 _RECORDS = {
     cls.__name__: cls
@@ -56,6 +44,7 @@ _RECORDS = {
         records.TrackedValue,
         records.CommitInfo,
         records.Fingerprint,
+        records.Run,
         records.Settings,
         records.CommitResult,
     )
@@ -316,4 +305,4 @@ def decode(data: bytes, where: str) -> records.CommitResult:
         raise RegressError(
             f"{where} is not a valid regress result file ({exc}); delete it and measure that commit again"
         ) from None
-    return result
+    return result if version >= 6 else upgrade.one_run(result)

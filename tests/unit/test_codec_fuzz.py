@@ -165,7 +165,11 @@ def test_older_formats_still_load(monkeypatch):
     monkeypatch.undo()
     assert b"regress.model" in data and b"regress.core.records" not in data
     loaded = decode(data, "old.pkl")
-    assert loaded.results[0].samples == old.results[0].samples
+    assert [s.raw_times for s in loaded.results[0].samples] == [s.raw_times for s in old.results[0].samples]
+    # Before format 6 a file is one run: every round of it in that run, the file's fingerprint its machine.
+    (run,) = loaded.runs
+    assert run.kind == "file" and run.fingerprint == old.fingerprint
+    assert {s.run for s in loaded.results[0].samples} == {run.id}
     kind = loaded.results[1].failure.kind
     assert kind is FailureKind.ERROR and loaded.failed == (loaded.results[1],)
 
@@ -182,6 +186,23 @@ def test_a_history_with_one_hostile_file_loads_the_others(tmp_path):
     (line,) = store.refused
     assert str(bad) in line and "not a valid regress result file" in line
     assert isinstance(history[0].commit, CommitInfo)
+
+
+def test_every_older_format_loads_as_one_run_per_file():
+    for version in (4, 5):
+        rounds = factories.bench([1e-3, 1.1e-3, 0.9e-3])
+        a = factories.commit("a" * 40, rounds, torch="2.13.0", when=1)
+        b = factories.commit("b" * 40, rounds, torch="2.13.0", when=2)
+        runs = []
+        for old in (a, b):
+            loaded = decode(pickle.dumps({"format": FORMAT, "version": version, "result": old}), "old.pkl")
+            (run,) = loaded.runs
+            assert {s.run for r in loaded.results for s in r.samples} == {run.id}
+            runs.append(run.id)
+        assert runs[0] != runs[1]  # two files, two runs
+    # Today's format keeps what was stored, and a file that names no runs gains none.
+    current = decode(encode(good()), "new.pkl")
+    assert current.runs == good().runs
 
 
 def test_a_round_plan_without_a_time_limit_loads():
