@@ -26,7 +26,7 @@ import ruptures
 from scipy import stats as _sps
 from scipy.ndimage import median_filter
 
-from regress.analysis import diff, stats
+from regress.analysis import diff, levels, runs, stats
 from regress.core.records import BenchmarkId, CommitResult
 
 # Penalty per change point, in squared units of the history's noise.
@@ -78,31 +78,46 @@ def machine_outliers(history: list[CommitResult], *, threshold: float) -> set[in
     return {i for i, f in floors.items() if abs(math.log(f / typical)) > math.log1p(threshold)}
 
 
-def series(history: list[CommitResult], *, threshold: float = 0.05) -> dict[BenchmarkId, tuple[list[int], list[float]]]:
+def series(
+    history: list[CommitResult], *, threshold: float = 0.05, code: dict[str, str] | None = None
+) -> dict[BenchmarkId, tuple[list[int], list[float]]]:
     """Per benchmark: the history positions where it has a trustworthy level, and that level.
 
-    A commit whose fastest rounds disagree by more than UNSETTLED (three or
-    more rounds; with fewer nothing can be checked) was measured while the
-    machine was never quiet: its level is left out, as compare would call it
-    noisy. So is a commit measured while the reference workload says the
-    machine was off its usual speed (`machine_outliers`). (Leaving out runs
-    where an every-core benchmark switched modes, as compare does, made
-    things worse here: the runs left are pure fast-mode and pure slow-mode
-    runs, 3x apart.)
+    The level is the commit's with every run's shift taken out (`levels`):
+    a history of pushes, each its own run on its own runner, chained by the
+    commit each push measured again. A run of a commit whose fastest rounds
+    disagree by more than UNSETTLED (three or more rounds) was measured while
+    the machine was never quiet: left out, as compare would call it noisy.
+    So is a commit measured, by a run linked to no other, while the
+    reference workload says the machine was off its usual speed
+    (`machine_outliers`); a linked run's shift takes care of that. Commits of
+    identical code (`code`: sha -> digest) in a row are one point, at the
+    first of them: no step can lie between the same code.
     """
-    out: dict[BenchmarkId, tuple[list[int], list[float]]] = {}
     off = machine_outliers(history, threshold=threshold)
-    for i, commit in enumerate(history):
-        if i in off:
+
+    def keep(i, commit, run, values) -> bool:
+        return not (len(values) >= stats.MIN_ROUNDS and _unsettled(values))
+
+    out: dict[BenchmarkId, tuple[list[int], list[float]]] = {}
+    for bid, obs in levels.observations(history, code or {}, keep).items():
+        nodes_of_run: dict[str, set[str]] = {}
+        for o in obs:
+            nodes_of_run.setdefault(o.run, set()).add(o.node)
+        obs = [o for o in obs if not (o.position in off and len(nodes_of_run[o.run]) == 1)]
+        if not obs:
             continue
-        for r in commit.results:
-            if r.ok:
-                values = stats.round_values(r)
-                if len(values) >= stats.MIN_ROUNDS and _unsettled(values):
-                    continue
-                idx, levels = out.setdefault(r.id, ([], []))
-                idx.append(i)
-                levels.append(stats.level(values))
+        fitted, _ = levels.fit(obs)
+        idx: list[int] = []
+        values: list[float] = []
+        last_node = None
+        for position, node in sorted({(o.position, o.node) for o in obs}):
+            if node == last_node:
+                continue  # the same code as the point before: one level
+            idx.append(position)
+            values.append(math.exp(fitted[node]))
+            last_node = node
+        out[bid] = (idx, values)
     return out
 
 
@@ -173,15 +188,28 @@ def _groups(logs: np.ndarray, cuts: list[int]) -> list[tuple[int, int]]:
     return groups
 
 
-def find_steps(history: list[CommitResult], *, threshold: float = 0.05, penalty: float = PENALTY) -> list[Step]:
-    """Every step of every benchmark over `history` (oldest first), in history order."""
+def find_steps(
+    history: list[CommitResult],
+    *,
+    threshold: float = 0.05,
+    penalty: float = PENALTY,
+    code: dict[str, str] | None = None,
+    apart=None,
+) -> list[Step]:
+    """Every step of every benchmark over `history` (oldest first), in history order.
+
+    `code`: sha -> code digest (commits of identical code share a level);
+    `apart`: the shift between separate runs compare allows for (`runs.allowance`).
+    """
     steps: list[Step] = []
     known = [c.fingerprint.cores for c in history if c.fingerprint.cores]
     cores = min(known) if known else 0
-    for bid, (positions, levels) in series(history, threshold=threshold).items():
+    if apart is None:
+        apart = runs.apart_for(history, code or {}, cores=cores)
+    for bid, (positions, found) in series(history, threshold=threshold, code=code).items():
         # A benchmark using every core drifts more between runs: the same bar as compare's.
         smallest = max(math.log1p(threshold), stats.Z * stats.drift_for(bid.num_threads, cores))
-        raw = np.log(np.asarray(levels, dtype=float))
+        raw = np.log(np.asarray(found, dtype=float))
         scale = noise_scale(raw)
         # Levels, tests and the search all see outliers clipped to the edge of the noise.
         logs = robust(raw, scale)
@@ -206,7 +234,13 @@ def find_steps(history: list[CommitResult], *, threshold: float = 0.05, penalty:
             p = float(_sps.mannwhitneyu(after, before, alternative="two-sided").pvalue)
             start, end = positions[cuts[a]], positions[cuts[b]]
             ratio = math.exp(la - lb)
-            agrees = _compare_agrees(history, positions[cuts[a] - 1], end, bid, ratio, threshold)
+            # Across the step: the last commit before its first that measured the benchmark
+            # (the same code as the point before, when several in a row were).
+            prior = next(
+                (j for j in range(start - 1, positions[cuts[a] - 1] - 1, -1) if _ok(history[j], bid)),
+                positions[cuts[a] - 1],
+            )
+            agrees = _compare_agrees(history, prior, end, bid, ratio, threshold, apart)
             # compare's verdict on the rounds either side is the test where there are
             # rounds (Mann-Whitney can't reach p < 0.05 with a level of two commits);
             # levels of single rounds have only the history's own test.
@@ -229,8 +263,13 @@ def find_steps(history: list[CommitResult], *, threshold: float = 0.05, penalty:
     return sorted(steps, key=lambda s: (s.index, s.id))
 
 
+def _ok(commit: CommitResult, bid: BenchmarkId) -> bool:
+    r = commit.by_id().get(bid)
+    return r is not None and r.ok
+
+
 def _compare_agrees(
-    history: list[CommitResult], before: int, after: int, bid: BenchmarkId, ratio: float, threshold: float
+    history: list[CommitResult], before: int, after: int, bid: BenchmarkId, ratio: float, threshold: float, apart=None
 ) -> bool | None:
     """A step is only reported where `compare` across it gives the same verdict.
 
@@ -240,9 +279,9 @@ def _compare_agrees(
     judged by compare: None, and the history's own tests stand.
     """
     b, a = history[before].by_id().get(bid), history[after].by_id().get(bid)
-    if b is None or a is None or min(len(b.samples), len(a.samples)) < stats.MIN_ROUNDS:
+    if b is None or a is None or not b.ok or min(len(b.samples), len(a.samples)) < stats.MIN_ROUNDS:
         return None
-    v = diff.judge_one(history[before], history[after], bid, threshold=threshold)
+    v = diff.judge_one(history[before], history[after], bid, threshold=threshold, apart=apart)
     return v.verdict == ("regression" if ratio > 1 else "improvement")
 
 

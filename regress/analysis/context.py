@@ -10,8 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from regress.analysis import stats
-from regress.analysis.judge import judge
+from regress.analysis import runs, stats
 from regress.analysis.verdict import Verdict
 from regress.core.kinds import Kind
 from regress.core.records import CommitResult
@@ -28,6 +27,7 @@ def blip(
     after: CommitResult | None,
     threshold: float,
     cores: int,
+    apart=None,
 ) -> Verdict:
     """A move made by one odd commit whose neighbours agree is that commit's luck, not a change.
 
@@ -45,7 +45,7 @@ def blip(
         rx, ry = x.by_id().get(v.id), y.by_id().get(v.id)
         if rx is None or ry is None or not rx.ok or not ry.ok:
             return None
-        return judge(rx, ry, threshold=threshold, cores=cores).verdict
+        return runs.judge_together(rx, ry, threshold=threshold, cores=cores, apart=apart).verdict
 
     for odd, pair, neighbour in ((head, (base, after), after), (base, (before, head), before)):
         if neighbour is None:
@@ -84,6 +84,13 @@ def machine_shift(base: CommitResult | None, head: CommitResult | None, *, thres
         return None
     b = [stats.round_value(s) for s in base.reference]
     h = [stats.round_value(s) for s in head.reference]
+    # Measured together: the machine of the runs both sides share is the one that matters.
+    common = {s.run for s in base.reference} & {s.run for s in head.reference} - {""}
+    if common:
+        bc = [stats.round_value(s) for s in base.reference if s.run in common]
+        hc = [stats.round_value(s) for s in head.reference if s.run in common]
+        if min(len(bc), len(hc)) >= stats.MIN_ROUNDS:
+            b, h = bc, hc
     if len(b) < stats.MIN_ROUNDS or len(h) < stats.MIN_ROUNDS:
         return None
     s = stats.shift(b, h)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from regress.analysis import context, stats
+from regress.analysis import context, runs, stats
 from regress.analysis.counts import COUNT_THRESHOLD, compare_counts, judge_counts  # noqa: F401 - re-exported
 from regress.analysis.judge import MIN_ESTIMATE_SHARE, iqr, judge  # noqa: F401 - re-exported
 from regress.analysis.verdict import Verdict, any_regression, order_key  # noqa: F401 - re-exported
@@ -54,6 +54,8 @@ def _pair(
     head: CommitResult | None,
     threshold: float,
     cores: int,
+    apart=None,
+    same_code: str = "",
 ) -> Verdict:
     if h is not None and h.failure is not None:
         # A skip (say, a CUDA benchmark on a machine without a GPU) is not a failure.
@@ -86,7 +88,18 @@ def _pair(
         else:
             why = "not measured at base"
         return _only(h, Kind.NEW, why, "head")
-    return judge(b, h, threshold=threshold, cores=cores)
+    v = runs.judge_together(b, h, threshold=threshold, cores=cores, apart=apart)
+    if same_code and v.verdict != Kind.UNCHANGED:
+        return replace(v, verdict=Kind.UNCHANGED, reason=_same(same_code, v), rounds_needed=None)
+    return replace(v, reason=_same(same_code, v)) if same_code else v
+
+
+def _same(sha: str, v: Verdict) -> str:
+    measured = f"measured {v.ratio - 1:+.1%}, " if v.ratio is not None else ""
+    return (
+        f"same code as {sha[:10]} (the measured code's git trees are identical), so no change is possible; "
+        f"{measured}which is the shift between the two measurements"
+    )
 
 
 def compare(
@@ -96,12 +109,17 @@ def compare(
     threshold: float = 0.05,
     before: CommitResult | None = None,
     after: CommitResult | None = None,
+    apart=None,
+    same_code: str = "",
 ) -> list[Verdict]:
     """Every benchmark of either commit, grouped by label then threads, worst first.
 
     `before` / `after`: the measured commits next to base and head in the
     history, when there are any: a move that only one odd commit makes,
     between neighbours that agree, is a blip (`context.blip`), not a verdict.
+    `apart`: BenchmarkId -> runs.Allowance, the shift between separate runs
+    the history shows (for benchmarks no run measured at both commits).
+    `same_code`: base's sha when both commits hold identical measured code.
     """
     if threshold < 0:
         raise ValueError("threshold must not be negative")
@@ -109,18 +127,25 @@ def compare(
     h = head.by_id() if head is not None else {}
     known = [c.fingerprint.cores for c in (base, head) if c is not None and c.fingerprint.cores]
     cores = min(known) if known else 0
-    verdicts = [_pair(bid, b.get(bid), h.get(bid), base, head, threshold, cores) for bid in {**b, **h}]
+    verdicts = [
+        _pair(bid, b.get(bid), h.get(bid), base, head, threshold, cores, apart, same_code) for bid in {**b, **h}
+    ]
+    if same_code:
+        return sorted(verdicts, key=order_key)
     machine = context.machine_shift(base, head, threshold=threshold)
     if machine is not None:
         verdicts = [context.machine_not_commit(v, machine, threshold) for v in verdicts]
     if base is not None and head is not None and (before is not None or after is not None):
-        verdicts = [context.blip(v, base, head, before, after, threshold, cores) for v in verdicts]
+        verdicts = [context.blip(v, base, head, before, after, threshold, cores, apart) for v in verdicts]
     return sorted(verdicts, key=order_key)
 
 
-def judge_one(base: CommitResult, head: CommitResult, bid: BenchmarkId, *, threshold: float = 0.05) -> Verdict:
+def judge_one(
+    base: CommitResult, head: CommitResult, bid: BenchmarkId, *, threshold: float = 0.05, apart=None
+) -> Verdict:
     """`compare`'s verdict for one benchmark, with the same rules (the machine's included)."""
     known = [c.fingerprint.cores for c in (base, head) if c.fingerprint.cores]
-    v = _pair(bid, base.by_id().get(bid), head.by_id().get(bid), base, head, threshold, min(known) if known else 0)
+    cores = min(known) if known else 0
+    v = _pair(bid, base.by_id().get(bid), head.by_id().get(bid), base, head, threshold, cores, apart)
     machine = context.machine_shift(base, head, threshold=threshold)
     return v if machine is None else context.machine_not_commit(v, machine, threshold)

@@ -69,11 +69,19 @@ def _why_noisy(
     return notes
 
 
-def judge(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = 0.05, cores: int = 0) -> Verdict:
+def judge(
+    base: BenchmarkResult,
+    head: BenchmarkResult,
+    *,
+    threshold: float = 0.05,
+    cores: int = 0,
+    drift: float | None = None,
+) -> Verdict:
     """Verdict for one benchmark measured successfully at both commits.
 
     `cores`: the machine's core count (0 if unknown); a benchmark that uses
-    all of them gets a wider allowance for drift between runs.
+    all of them gets a wider allowance for drift between runs. `drift`: the
+    allowance for the shift between runs, when the history says (`runs.allowance`).
     """
     bv, hv = stats.round_values(base), stats.round_values(head)
     b_level, h_level = stats.level(bv), stats.level(hv)
@@ -116,7 +124,7 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = 0.
             ),
             **common,
         )
-    s = stats.shift(bv, hv, drift=stats.drift_for(threads, cores))
+    s = stats.shift(bv, hv, drift=stats.drift_for(threads, cores) if drift is None else drift)
     common.update(p_value=s.p_value, ci_low=s.low, ci_high=s.high)
     up, down = 1.0 + threshold, 1.0 / (1.0 + threshold)
     p_text = "p<0.001" if s.p_value < 0.001 else f"p={s.p_value:.2g}"

@@ -42,6 +42,13 @@ class Config:
     min_rounds: int = 5
     max_rounds: int = 15
     budget: float = 25.0
+    # What "the same code" means (storage/code_identity.py): git paths whose
+    # trees make a commit's measured code; () reads it from import_path. With a
+    # build_command, build_inputs are the files it reads (() : the whole tree).
+    code_paths: tuple[str, ...] = ()
+    build_inputs: tuple[str, ...] = ()
+    # `regress run` measures the newest measured ancestor in the same run (a push's pair).
+    paired: bool = False
 
     @property
     def benchmarks_dir(self) -> Path:
@@ -148,6 +155,21 @@ def pattern(value) -> str:
     return text
 
 
+def paths(value) -> tuple[str, ...]:
+    """A list of paths relative to the project's root."""
+    if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ValueError('must be a list of paths, like ["src/mypkg", "setup.py"]')
+    if any(v.startswith("/") or ".." in v.split("/") for v in value):
+        raise ValueError("must name paths inside the repository (relative, no '..')")
+    return tuple(v.strip("/") or "." for v in value)
+
+
+def flag(value) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError("must be true or false")
+    return value
+
+
 def _text(value) -> str:
     if not isinstance(value, str):
         raise ValueError("must be a string")
@@ -165,6 +187,9 @@ CHECKS = {
     "min_rounds": count,
     "max_rounds": count,
     "budget": positive_float,
+    "code_paths": paths,
+    "build_inputs": paths,
+    "paired": flag,
 }
 
 

@@ -11,13 +11,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from regress.analysis import diff, metrics, stats
+from regress.analysis import diff, metrics, runs, stats
 from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.history import neighbours
 from regress.core.kinds import CHANGES, Metric
-from regress.core.records import CommitInfo, CommitResult
+from regress.core.records import WORKTREE, CommitInfo, CommitResult
 from regress.measure import rounds
+from regress.storage import code_identity
 from regress.storage.store import Store, check_name
 
 
@@ -49,6 +50,47 @@ def _load(cfg: Config, sides: Sides) -> tuple[CommitResult | None, CommitResult 
     )
 
 
+class History:
+    """What compare reads of the history, loaded once and only when a verdict needs it."""
+
+    def __init__(self, cfg: Config, env: str) -> None:
+        self.cfg, self.env = cfg, env
+        self._results: list[CommitResult] | None = None
+        self._code: dict[str, str] | None = None
+
+    @property
+    def results(self) -> list[CommitResult]:
+        if self._results is None:
+            self._results = Store(self.cfg.results_dir).history(self.cfg.machine_name, self.env)
+        return self._results
+
+    def code(self, shas) -> dict[str, str]:
+        if self._code is None:
+            self._code = {}
+        missing = [s for s in shas if s not in self._code and s != WORKTREE]
+        if missing:
+            self._code.update(code_identity.for_config(self.cfg, missing))
+        return self._code
+
+    def same_code(self, base: str, head: str) -> str:
+        """base's sha when base and head hold identical measured code, else ""."""
+        ids = self.code([base, head])
+        return base if base != head and ids.get(base) and ids.get(base) == ids.get(head) else ""
+
+    def apart(self, base: CommitResult, head: CommitResult):
+        """BenchmarkId -> the allowance for the shift between runs, from the history's same-code pairs."""
+        cores = min([c.fingerprint.cores for c in (base, head) if c.fingerprint.cores] or [0])
+        lazy: dict = {}
+
+        def given(bid):
+            if "apart" not in lazy:
+                results = self.results
+                lazy["apart"] = runs.apart_for(results, self.code([r.commit.sha for r in results]), cores=cores)
+            return lazy["apart"](bid)
+
+        return given
+
+
 def judge(
     cfg: Config,
     sides: Sides,
@@ -68,12 +110,14 @@ def judge(
         )
     else:
         base, head = metrics.only(base, Metric.TIME), metrics.only(head, Metric.TIME)  # tracked values are judged apart
-        verdicts = diff.compare(base, head, threshold=threshold)
-        if sides.base_env == sides.head_env and any(v.verdict in CHANGES for v in verdicts):
-            history = Store(cfg.results_dir).history(cfg.machine_name, sides.head_env)
-            before, after = neighbours(history, sides.base, sides.head)
+        known = History(cfg, sides.head_env) if sides.base_env == sides.head_env else None
+        same = known.same_code(sides.base, sides.head) if known is not None else ""
+        apart = known.apart(base, head) if known is not None and not same else None
+        verdicts = diff.compare(base, head, threshold=threshold, apart=apart, same_code=same)
+        if known is not None and any(v.verdict in CHANGES for v in verdicts):
+            before, after = neighbours(known.results, sides.base, sides.head)
             if before is not None or after is not None:
-                verdicts = diff.compare(base, head, threshold=threshold, before=before, after=after)
+                verdicts = diff.compare(base, head, threshold=threshold, before=before, after=after, apart=apart)
     return [v for v in verdicts if wanted is None or wanted.search(str(v.id))]
 
 

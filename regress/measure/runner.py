@@ -37,6 +37,7 @@ class Options:
     benchmarks_from: str = "worktree"  # or "commit"
     mode: str = "time"
     shard: Shard | None = None  # --shard K/N: only this share of the benchmarks
+    paired: bool = False  # --paired: the newest measured ancestor measured again in the same run
 
 
 @dataclass
@@ -45,6 +46,7 @@ class RunSummary:
     skipped: list[str] = field(default_factory=list)
     # Stored parts a new run replaced (an edited benchmark, another torch build), said to the user.
     replaced: list[Conflict] = field(default_factory=list)
+    paired: str = ""  # the measured ancestor this run measured again beside the new commits
 
 
 def settings_for(cfg: Config, options: Options) -> Settings:
@@ -89,6 +91,22 @@ def _check(options: Options) -> None:
         config.pattern(options.bench)
     except ValueError as exc:
         raise RegressError(f"--bench {options.bench!r} {exc}") from None
+
+
+# How far back a push's measured ancestor is looked for (first parents).
+PAIR_DEPTH = 1000
+
+
+def _pair_for(cfg: Config, repo, store: Store, plan: list[str]) -> str | None:
+    """The newest ancestor of the plan's oldest commit that this machine has measured, not in the plan.
+
+    A push job measures HEAD beside it in one run: a same-machine, same-minute
+    pair, whatever runner the job got (docs/statistics.md, "Runs").
+    """
+    for sha in gitrepo.first_parent_ancestors(repo, plan[0], PAIR_DEPTH):
+        if sha not in plan and store.path(cfg.machine_name, cfg.env, sha).is_file():
+            return sha
+    return None
 
 
 @contextlib.contextmanager
@@ -136,6 +154,10 @@ def run(cfg: Config, options: Options, progress=None) -> RunSummary:
                 continue
             plan.append(sha)  # interrupted earlier, or holds other shards' share: top up what it lacks
             top_up[sha] = existing
+        pair = _pair_for(cfg, repo, store, plan) if (options.paired or cfg.paired) and plan else None
+        if pair is not None:
+            plan.insert(0, pair)  # its earlier rounds stay stored; this run's plan counts its own
+            summary.paired = pair
         if wants_worktree:
             plan.append(WORKTREE)
         try:

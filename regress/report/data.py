@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from regress.analysis import levels as history_levels
 from regress.analysis import stats
 from regress.analysis.changepoints import Step, find_steps
 from regress.analysis.diff import Verdict, compare
@@ -92,7 +93,7 @@ class Series:
         return set(self.tracks) | set(self.failed) | set(self.counts)
 
 
-def summarize(series: Series, *, threshold: float) -> Series:
+def summarize(series: Series, *, threshold: float, code: dict[str, str] | None = None) -> Series:
     """Fill in tracks, failures, change points and recent verdicts from the series' history.
 
     The times of every successful result are gathered into one flat array
@@ -157,21 +158,40 @@ def summarize(series: Series, *, threshold: float) -> Series:
     band = _round_quartiles(np.asarray(round_flat, dtype=np.float64), np.asarray(round_len, dtype=np.int64))
     level = np.asarray(levels, dtype=np.float64)
     commits = np.asarray(commit_of, dtype=np.int64)
+    # The chart's level is the history's: every run's shift taken out (analysis/levels.py).
+    fitted = history_levels.adjusted(series.history, code) if _linked(series.history, code) else {}
     for bid, idx in rows.items():
         i = np.asarray(idx, dtype=np.int64)
+        mine = fitted.get(bid)
+        line = level[i] if mine is None else np.asarray([mine.get(int(c), v) for c, v in zip(commits[i], level[i])])
         series.tracks[bid] = Track(
             commits[i],
             stats_[1, i],
             stats_[0, i],
             stats_[2, i],
             stats_[3, i].astype(np.int64),
-            level[i],
+            line,
             band[0, i],
             band[1, i],
         )
-    series.steps = find_steps(series.history, threshold=threshold)
+    series.steps = find_steps(series.history, threshold=threshold, code=code)
     judge_recent(series, threshold=threshold)
     return series
+
+
+def _linked(history: list[CommitResult], code: dict[str, str] | None) -> bool:
+    """Whether any run measured two commits, or two commits share code: else every level is its own."""
+    seen: dict[str, str] = {}
+    nodes: set[str] = set()
+    for c in history:
+        node = (code or {}).get(c.commit.sha) or c.commit.sha
+        if node in nodes:
+            return True
+        nodes.add(node)
+        for run in c.runs:
+            if seen.setdefault(run.id, node) != node:
+                return True
+    return False
 
 
 def _round_quartiles(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:

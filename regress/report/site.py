@@ -67,12 +67,14 @@ def build(
     threshold: float = 0.05,
     incremental: bool = False,
     title: str = "",
+    code=None,
 ) -> Summary:
     """Write the site for everything in `store` into `out`.
 
     baseline: full sha the overview compares the newest commit against
     (default: each series' oldest commit). With `incremental`, pages whose
     inputs did not change since the last build in `out` are kept as they are.
+    `code`: shas -> {sha: code digest} (`storage.code_identity`): commits of identical code share a level.
     """
     started = time.perf_counter()
     repo_url = _check_repo_url(repo_url)
@@ -81,7 +83,7 @@ def build(
     gc_was_enabled = gc.isenabled()
     gc.disable()  # a million small records: the cyclic collector would triple the load time
     try:
-        all_series = _load(store, threshold)
+        all_series = _load(store, threshold, code)
         site = Site(
             out,
             all_series,
@@ -122,13 +124,14 @@ def _check_repo_url(url: str) -> str:
     return url
 
 
-def _load(store: Store, threshold: float) -> list[Series]:
+def _load(store: Store, threshold: float, code=None) -> list[Series]:
     series = []
     for machine in store.machines():
         for env in store.envs(machine):
             history = store.history(machine, env)
             if history:
-                series.append(summarize(Series(machine, env, history), threshold=threshold))
+                ids = code([c.commit.sha for c in history]) if code is not None else {}
+                series.append(summarize(Series(machine, env, history), threshold=threshold, code=ids))
     if not series:
         raise RegressError(f"no results in {store.root}; measure some commits first with `regress run`")
     return series

@@ -224,6 +224,15 @@ def first_parent_path(repo: git.Repo, good: str, bad: str) -> list[str]:
     return [good, *out.split()]
 
 
+def first_parent_ancestors(repo: git.Repo, sha: str, limit: int) -> list[str]:
+    """sha's first-parent ancestors, newest first (not sha itself); [] for a root commit."""
+    try:
+        out = repo.git.rev_list("--first-parent", f"--max-count={limit}", f"{sha}^")
+    except git.GitCommandError:
+        return []
+    return out.split()
+
+
 def count_between(repo: git.Repo, a: str, b: str) -> int | None:
     """Commits strictly between `a` and its descendant `b` (None when `a` is not an ancestor of `b`)."""
     if not is_ancestor(repo, a, b):

@@ -42,7 +42,10 @@ def run(args) -> int:
             "measure some with `regress run HEAD~20..HEAD`"
         )
     if metric == Metric.TIME:
-        found = changepoints.find_steps(history, threshold=threshold)
+        from regress.storage import code_identity
+
+        code = code_identity.for_config(cfg, [c.commit.sha for c in history])
+        found = changepoints.find_steps(history, threshold=threshold, code=code)
     else:
         from regress.analysis import metrics
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from regress.cli import flags
 from regress.cli.console import skipped_files
-from regress.storage import gitrepo
+from regress.storage import code_identity, gitrepo
 from regress.storage.store import Store
 
 
@@ -39,6 +39,7 @@ def run(args) -> int:
         threshold=cfg.threshold,
         incremental=args.incremental,
         title=cfg.root.name,
+        code=lambda shas: code_identity.for_config(cfg, shas),
     )
     skipped_files(store)
     print(summary.describe())

@@ -45,6 +45,13 @@ def add(sub) -> None:
         metavar="K/N",
         help="only the K-th of N shares of the benchmarks (parallel CI jobs; `regress merge` joins them)",
     )
+    p.add_argument(
+        "--paired",
+        action="store_true",
+        default=None,
+        help="also measure the newest already-measured ancestor in this run, interleaved "
+        "(what a push job does: each push carries a same-machine comparison with what came before)",
+    )
     flags.round_flags(p)
     p.set_defaults(run=run)
 
@@ -61,12 +68,15 @@ def run(args) -> int:
         benchmarks_from=args.benchmarks_from,
         mode=args.mode,
         shard=args.shard,
+        paired=bool(args.paired),
     )
     progress = ConsoleProgress()
     try:
         summary = runner.run(cfg, options, progress)
     finally:
         progress.close()
+    if summary.paired:
+        print(f"paired with {summary.paired[:10]}, the newest measured ancestor, measured again in this run")
     if summary.skipped:
         n = len(summary.skipped)
         print(

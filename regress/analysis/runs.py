@@ -1,0 +1,184 @@
+"""What was measured together: rounds by run, pairs of commits measured in one run,
+and the shift between runs that the project's own history shows.
+
+Rounds of one run (one invocation on one machine) share its luck: the
+machine, its other tenants, the processes the rounds were forked from. Two
+commits measured in one run, interleaved, differ only by their code and the
+luck the rounds' spread shows; two commits measured by separate runs (one
+push job each, on different hosted runners) differ by the shift between the
+runs as well. That shift can't be seen in either run's rounds, but it can be
+measured: the same code measured by two runs (a commit measured again beside
+the next push, or two commits whose code is identical) differs by nothing
+else. Pure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy import stats as _sps
+
+from regress.analysis import stats
+from regress.analysis.judge import judge
+from regress.analysis.verdict import Verdict
+from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
+
+# Pairs of same-code measurements by two runs needed before the history's
+# shift between runs is trusted over the fixed allowance (stats.DRIFT).
+MIN_PAIRS = 8
+
+
+def by_run(result: BenchmarkResult) -> dict[str, list[float]]:
+    """A benchmark's round values at one commit, by the run that took them."""
+    out: dict[str, list[float]] = defaultdict(list)
+    for s in result.samples:
+        out[s.run].append(stats.round_value(s))
+    return dict(out)
+
+
+def only_runs(result: BenchmarkResult, runs: set[str]) -> BenchmarkResult:
+    return replace(result, samples=tuple(s for s in result.samples if s.run in runs))
+
+
+@dataclass(frozen=True)
+class Together:
+    """How a benchmark's two sides were measured: in common runs, or apart."""
+
+    runs: tuple[str, ...]  # runs that measured both sides with enough rounds; () when apart
+
+    @property
+    def paired(self) -> bool:
+        return bool(self.runs)
+
+
+def together(base: BenchmarkResult, head: BenchmarkResult) -> tuple[BenchmarkResult, BenchmarkResult, Together]:
+    """Both sides restricted to the runs that measured both, when those hold enough rounds.
+
+    Rounds of other runs would bring their shift into the comparison; when no
+    run measured both sides well enough, every round stands and the verdict
+    needs the allowance for the shift between runs.
+    """
+    b, h = by_run(base), by_run(head)
+    common = sorted(r for r in set(b) & set(h) if r)
+    if common:
+        nb = sum(len(b[r]) for r in common)
+        nh = sum(len(h[r]) for r in common)
+        if min(nb, nh) >= stats.MIN_ROUNDS:
+            keep = set(common)
+            return only_runs(base, keep), only_runs(head, keep), Together(tuple(common))
+    return base, head, Together(())
+
+
+def run_levels(result: BenchmarkResult) -> dict[str, float]:
+    """Each run's level of a benchmark at a commit: its fastest round in that run."""
+    return {run: stats.level(values) for run, values in by_run(result).items()}
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """The shift between separate runs allowed for, and where it came from."""
+
+    sigma: float  # one standard deviation of log(level in run A / level in run B), same code
+    pairs: int  # same-code pairs it was estimated from (0: the fixed allowance)
+
+    def describe(self) -> str:
+        if self.pairs:
+            return f"separate runs: allowance {self.sigma * 100:.1f}% from the history ({self.pairs} same-code pairs)"
+        return f"separate runs: allowance {self.sigma * 100:.1f}% (no same-code pairs in the history yet)"
+
+
+def same_code_pairs(history: list[CommitResult], code: dict[str, str]) -> dict[BenchmarkId, list[float]]:
+    """Per benchmark: log differences between two runs' levels of the same code.
+
+    The same commit measured by two runs, and commits of identical code
+    (`code`: sha -> code digest) measured by different runs, each give one
+    difference per pair of runs (runs with too few rounds left out).
+    """
+    levels: dict[tuple[BenchmarkId, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for c in history:
+        node = code.get(c.commit.sha) or c.commit.sha
+        for r in c.results:
+            if not r.ok:
+                continue
+            for run, values in by_run(r).items():
+                if run and len(values) >= stats.MIN_ROUNDS:
+                    levels[(r.id, node)][run].append(stats.level(values))
+    out: dict[BenchmarkId, list[float]] = defaultdict(list)
+    for (bid, _node), runs in levels.items():
+        # Runs in the order they ran (a run's name starts with its time): n runs give n - 1 pairs.
+        logs = [math.log(min(runs[run])) for run in sorted(runs)]
+        for a, b in zip(logs, logs[1:]):
+            out[bid].append(b - a)
+    return dict(out)
+
+
+def judge_together(
+    base: BenchmarkResult,
+    head: BenchmarkResult,
+    *,
+    threshold: float,
+    cores: int = 0,
+    apart: Callable[[BenchmarkId], Allowance] | None = None,
+) -> Verdict:
+    """compare's judgement of one benchmark, from what was measured together where anything was.
+
+    Paired: only the rounds of the runs that measured both sides, with the
+    fixed allowance for what one run's rounds can't show. Apart: every round,
+    and the shift between runs that `apart` (the history) allows for.
+    """
+    b, h, how = together(base, head)
+    if how.paired:
+        v = judge(b, h, threshold=threshold, cores=cores)
+        n = len(how.runs)
+        note = f"paired in {n} run{'s' if n != 1 else ''}"
+    else:
+        given = apart(head.id) if apart is not None else Allowance(stats.drift_for(head.spec.num_threads, cores), 0)
+        v = judge(b, h, threshold=threshold, cores=cores, drift=given.sigma)
+        note = given.describe()
+    return replace(v, reason=f"{v.reason}; {note}")
+
+
+def allowance(pairs: dict[BenchmarkId, list[float]], bid: BenchmarkId, *, cores: int = 0) -> Allowance:
+    """The shift between runs to allow for `bid`: the history's own, else the fixed one.
+
+    Its own pairs when it has MIN_PAIRS; else the pairs of every benchmark of
+    its kind (using every core, or not). The scaled MAD of the differences
+    (sorted low to high, so their sign carries nothing; the MAD of |d| is
+    taken about zero). Never below the fixed allowance: a history of a few
+    calm runs must not make separate runs look as comparable as one run.
+    """
+    fixed = stats.drift_for(bid.num_threads, cores)
+    own = pairs.get(bid, [])
+    if len(own) < MIN_PAIRS:
+        alike = [
+            d
+            for other, ds in pairs.items()
+            for d in ds
+            if (bool(cores) and other.num_threads >= cores) == (bool(cores) and bid.num_threads >= cores)
+        ]
+        own = alike
+    if len(own) < MIN_PAIRS:
+        return Allowance(fixed, 0)
+    d = np.abs(np.asarray(own, dtype=float))
+    # |d| of a zero-centred normal: its median is 0.674 sigma.
+    sigma = float(np.median(d)) / float(_sps.norm.ppf(0.75))
+    return Allowance(max(sigma, fixed), len(own))
+
+
+def apart_for(
+    history: list[CommitResult], code: dict[str, str], *, cores: int = 0
+) -> Callable[[BenchmarkId], Allowance]:
+    """BenchmarkId -> the allowance for separate runs that this history's same-code pairs give."""
+    pairs: dict[BenchmarkId, list[float]] | None = None
+
+    def given(bid: BenchmarkId) -> Allowance:
+        nonlocal pairs
+        if pairs is None:
+            pairs = same_code_pairs(history, code)
+        return allowance(pairs, bid, cores=cores)
+
+    return given
