@@ -97,3 +97,41 @@ def noisy_rounds(level: float, n: int, *, seed: int, jitter: float = 0.004, busy
     slowed = rng.random(n) < busy
     values[slowed] *= rng.uniform(1.2, 2.5, slowed.sum())
     return values.tolist()
+
+
+def in_run(result: BenchmarkResult, run: str, *, process: int = 0) -> BenchmarkResult:
+    """The result with every round taken by `run` (format 6's Sample.run)."""
+    from dataclasses import replace
+
+    return replace(result, samples=tuple(replace(s, run=run, process=process) for s in result.samples))
+
+
+def pushes(levels, shifts, *, rounds: int = 5, jitter: float = 0.002, seed: int = 0, sub: str = "add", paired=True):
+    """A push history as the workflow makes it: push k is run k, on its own runner.
+
+    levels[k]: commit k's true level; shifts[k]: how much slower run k's
+    machine is (a ratio). Run k measures commit k and, `paired`, commit k-1
+    again. Returns the CommitResults, oldest first, each holding every run's rounds.
+    """
+    from dataclasses import replace
+
+    from regress.core.records import Run
+
+    rng = np.random.default_rng(seed)
+    n = len(levels)
+    held: list[list[Sample]] = [[] for _ in range(n)]
+    run_ids = [f"20260101T{k:06d}-run{k}" for k in range(n)]
+    for k in range(n):
+        for c in (k - 1, k) if paired and k else (k,):
+            base = levels[c] * shifts[k]
+            values = base * np.exp(np.abs(rng.normal(0, jitter, rounds)))
+            for s in rounds_of(values.tolist()):
+                held[c].append(replace(s, run=run_ids[k]))
+    out = []
+    for c in range(n):
+        runs = tuple(Run(r, started_at=float(i)) for i, r in enumerate(run_ids) if any(s.run == r for s in held[c]))
+        result = commit(
+            f"{c:040x}", bench(sub=sub, samples=tuple(held[c])), when=c, parents=(f"{c - 1:040x}",) if c else ()
+        )
+        out.append(replace(result, runs=runs))
+    return out
