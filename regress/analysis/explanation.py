@@ -53,10 +53,11 @@ class Bisected:
     verdicts: list[Verdict]  # the first bad commit against its parent
     probes: list[Probe] = field(default_factory=list)
     commits: int = 0  # commits between GOOD and BAD, both included
+    inconclusive: str = ""  # why no commit is named, when the answer's own verdict is no change
 
     @property
     def first_bad(self) -> CommitInfo | None:
-        return self.candidates[0] if len(self.candidates) == 1 else None
+        return self.candidates[0] if len(self.candidates) == 1 and not self.inconclusive else None
 
     @property
     def measured(self) -> int:

@@ -18,25 +18,15 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
-from regress.analysis import diff, stats
+from regress.analysis import diff, runs, stats
 from regress.analysis.explanation import Bisected, Probe
 from regress.core.config import Config
 from regress.core.errors import RegressError
-from regress.core.kinds import CHANGES, FailureKind, Kind
+from regress.core.kinds import CHANGES, Kind
 from regress.core.records import BenchmarkId, CommitInfo, CommitResult
-from regress.measure import rounds
-from regress.storage import gitrepo
+from regress.measure import engine, rounds
+from regress.storage import code_identity, gitrepo
 from regress.storage.store import Store
-
-
-def _enough(result: CommitResult | None, wanted: re.Pattern, min_rounds: int) -> bool:
-    """Whether what is stored already settles this commit: the benchmarks have their rounds, or it can't run."""
-    if result is None:
-        return False
-    mine = [r for r in result.results if wanted.search(str(r.id))]
-    if not mine:
-        return any(f.kind in (FailureKind.BUILD, FailureKind.SUITE) for f in result.failures)
-    return all(not r.ok or len(r.samples) >= min_rounds for r in mine)
 
 
 def _skip_reason(result: CommitResult | None, ids: list[BenchmarkId]) -> str:
@@ -66,6 +56,13 @@ FAR = 4
 UNDECIDED = 0.3
 
 
+def _in_run(result: CommitResult | None, run: str) -> CommitResult | None:
+    """A commit's stored results with only the rounds `run` took."""
+    if result is None:
+        return None
+    return replace(result, results=tuple(runs.only_runs(r, {run}) if r.ok else r for r in result.results))
+
+
 def bisect(
     cfg: Config,
     good: str,
@@ -75,6 +72,9 @@ def bisect(
     announce: Callable[[int, int, CommitInfo], None] | None = None,
     say: Callable[[str], None] = lambda line: None,
 ) -> Bisected:
+    """Everything it judges it measures in one run of its own: the ends first, then each probe
+    beside the commits that bracket it, so a probe is never judged against rounds of another
+    run (another minute, another machine). Stored rounds of other runs stay as they were."""
     repo = gitrepo.open_repo(cfg.root)
     if good == bad:
         raise RegressError("GOOD and BAD are the same commit; bisect needs a good commit and a later bad one")
@@ -82,21 +82,26 @@ def bisect(
         raise RegressError(f"{good[:10]} is not an ancestor of {bad[:10]}; give the older, good commit first")
     path = gitrepo.first_parent_path(repo, good, bad)
     info = {sha: gitrepo.commit_info(repo, sha) for sha in path}
+    code = code_identity.code_ids(repo, cfg, path)
     wanted = re.compile(bench)
     store = Store(cfg.results_dir)
-    min_rounds = max(cfg.min_rounds, 1)
+    min_rounds = max(cfg.min_rounds, stats.MIN_ROUNDS)
     probes: dict[str, Probe] = {}
+    run = engine.new_run("bisect")
+    measured: set[str] = set()
 
-    def result(sha: str) -> tuple[CommitResult | None, bool]:
-        stored = store.load(cfg.machine_name, cfg.env, sha)
-        if _enough(stored, wanted, min_rounds):
-            return stored, False
-        say(f"bisect: measuring {info[sha].short} {info[sha].subject[:60]}")
-        rounds.measure_rounds(cfg, [sha], bench=bench, announce=announce)
-        return store.load(cfg.machine_name, cfg.env, sha), True
+    def measure(shas: list[str], n: int | None = None) -> None:
+        for sha in shas:
+            if sha not in measured:
+                say(f"bisect: measuring {info[sha].short} {info[sha].subject[:60]}")
+        rounds.measure_rounds(cfg, shas, rounds=n, bench=bench, announce=announce, run=run)
+        measured.update(shas)
 
-    g, g_new = result(good)
-    b, b_new = result(bad)
+    def load(sha: str) -> CommitResult | None:
+        return _in_run(store.load(cfg.machine_name, cfg.env, sha), run.id)
+
+    measure([good, bad])
+    g, b = load(good), load(bad)
     for side, res, sha in (("GOOD", g, good), ("BAD", b, bad)):
         have = [r for r in (res.results if res else ()) if wanted.search(str(r.id)) and r.ok]
         if not have:
@@ -112,9 +117,8 @@ def bisect(
         # As `compare --measure` would: more rounds of both ends, once, before giving up.
         more = max((v.rounds_needed or 0 for v in ends.values()), default=0) or stats.RECOMMENDED_ROUNDS
         say(f"bisect: GOOD against BAD is noisy; taking {more} more rounds of each")
-        rounds.measure_rounds(cfg, [good, bad], rounds=min(more, rounds.MAX_ROUNDS), bench=bench, announce=announce)
-        g, b = store.load(cfg.machine_name, cfg.env, good), store.load(cfg.machine_name, cfg.env, bad)
-        g_new = b_new = True
+        measure([good, bad], min(more, rounds.MAX_ROUNDS))
+        g, b = load(good), load(bad)
         ends = {i: diff.judge_one(g, b, i, threshold=cfg.threshold) for i in ids}
         moved = [i for i, v in ends.items() if v.verdict in CHANGES]
     if not moved:
@@ -139,30 +143,40 @@ def bisect(
         )
     direction = ends[moved[0]].verdict
     moved = [i for i in moved if ends[i].verdict == direction]
-    probes[good] = Probe(info[good], "good", measured=g_new)
-    probes[bad] = Probe(info[bad], "bad", measured=b_new)
+    probes[good] = Probe(info[good], "good", measured=True)
+    probes[bad] = Probe(info[bad], "bad", measured=True)
+    faster = 0.0 if direction == Kind.REGRESSION else 1.0  # where the faster of the two levels lies
 
-    def classify(sha: str) -> Probe:
-        res, new = result(sha)
+    # A commit placed by its code (the same as a measured one's) is read through that one.
+    stand: dict[str, str] = {}
+
+    def classify(k: int, lo: int, hi: int) -> Probe:
+        sha = path[k]
+        for end, state in ((path[lo], "good"), (path[hi], "bad")):
+            if code.get(sha) and code.get(sha) == code.get(end):
+                say(f"bisect: {info[sha].short} is the same code as {info[end].short} ({state}); not measured")
+                stand[sha] = stand.get(end, end)
+                return Probe(info[sha], state, f"same code as {info[end].short}", False)
+        beside = [stand.get(path[lo], path[lo]), sha, stand.get(path[hi], path[hi])]
+        measure(beside, min_rounds)
+        lo_res, res, hi_res = (load(x) for x in beside)
         why = _skip_reason(res, moved)
         if why:
             say(f"bisect: skipping {info[sha].short} ({why})")
-            return Probe(info[sha], "skip", why, new)
+            return Probe(info[sha], "skip", why, True)
         mine = [i for i in moved if i in res.by_id() and res.by_id()[i].ok]
-        faster = 0.0 if direction == Kind.REGRESSION else 1.0  # where the faster of the two levels lies
-        unsure = [i for i in mine if abs(_leaning(res, g, b, i) - faster) > UNDECIDED]
-        if any(len(res.by_id()[i].samples) < 2 * min_rounds for i in unsure):  # not confirmed yet
+        unsure = [i for i in mine if abs(_leaning(res, lo_res, hi_res, i) - faster) > UNDECIDED]
+        if unsure:  # not at the faster level: more rounds of all three before it is placed
             say(f"bisect: {info[sha].short} does not read at the faster level; {min_rounds} more rounds to confirm")
-            rounds.measure_rounds(cfg, [sha], rounds=min_rounds, bench=bench, announce=announce)
-            res, new = store.load(cfg.machine_name, cfg.env, sha), True
+            measure(beside, min_rounds)
+            lo_res, res, hi_res = (load(x) for x in beside)
         votes = []
         for i in mine:
-            v = diff.judge_one(g, res, i, threshold=cfg.threshold)
-            # Unchanged against GOOD is good; otherwise the level it is nearer decides, so a busy
-            # minute that makes a good commit read "+15%: regression" does not misplace a +50% step.
-            votes.append(v.verdict != Kind.UNCHANGED and _leaning(res, g, b, i) > 0.5)
+            v = diff.judge_one(lo_res, res, i, threshold=cfg.threshold)
+            # Unchanged against the good side is good; otherwise the level it is nearer decides.
+            votes.append(v.verdict != Kind.UNCHANGED and _leaning(res, lo_res, hi_res, i) > 0.5)
         state = "bad" if sum(votes) * 2 > len(votes) else "good"
-        return Probe(info[sha], state, measured=new)
+        return Probe(info[sha], state, measured=True)
 
     lo, hi = 0, len(path) - 1
     while hi - lo > 1:
@@ -171,15 +185,59 @@ def bisect(
             break  # every commit left between is skipped: the answer is a range
         mid = (lo + hi) // 2
         k = min(open_, key=lambda k: (abs(k - mid), k))
-        p = probes[path[k]] = classify(path[k])
+        p = probes[path[k]] = classify(k, lo, hi)
         if p.state == "good":
             lo = k
         elif p.state == "bad":
             hi = k
-    candidates = [info[path[k]] for k in range(lo + 1, hi + 1)]
-    parent = store.load(cfg.machine_name, cfg.env, path[lo])
-    last = store.load(cfg.machine_name, cfg.env, path[hi])
-    verdicts = [diff.judge_one(parent, last, i, threshold=cfg.threshold) for i in moved] if parent and last else []
+    candidates = [info[path[k]] for k in range(lo + 1, hi + 1) if not _same_as_parent(code, path, k)]
+    ends_ = (stand.get(path[lo], path[lo]), stand.get(path[hi], path[hi]))
+    verdicts, inconclusive = _confirm(cfg, ends_, moved, direction, measure, load, say)
     order = {sha: n for n, sha in enumerate(path)}
     listed = sorted(probes.values(), key=lambda p: order[p.info.sha])
-    return Bisected(info[good], info[bad], info[path[lo]], candidates, direction, moved, verdicts, listed, len(path))
+    return Bisected(
+        info[good],
+        info[bad],
+        info[path[lo]],
+        candidates,
+        direction,
+        moved,
+        verdicts,
+        listed,
+        len(path),
+        inconclusive=inconclusive,
+    )
+
+
+def _same_as_parent(code: dict[str, str], path: list[str], k: int) -> bool:
+    return bool(code.get(path[k])) and code.get(path[k]) == code.get(path[k - 1])
+
+
+def _confirm(cfg, ends, moved, direction, measure, load, say) -> tuple[list, str]:
+    """The answer's own verdict against the last good commit, in this run; "" or why it is inconclusive.
+
+    A culprit is named only when it moved against its parent the way GOOD
+    and BAD did: once more rounds of both (interleaved) before saying not.
+    """
+    lo, hi = ends
+    parent, last = load(lo), load(hi)
+    if parent is None or last is None:
+        return [], f"{lo[:10]} or {hi[:10]} has no rounds of this run"
+
+    def judged():
+        return [diff.judge_one(parent, last, i, threshold=cfg.threshold) for i in moved]
+
+    verdicts = judged()
+    if not any(v.verdict == direction for v in verdicts):
+        say(f"bisect: {hi[:10]} against {lo[:10]} is not a {direction} yet; more rounds of both")
+        measure([lo, hi], stats.RECOMMENDED_ROUNDS)
+        parent, last = load(lo), load(hi)
+        verdicts = judged()
+    if any(v.verdict == direction for v in verdicts):
+        return verdicts, ""
+    shown = ", ".join(f"{v.verdict} {v.ratio - 1:+.1%}" if v.ratio else str(v.verdict) for v in verdicts)
+    return verdicts, (
+        f"the commit the search ended on does not move against its parent when both are measured together ({shown}): "
+        "the change is smaller than the noise here, or spread over several commits; "
+        "`regress compare` the ends with --measure, or bisect a narrower range"
+    )

@@ -17,7 +17,7 @@ from regress.core.errors import RegressError
 from regress.core.history import neighbours
 from regress.core.kinds import CHANGES, Metric
 from regress.core.records import WORKTREE, CommitInfo, CommitResult
-from regress.measure import rounds
+from regress.measure import engine, rounds
 from regress.storage import code_identity
 from regress.storage.store import Store, check_name
 
@@ -189,7 +189,9 @@ def measured_in_turn(
     """The pull-request check's comparison: both sides topped up by the round
     engine (the adaptive plan, or `rounds_each` more), then judged as compare does."""
     threshold = cfg.threshold if threshold is None else threshold
-    rounds.measure_rounds(cfg, [sides.base, sides.head], rounds=rounds_each, announce=announce)
+    # One run of its own that measures both sides: the verdict is then paired, whatever is stored.
+    run = engine.new_run("check")
+    rounds.measure_rounds(cfg, [sides.base, sides.head], rounds=rounds_each, announce=announce, run=run)
     base, head = _load(cfg, sides)
     return Comparison(judge(cfg, sides, base, head, threshold=threshold), base.commit, head.commit, threshold)
 

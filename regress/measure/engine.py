@@ -189,10 +189,14 @@ def measure_targets(
     measure=one_commit.measure_commit,
     clock: Callable[[], float] = time.monotonic,
     kind: str = "run",
+    run: Run | None = None,
 ) -> Run:
-    """Take rounds of every target, interleaved, until each has what `budget` asks; the run they made."""
+    """Take rounds of every target, interleaved, until each has what `budget` asks; the run they made.
+
+    `run`: an invocation that measures in several steps (bisect) passes its own.
+    """
     progress = progress or RoundProgress()
-    run = new_run(kind)
+    run = run or new_run(kind)
     for before, after in zip(targets, targets[1:]):
         before.neighbours.append(after.values)
         after.neighbours.append(before.values)
@@ -229,13 +233,19 @@ def suite_of(cfg: Config, code_dir: Path, settings: Settings) -> tuple[Path, Pat
     return cfg.benchmarks_dir, cfg.root
 
 
-def stored_values(result: CommitResult | None) -> tuple[dict[BenchmarkId, list[float]], set[BenchmarkId]]:
-    """Round values and final (failed) benchmarks of what is stored, to top up from."""
+def stored_values(
+    result: CommitResult | None, run: str | None = None
+) -> tuple[dict[BenchmarkId, list[float]], set[BenchmarkId]]:
+    """Round values and final (failed) benchmarks of what is stored, to top up from (`run`: its rounds only)."""
     values: dict[BenchmarkId, list[float]] = {}
     final: set[BenchmarkId] = set()
     for r in result.results if result is not None else ():
         key = one_commit.key(r.spec)
-        if r.ok:
+        if r.ok and run is not None:
+            mine = [stats.round_value(s) for s in r.samples if s.run == run]
+            if mine:
+                values[key] = mine
+        elif r.ok:
             values[key] = list(stats.round_values(r))
         elif r.failure is None and r.tracked and all(t.value > 0 for t in r.tracked):
             values[key] = [t.value for t in r.tracked]
@@ -246,9 +256,16 @@ def stored_values(result: CommitResult | None) -> tuple[dict[BenchmarkId, list[f
 
 @contextlib.contextmanager
 def checked_out(
-    cfg: Config, repo, shas: list[str], settings_of: Callable[[str], Settings], top_up: dict[str, CommitResult | None]
+    cfg: Config,
+    repo,
+    shas: list[str],
+    settings_of: Callable[[str], Settings],
+    top_up: dict[str, CommitResult | None],
+    run: str | None = None,
 ):
-    """Targets for `shas`, each in its own worktree (built once), removed afterwards."""
+    """Targets for `shas`, each in its own worktree (built once), removed afterwards.
+
+    `top_up`: what is stored of each, whose rounds count toward the plan (`run`: only that run's)."""
     with contextlib.ExitStack() as stack:
         targets = []
         for sha in shas:
@@ -256,7 +273,7 @@ def checked_out(
             code_dir = cfg.root if sha == WORKTREE else stack.enter_context(gitrepo.worktree(repo, sha))
             settings = settings_of(sha)
             suite_dir, shown_root = suite_of(cfg, code_dir, settings)
-            values, final = stored_values(top_up.get(sha))
+            values, final = stored_values(top_up.get(sha), run)
             targets.append(
                 Target(info, settings, code_dir, suite_dir, shown_root, build.build(cfg, code_dir), values, final)
             )

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.kinds import Kind
-from regress.core.records import CommitInfo, CommitResult
+from regress.core.records import CommitInfo, CommitResult, Run
 from regress.measure import adaptive, engine, runner
 from regress.measure.worker_process import close_servers
 from regress.storage import gitrepo
@@ -27,12 +27,15 @@ def measure_rounds(
     rounds: int | None = None,
     bench: str = "",
     announce: Callable[[int, int, CommitInfo], None] | None = None,
+    run: Run | None = None,
 ) -> dict[str, CommitResult]:
     """Top every commit in `shas` up, in turn; return what is stored after.
 
     With `rounds`, every benchmark is topped up to `rounds` more than the most
     any benchmark of these commits holds; without, the configured adaptive
-    plan, counting the rounds already stored.
+    plan, counting the rounds already stored. With `run` (an invocation that
+    measures in several steps: bisect, the pull-request check), the rounds
+    are that run's, and only its own rounds count toward the plan.
     """
     repo = gitrepo.open_repo(cfg.root)
     store = Store(cfg.results_dir)
@@ -47,10 +50,15 @@ def measure_rounds(
                 f"no benchmark folder {cfg.benchmarks_dir}; create it with a bench_*.py suite, "
                 'or set benchmarks = "..." in [tool.regress] of pyproject.toml'
             )
+        mine = run.id if run is not None else None
+        counted = stored
         if rounds is None:
             budget = engine.budget_for(cfg)
+        elif run is not None:  # `rounds` more of each, in this run
+            budget = adaptive.Budget(min_rounds=rounds, max_rounds=rounds, seconds=float("inf"))
+            counted = {}
         else:
-            have = max((len(v) for r in stored.values() for v in engine.stored_values(r)[0].values()), default=0)
+            have = max((len(v) for r in stored.values() for v in engine.stored_values(r, mine)[0].values()), default=0)
             budget = adaptive.Budget(min_rounds=have + rounds, max_rounds=have + rounds, seconds=float("inf"))
 
         def settings_of(sha: str):
@@ -61,8 +69,8 @@ def measure_rounds(
 
         progress = _Announce(announce, budget.max_rounds)
         try:
-            with engine.checked_out(cfg, repo, shas, settings_of, stored) as targets:
-                engine.measure_targets(cfg, store, targets, budget, progress)
+            with engine.checked_out(cfg, repo, shas, settings_of, counted, mine) as targets:
+                engine.measure_targets(cfg, store, targets, budget, progress, run=run, kind="measure")
         finally:
             close_servers()
         return {sha: store.load(cfg.machine_name, cfg.env, sha) for sha in shas}

@@ -16,13 +16,16 @@ def _commit(c) -> str:
 
 def text(b: Bisected) -> str:
     lines = []
-    if b.first_bad is not None:
+    if b.inconclusive:
+        lines.append(f"inconclusive: {b.inconclusive}")
+        lines += [f"  searched down to: {c.sha} {c.subject} ({c.author})" for c in b.candidates]
+    elif b.first_bad is not None:
         lines.append(f"first bad commit: {_commit(b.first_bad)}")
     else:
         lines.append(f"the first bad commit is one of {len(b.candidates)} (the others between could not be measured):")
         lines += [f"  {c.sha} {c.subject} ({c.author})" for c in b.candidates]
     lines.append(f"last good commit: {b.last_good.sha} {b.last_good.subject}")
-    against = "its parent" if b.first_bad is not None else f"the last good commit {b.last_good.short}"
+    against = "its parent" if len(b.candidates) == 1 else f"the last good commit {b.last_good.short}"
     for v in b.verdicts:
         change = pct(v.ratio) if v.ratio is not None else ""
         lines.append(
@@ -43,6 +46,7 @@ def as_json(b: Bisected) -> dict:
         "good": commit_json(b.good),
         "bad": commit_json(b.bad),
         "first_bad": commit_json(b.first_bad),
+        "inconclusive": b.inconclusive or None,
         "candidates": [commit_json(c) for c in b.candidates],
         "last_good": commit_json(b.last_good),
         "direction": str(b.direction),

@@ -41,10 +41,10 @@ def bench_work():
 
 
 def history(repo, n: int, slow_at: int, broken_at: int | None = None) -> list[str]:
-    """n commits; `work` is 4x slower from commit `slow_at` on (1.5x in scripts/eval_bisect.py, the signal target); `broken_at` does not build.
+    """n commits; `work` is 2x slower from commit `slow_at` on (1.5x in scripts/eval_bisect.py, the signal target); `broken_at` does not build.
 
-    4x, because these tests check bisect's mechanics on a shared CI runner where identical code
-    measured 30% apart under load; how small a move bisect finds is the evaluation's to say."""
+    Bisect measures every probe beside the commits that bracket it, in its own run, so a busy
+    minute slows both alike; how small a move it finds is the evaluation's to say."""
     shas = [
         repo.commit(
             "project",
@@ -58,7 +58,7 @@ def history(repo, n: int, slow_at: int, broken_at: int | None = None) -> list[st
     for k in range(1, n):
         files = {"src/mypkg/note.py": f"NOTE = {k}\n"}
         if k == slow_at:
-            files["src/mypkg/__init__.py"] = PKG.format(factor=8)
+            files["src/mypkg/__init__.py"] = PKG.format(factor=4)
         if k == broken_at:
             files["BROKEN"] = "this commit does not build\n"
         shas.append(repo.commit(f"change {k}", files))
@@ -75,12 +75,17 @@ def test_bisect_names_the_planted_slowdown_measuring_about_log2_commits(tmp_path
     assert doc["last_good"]["sha"] == shas[4]
     assert doc["measured"] <= math.log2(len(shas)) + 2
     # Against its parent: a regression, or noisy when the machine is busy (other tests running); never small.
-    assert doc["verdict"][0]["verdict"] in ("regression", "noisy") and doc["verdict"][0]["ratio"] > 1.5
+    assert doc["verdict"][0]["verdict"] in ("regression", "noisy") and doc["verdict"][0]["ratio"] > 1.4
     assert doc["benchmarks"] == ["work / loop [1 thread]"]
-    # What it measured is stored: a second bisect measures nothing.
+    # What it measured is stored, under its own run; a second bisect measures in a run of its own
+    # (stored rounds of other runs never decide) and names the same commit.
     again = repo.regress("bisect", shas[0], shas[-1], "--bench", "work", check=True)
-    assert "measured 0 of 9 commits" in again.stdout
     assert f"first bad commit: {shas[5]} change 5" in again.stdout and "author: Test Author" in again.stdout
+    from regress.storage.store import Store
+
+    stored = Store(repo.path / ".regress").load("testbox", "default", shas[5])
+    assert [r.kind for r in stored.runs] == ["bisect", "bisect"]
+    assert {s.run for r in stored.results for s in r.samples} == {r.id for r in stored.runs}
 
 
 def test_an_unbuildable_commit_beside_the_slowdown_is_skipped_and_the_answer_is_a_range(repo):
