@@ -142,7 +142,15 @@ def test_push_path_end_to_end(repo, origin, tmp_path):
     assert sum("trying again" in s.stderr for s in saves) == 1, [s.stderr for s in saves]
     files = branch_files(origin)
     assert set(files) == {"README.md"} | {f"{MACHINE}/default/{sha}.pkl" for sha in [first, *heads]}
-    assert files[f"{MACHINE}/default/{first}.pkl"] == first_blob  # the second run added, changed nothing
+    # Each push measured the commit before it again, in its own run: the first commit's file
+    # gained those runs' rounds (both pushes paired with it: neither saw the other's results).
+    assert files[f"{MACHINE}/default/{first}.pkl"] != first_blob
+    paired = on_branch(origin, first)
+    # Two shards a push, each its own run: 3 pushes x 2 shards; 3 rounds each of its own, two pairs.
+    assert len(paired.runs) == 6 and all(len(r.samples) == 9 for r in paired.results)
+    for sha in heads:
+        own = {r.id for r in on_branch(origin, sha).runs}
+        assert len(own) == 2 and own <= {r.id for r in paired.runs}  # measured together with the first commit
     # The job that retried has everyone's results in its folder, so its site shows all three commits.
     (late,) = [jobs[i] for i in (0, 1) if "trying again" in saves[i].stderr]
     folder = [tmp_path / f"c{i + 2}-publish" for i in (0, 1) if jobs[i] is late][0]
