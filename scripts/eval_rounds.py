@@ -13,6 +13,13 @@ git projects of real torch code, on this machine. Run each alone.
     python scripts/eval_rounds.py score-range DIR
         Scores a measured range again (after a change to the differ).
 
+    python scripts/eval_rounds.py push DIR [--neighbours]
+        The push path: the same 10-commit project, each commit measured by its
+        own invocation exactly as the workflow's push job runs it (HEAD checked
+        out, `regress run HEAD --paired --skip-existing`), oldest first; then
+        scored like `range`. --neighbours gives the pushes different
+        neighbours in turn: none, a CPU hog on one core, a bursty hog.
+
     python scripts/eval_rounds.py separate DIR --trials 7
         A/A and detection between separate runs: per trial, `regress run` of
         each of five commits (base, aa, aa2: the same code; slow5, slow10: +5%
@@ -225,6 +232,49 @@ def score_range(out: Path) -> None:
     print(json.dumps(report, indent=1))
 
 
+def _bursty() -> subprocess.Popen:
+    """A neighbour that comes and goes: busy for a random 0.2-2 s, idle as long, over and over."""
+    code = (
+        "import random, time\n"
+        "while True:\n"
+        "    end = time.time() + random.uniform(0.2, 2.0)\n"
+        "    while time.time() < end: pass\n"
+        "    time.sleep(random.uniform(0.2, 2.0))\n"
+    )
+    return subprocess.Popen([sys.executable, "-c", code])
+
+
+NEIGHBOURS = {"none": lambda: None, "hog": _hog, "bursty": _bursty}
+
+
+def run_push(args) -> None:
+    out = Path(args.dir).resolve()
+    project = out / "project"
+    commits = make_range(project)
+    started = time.time()
+    pushes = []
+    for k, (sha, _op) in enumerate(commits):
+        kind = list(NEIGHBOURS)[k % 3] if args.neighbours else "none"
+        _git(project, "checkout", "-q", "--detach", sha)
+        neighbour = NEIGHBOURS[kind]()
+        t0 = time.time()
+        try:
+            proc = _regress(project, "run", "HEAD", "--paired", "--skip-existing")
+        finally:
+            if neighbour is not None:
+                neighbour.kill()
+                neighbour.wait()
+        if proc.returncode not in (0, 1):
+            sys.exit(f"regress run failed at {sha[:10]}: {proc.stderr[-2000:]}")
+        pushes.append({"sha": sha, "neighbour": kind, "seconds": time.time() - t0})
+        print(f"push {k}: {sha[:10]} ({kind}) {time.time() - t0:.0f}s", flush=True)
+    _git(project, "checkout", "-q", "main")
+    seconds = time.time() - started
+    meta = {"seconds": seconds, "hog": args.neighbours, "load": os.getloadavg(), "commits": commits, "pushes": pushes}
+    (out / "meta.json").write_text(json.dumps(meta, indent=1))
+    score_range(out)
+
+
 # -- separate runs: A/A and detection ------------------------------------------
 
 SEPARATE = {"base": 20, "aa": 20, "aa2": 20, "slow5": 21, "slow10": 22}
@@ -318,9 +368,14 @@ def main() -> None:
     sc.add_argument("dir")
     a = sub.add_parser("analyze-separate")
     a.add_argument("dir")
+    pu = sub.add_parser("push")
+    pu.add_argument("dir")
+    pu.add_argument("--neighbours", action="store_true")
     args = p.parse_args()
     if args.what == "range":
         run_range(args)
+    elif args.what == "push":
+        run_push(args)
     elif args.what == "score-range":
         score_range(Path(args.dir).resolve())
     elif args.what == "separate":

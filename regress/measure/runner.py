@@ -109,6 +109,22 @@ def _pair_for(cfg: Config, repo, store: Store, plan: list[str]) -> str | None:
     return None
 
 
+# A paired push measures two commits for at most 1.5x what one commit cost:
+# rounds half as long (more processes for the time: the luck between processes
+# is what a level needs most), and three quarters of the budget each.
+PAIRED_ROUND = 0.5
+PAIRED_BUDGET = 0.75
+
+
+def paired_plan(budget, settings: Settings):
+    from dataclasses import replace
+
+    from regress.measure import engine
+
+    budget = replace(budget, seconds=budget.seconds * PAIRED_BUDGET)
+    return budget, engine.with_plan(replace(settings, min_run_time=settings.min_run_time * PAIRED_ROUND), budget)
+
+
 @contextlib.contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
     """A cancelled CI job (SIGTERM) cleans up and keeps finished work, like Ctrl-C."""
@@ -158,6 +174,7 @@ def run(cfg: Config, options: Options, progress=None) -> RunSummary:
         if pair is not None:
             plan.insert(0, pair)  # its earlier rounds stay stored; this run's plan counts its own
             summary.paired = pair
+            budget, settings = paired_plan(budget, settings)
         if wants_worktree:
             plan.append(WORKTREE)
         try:

@@ -1,0 +1,199 @@
+"""A fleet of hosted runners, simulated from real invocations of this machine. An evaluation, not a test.
+
+    python scripts/eval_fleet.py SOURCE_DIR [SOURCE_DIR ...] [--histories 10]
+
+SOURCE_DIR: folders written by `scripts/eval_rounds.py push` (each commit its
+own paired `regress run`, as the workflow's push job). From them, every run
+that measured two commits gives, for each benchmark whose code did not change
+between the two, a real pair of round sets: the rounds of the parent and of
+the head, divided by the benchmark's level at that commit (estimated over
+every run, `analysis/levels.fit`), so what is left is that invocation's luck:
+its shift against the other runs and its rounds' spread.
+
+Each simulated history is 200 pushes x 20 benchmarks. Push k's job lands on a
+runner of one of four CPU types (speeds 1.0, 0.87, 1.13 and 1.3: the 10-30%
+spread between hosted-runner CPU generations, docs/statistics.md), with a
+per-benchmark interaction of 3% (sd) per type, and takes a real invocation's
+luck drawn at random. Every benchmark gets two planted steps, of 5, 10, 20 or
+30%, up or down, at random pushes. Scored with pairing (the job measures the
+parent again in its run, as `regress run HEAD --paired`) and without (HEAD
+alone): `regressions` (changepoints.find_steps) against the planted steps, and
+each push's verdict (`diff.compare` of the push against its parent, the
+allowance for separate runs from the history).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from regress.analysis import changepoints, diff, levels, runs, stats  # noqa: E402
+from regress.core.records import (  # noqa: E402
+    BenchmarkResult,
+    CommitInfo,
+    CommitResult,
+    Fingerprint,
+    Run,
+    Sample,
+    Settings,
+    TaskSpec,
+)
+from regress.storage.store import Store  # noqa: E402
+
+PUSHES = 200
+BENCHMARKS = 20
+TYPES = (1.0, 0.87, 1.13, 1.3)
+INTERACTION = 0.03
+SIZES = (0.05, 0.10, 0.20, 0.30)
+
+
+def real_luck(sources: list[Path]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(parent rounds, head rounds) / level, of every paired run and unchanged benchmark."""
+    pool = []
+    for src in sources:
+        meta = json.loads((src / "meta.json").read_text())
+        changed = {sha: op for sha, op in meta["commits"]}
+        store = Store(src / "project" / ".regress")
+        (machine,) = store.machines()
+        history = store.history(machine, "default")
+        position = {c.commit.sha: i for i, c in enumerate(history)}
+        for bid, obs in levels.observations(history, {}).items():
+            fitted, _ = levels.fit(obs)
+            by_run: dict[str, dict[str, list[float]]] = {}
+            for c in history:
+                r = c.by_id().get(bid)
+                if r is None or not r.ok:
+                    continue
+                for run, values in runs.by_run(r).items():
+                    by_run.setdefault(run, {})[c.commit.sha] = np.asarray(values) / math.exp(fitted[c.commit.sha])
+            name = bid.sub_label.split()[0]
+            for measured in by_run.values():
+                if len(measured) != 2:
+                    continue
+                parent, head = sorted(measured, key=position.get)
+                if changed.get(head) == name:
+                    continue  # a planted change for this benchmark: not luck
+                pool.append((measured[parent], measured[head]))
+    return pool
+
+
+def _result(bid: int, values: np.ndarray, run: str) -> BenchmarkResult:
+    spec = TaskSpec(stmt=f"b{bid}()", label="fleet", sub_label=f"b{bid:02d}")
+    return BenchmarkResult(spec, "sim", tuple(Sample(1, (float(v),), run=run) for v in values))
+
+
+def history(rng: np.random.Generator, pool, *, paired: bool):
+    """One simulated history: CommitResults oldest first, and the planted steps {(bench, push): ratio}."""
+    truth = np.ones((BENCHMARKS, PUSHES))
+    planted = {}
+    for b in range(BENCHMARKS):
+        for at in rng.choice(np.arange(10, PUSHES - 10), size=2, replace=False):
+            size = SIZES[rng.integers(len(SIZES))] * rng.choice((-1, 1))
+            ratio = 1 + size if size > 0 else 1 / (1 - size)
+            truth[b, at:] *= ratio
+            planted[(b, int(at))] = ratio
+    interaction = np.exp(rng.normal(0, INTERACTION, (len(TYPES), BENCHMARKS)))
+    held: list[dict[int, list]] = [{b: [] for b in range(BENCHMARKS)} for _ in range(PUSHES)]
+    for k in range(PUSHES):
+        t = rng.integers(len(TYPES))
+        run = f"20260101T{k:06d}-fleet"
+        for b in range(BENCHMARKS):
+            parent, head = pool[rng.integers(len(pool))]
+            speed = 1e-4 * TYPES[t] * interaction[t, b]
+            held[k][b].append((run, truth[b, k] * speed * head))
+            if paired and k:
+                held[k - 1][b].append((run, truth[b, k - 1] * speed * parent))
+    out = []
+    for k in range(PUSHES):
+        results = []
+        run_ids = []
+        for b in range(BENCHMARKS):
+            samples = []
+            for run, values in held[k][b]:
+                samples += _result(b, values, run).samples
+                run_ids.append(run)
+            results.append(replace(_result(b, np.array([]), ""), samples=tuple(samples)))
+        sha = f"{k:040x}"
+        out.append(
+            CommitResult(
+                CommitInfo(sha, (f"{k - 1:040x}",) if k else (), "sim", "s@x", k, k, f"push {k}"),
+                "fleet",
+                "default",
+                Fingerprint("fleet", cores=4),
+                Settings(),
+                tuple(results),
+                runs=tuple(Run(r) for r in dict.fromkeys(run_ids)),
+            )
+        )
+    return out, planted
+
+
+def score(hist, planted, tally: Counter) -> None:
+    found = changepoints.find_steps(hist)
+    hits = set()
+    for s in found:
+        b, k = int(s.id.sub_label[1:]), s.index
+        want = planted.get((b, k))
+        if want is not None and (s.ratio > 1) == (want > 1):
+            hits.add((b, k))
+        else:
+            tally["false steps"] += 1
+    for (b, k), ratio in planted.items():
+        size = f"{abs(ratio - 1) if ratio > 1 else 1 - 1 / ratio:.0%}"
+        tally[f"steps {size} planted"] += 1
+        tally[f"steps {size} found"] += (b, k) in hits
+    apart = runs.apart_for(hist, {}, cores=4)
+    for k in range(1, PUSHES):
+        for v in diff.compare(hist[k - 1], hist[k], apart=apart):
+            b = int(v.id.sub_label[1:])
+            want = planted.get((b, k))
+            if want is None:
+                tally["verdicts unchanged pairs"] += 1
+                tally["verdicts false alarms"] += v.verdict in ("regression", "improvement")
+            else:
+                size = f"{abs(want - 1) if want > 1 else 1 - 1 / want:.0%}"
+                tally[f"verdicts {size} planted"] += 1
+                tally[f"verdicts {size} found"] += v.verdict == ("regression" if want > 1 else "improvement")
+    tally["benchmark-pushes"] += PUSHES * BENCHMARKS
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("sources", nargs="+")
+    p.add_argument("--histories", type=int, default=10)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
+    pool = real_luck([Path(s).resolve() for s in args.sources])
+    print(f"{len(pool)} real (parent, head) round sets from {len(args.sources)} push evaluations")
+    shift = [math.log(stats.level(h) / stats.level(pa)) for pa, h in pool]
+    print(f"their paired A/A differences: scaled MAD {1.4826 * np.median(np.abs(shift)) * 100:.2f}%")
+    for paired in (True, False):
+        tally: Counter = Counter()
+        rng = np.random.default_rng(args.seed)
+        for _ in range(args.histories):
+            hist, planted = history(rng, pool, paired=paired)
+            score(hist, planted, tally)
+        print(f"\n{'with' if paired else 'without'} pairing, {args.histories} histories:")
+        per = 10_000 * tally["false steps"] / tally["benchmark-pushes"]
+        print(f"  regressions: {tally['false steps']} false steps ({per:.1f} per 10,000 benchmark-pushes)")
+        for size in ("5%", "10%", "20%", "30%"):
+            print(
+                f"  steps {size:>3}: found {tally[f'steps {size} found']}/{tally[f'steps {size} planted']};"
+                f"  push verdicts: found {tally[f'verdicts {size} found']}/{tally[f'verdicts {size} planted']}"
+            )
+        n = tally["verdicts unchanged pairs"]
+        print(f"  push verdicts: {tally['verdicts false alarms']}/{n} false alarms ({100 * tally['verdicts false alarms'] / n:.2f}%)")
+
+
+if __name__ == "__main__":
+    main()
