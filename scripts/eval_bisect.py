@@ -4,7 +4,12 @@ A 24-commit repository where one commit in the middle makes one benchmark
 1.5x slower (the other unchanged); once as is, once with an unbuildable
 commit just before the slowdown. Prints each answer, the commits measured
 (target: at most 8) and the wall time, then the wall time of `regress
-explain` for one benchmark pair. Usage: python scripts/eval_bisect.py
+explain` for one benchmark pair. Then a 7% move with docs-only commits
+around it, whose ends an earlier `regress run` measured: the answer must be
+the culprit or "inconclusive", never a docs-only commit, and `regressions`
+must report the same steps after the bisect as before.
+
+Usage: python scripts/eval_bisect.py [--hog]   (--hog: a CPU hog on one core throughout)
 """
 
 from __future__ import annotations
@@ -182,13 +187,104 @@ def explain_case(work: Path) -> None:
     print(f"explain, one benchmark pair (softmax hand-written -> torch.softmax): {seconds:.1f} s wall; top ops: {top}")
 
 
+DOCS_PYPROJECT = """
+[project]
+name = "mypkg"
+version = "0"
+
+[tool.regress]
+min_run_time = 0.05
+machine = "evalbox"
+"""
+
+DOCS_PKG = """
+def work(n):
+    total = 0
+    for i in range(n * {num} // 100):
+        total += i
+    return total
+"""
+
+DOCS_SUITE = """
+import torch.utils.benchmark as benchmark
+from mypkg import work
+
+def bench_work():
+    yield benchmark.Timer(stmt="work(n)", globals={"work": work, "n": 20000}, label="work", sub_label="loop")
+"""
+
+# 16 commits: #8 makes `work` 7% slower; #5-7 and #9-10 edit only the README.
+DOCS_N, DOCS_SLOW, DOCS_ONLY = 16, 8, {5, 6, 7, 9, 10}
+
+
+def docs_case(work: Path) -> None:
+    path = work / "docs-around"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    shas = []
+    for k in range(DOCS_N):
+        if k == 0:
+            files = {
+                "pyproject.toml": DOCS_PYPROJECT,
+                "benchmarks/bench_all.py": DOCS_SUITE,
+                ".gitignore": ".regress/\n",
+            }
+            files["src/mypkg/__init__.py"] = DOCS_PKG.format(num=100)
+        elif k in DOCS_ONLY:
+            files = {"README.md": f"docs, take {k}\n"}
+        else:
+            files = {"src/mypkg/note.py": f"NOTE = {k}\n"}
+        if k == DOCS_SLOW:
+            files["src/mypkg/__init__.py"] = DOCS_PKG.format(num=107)
+        write(path, files)
+        git(path, "add", "-A")
+        git(path, "commit", "-q", "-m", ("docs " if k in DOCS_ONLY else "change ") + str(k))
+        shas.append(git(path, "rev-parse", "HEAD"))
+    earlier = [shas[0], shas[3], shas[12], shas[-1]]
+    regress(path, "run", *earlier)  # an earlier run measured the ends (and two more)
+    before, _ = regress(path, "regressions", "--format", "json")
+    proc, seconds = regress(path, "bisect", shas[0], shas[-1], "--bench", "^work", "--format", "json")
+    after, _ = regress(path, "regressions", "--format", "json")
+    steps = [[(s["commit"]["sha"], s["sub_label"]) for s in json.loads(p.stdout)["steps"]] for p in (before, after)]
+    index = {sha: k for k, sha in enumerate(shas)}
+    print(f"docs-around: {DOCS_N} commits, +7% at #{DOCS_SLOW}, docs-only #{sorted(DOCS_ONLY)}, ends measured earlier")
+    if proc.returncode != 0:
+        print(f"  bisect: exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:]}")
+    else:
+        doc = json.loads(proc.stdout)
+        answer = [index[c["sha"]] for c in doc["candidates"]]
+        named = doc["first_bad"] and index[doc["first_bad"]["sha"]]
+        ok = named == DOCS_SLOW or (doc["inconclusive"] and not set(answer) & DOCS_ONLY)
+        state = f"first bad #{named}" if doc["first_bad"] else f"inconclusive ({(doc['inconclusive'] or '')[:80]})"
+        print(f"  answer: {state}; candidates #{answer} ({'right' if ok else 'WRONG'})")
+        print(
+            f"  commits measured: {doc['measured']}; probes: "
+            + ", ".join(
+                f"#{index[p['sha']]}:{p['state']}{'' if p['measured'] else ' (not measured)'}" for p in doc["probes"]
+            )
+        )
+        print(f"  wall time: {seconds:.1f} s")
+    print(f"  regressions before: {steps[0]}; after: {steps[1]} ({'same' if steps[0] == steps[1] else 'CHANGED'})")
+
+
 def main() -> None:
-    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start")
-    with tempfile.TemporaryDirectory(prefix="regress-eval-bisect-") as tmp:
-        work = Path(tmp)
-        bisect_case(work, "clean", None)
-        bisect_case(work, "unbuildable-beside", SLOW_AT - 1)
-        explain_case(work)
+    import argparse
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--hog", action="store_true", help="a CPU hog on one core throughout")
+    args = p.parse_args()
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.hog else None
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start; hog: {bool(hog)}")
+    try:
+        with tempfile.TemporaryDirectory(prefix="regress-eval-bisect-") as tmp:
+            work = Path(tmp)
+            bisect_case(work, "clean", None)
+            bisect_case(work, "unbuildable-beside", SLOW_AT - 1)
+            docs_case(work)
+            explain_case(work)
+    finally:
+        if hog is not None:
+            hog.kill()
     print(f"load average {os.getloadavg()[0]:.2f} at end")
 
 

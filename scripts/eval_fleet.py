@@ -192,7 +192,9 @@ def main() -> None:
                 f"  push verdicts: found {tally[f'verdicts {size} found']}/{tally[f'verdicts {size} planted']}"
             )
         n = tally["verdicts unchanged pairs"]
-        print(f"  push verdicts: {tally['verdicts false alarms']}/{n} false alarms ({100 * tally['verdicts false alarms'] / n:.2f}%)")
+        print(
+            f"  push verdicts: {tally['verdicts false alarms']}/{n} false alarms ({100 * tally['verdicts false alarms'] / n:.2f}%)"
+        )
 
 
 if __name__ == "__main__":
