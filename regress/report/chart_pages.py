@@ -14,6 +14,22 @@ from regress.report.label_data import label_tables, round6
 from regress.report.tables import UNIT_ENGLISH
 
 
+def _cpus(commit) -> list[str]:
+    return [r.fingerprint.cpu for r in commit.runs if r.fingerprint is not None and r.fingerprint.cpu]
+
+
+def _describe_runs(commit) -> str:
+    """ "2 runs (pushes measured it): Intel Xeon x2" for the chart's hover."""
+    n = len(commit.runs)
+    if not n:
+        return ""
+    cpus: dict[str, int] = {}
+    for cpu in _cpus(commit):
+        cpus[cpu] = cpus.get(cpu, 0) + 1
+    models = ", ".join(f"{cpu} ×{k}" if k > 1 else cpu for cpu, k in cpus.items())
+    return f"{n} run{'s' if n != 1 else ''}" + (f" on {models}" if models else "")
+
+
 def short_name(bid: BenchmarkId) -> str:
     """The benchmark without its label (shown under the label's heading)."""
     return str(bid)[len(bid.label) + 3 :]
@@ -50,10 +66,13 @@ class ChartPages:
                 if st.id == bid:
                     y = at.get(st.index, round6([st.after])[0])
                     steps.append([st.sha, *round6([st.before, st.after, st.ratio]), st.direction, y])
+            measured_by = self._runs_of(s)
             out.append(
                 {
                     "name": s.name,
                     "sha": [shas[c] for c in commits],
+                    "runs": [measured_by[c] for c in commits],
+                    "cpus": sorted({cpu for c in commits for cpu in _cpus(s.history[c])}),
                     "level": levels,
                     "lo": round6(track.lo) if track is not None else [],
                     "hi": round6(track.hi) if track is not None else [],
@@ -63,6 +82,13 @@ class ChartPages:
                 }
             )
         return {"series": out, **report_metrics.bench(self.series, self.shas, bid)}  # metrics beyond time
+
+    def _runs_of(self, s) -> list[str]:
+        """Per commit of a series: the runs behind its level and their CPU models (once per series)."""
+        cache = self.__dict__.setdefault("_runs_cache", {})
+        if id(s) not in cache:
+            cache[id(s)] = [_describe_runs(c) for c in s.history]
+        return cache[id(s)]
 
     def _instruction_rows(self, bid: BenchmarkId) -> list[dict]:
         """Newest first, per series, with the change against the previous count."""

@@ -164,6 +164,7 @@ def summarize(series: Series, *, threshold: float, code: dict[str, str] | None =
         i = np.asarray(idx, dtype=np.int64)
         mine = fitted.get(bid)
         line = level[i] if mine is None else np.asarray([mine.get(int(c), v) for c, v in zip(commits[i], level[i])])
+        moved = line / level[i]  # the band moves with its level: the rounds' quartiles, shift taken out
         series.tracks[bid] = Track(
             commits[i],
             stats_[1, i],
@@ -171,8 +172,8 @@ def summarize(series: Series, *, threshold: float, code: dict[str, str] | None =
             stats_[2, i],
             stats_[3, i].astype(np.int64),
             line,
-            band[0, i],
-            band[1, i],
+            band[0, i] * moved,
+            band[1, i] * moved,
         )
     series.steps = find_steps(series.history, threshold=threshold, code=code)
     judge_recent(series, threshold=threshold)

@@ -157,10 +157,15 @@
           fill: "tonexty", fillcolor: rgba(color, 0.18)
         }, common));
         out.push(Object.assign({}, common, {
-          x: xs, y: s.level, name: esc(s.name), showlegend: true, mode: "lines+markers",
+          x: xs, y: s.level, showlegend: true, mode: "lines+markers",
+          // Levels of several CPU models are each run's shift taken out; the legend says how many.
+          name: esc(s.name) + (s.cpus && s.cpus.length > 1 ? " (" + s.cpus.length + " CPU models)" : ""),
           line: { color: color, width: s.sha.length > 300 ? 1.5 : 2 }, marker: { color: color, size: s.sha.length > 300 ? 3 : 6 },
-          customdata: s.sha.map(function (sha, i) { return about(sha).concat([s.lo[i], s.hi[i], stepAt[sha] || ""]); }),
-          hovertemplate: head + "level %{y:.4s}s · rounds' quartiles %{customdata[5]:.3s}s – %{customdata[6]:.3s}s%{customdata[7]}<extra>%{fullData.name}</extra>",
+          customdata: s.sha.map(function (sha, i) {
+            var runs = s.runs && s.runs[i] ? "<br>" + esc(s.runs[i]) : "";
+            return about(sha).concat([s.lo[i], s.hi[i], stepAt[sha] || "", runs]);
+          }),
+          hovertemplate: head + "level %{y:.4s}s · rounds' quartiles %{customdata[5]:.3s}s – %{customdata[6]:.3s}s%{customdata[8]}%{customdata[7]}<extra>%{fullData.name}</extra>",
           meta: { series: k, kind: "level" }
         }));
         if (s.steps.length) {
