@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from regress.analysis import levels as history_levels
-from regress.analysis import stats
+from regress.analysis import runs, stats
 from regress.analysis.changepoints import Step, find_steps
 from regress.analysis.diff import Verdict, compare
 from regress.core.history import history_order
@@ -176,7 +176,7 @@ def summarize(series: Series, *, threshold: float, code: dict[str, str] | None =
             band[1, i] * moved,
         )
     series.steps = find_steps(series.history, threshold=threshold, code=code)
-    judge_recent(series, threshold=threshold)
+    judge_recent(series, threshold=threshold, code=code)
     return series
 
 
@@ -213,7 +213,9 @@ def _round_quartiles(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return out
 
 
-def judge_recent(series: Series, *, threshold: float, newest: int | None = None) -> None:
+def judge_recent(
+    series: Series, *, threshold: float, newest: int | None = None, code: dict[str, str] | None = None
+) -> None:
     """The differ's verdicts for the newest `newest` (VERDICT_COMMITS) commits of the series.
 
     Each benchmark measured at a commit is judged against its previous
@@ -235,13 +237,27 @@ def judge_recent(series: Series, *, threshold: float, newest: int | None = None)
             head, base = int(commits[j]), int(commits[j - 1])
             wanted.setdefault(head, {}).setdefault(base, []).append(bid)
     history = series.history
+    code = code or {}
+    cores = min([c.fingerprint.cores for c in history if c.fingerprint.cores] or [0])
+    apart = runs.apart_for(history, code, cores=cores)  # as `regress compare` judges separate runs
     for head in sorted(wanted):
         judged: dict[BenchmarkId, tuple[int, Verdict]] = {}
         for base, ids in sorted(wanted[head].items(), reverse=True):
             before = history[base - 1] if base > 0 else None
             after = history[head + 1] if head + 1 < len(history) else None
+            b, h = history[base].commit.sha, history[head].commit.sha
+            same = b if code.get(b) and code.get(b) == code.get(h) else ""
             by_id = {
-                v.id: v for v in compare(history[base], history[head], threshold=threshold, before=before, after=after)
+                v.id: v
+                for v in compare(
+                    history[base],
+                    history[head],
+                    threshold=threshold,
+                    before=before,
+                    after=after,
+                    apart=apart,
+                    same_code=same,
+                )
             }
             for bid in ids:
                 if bid in by_id:
