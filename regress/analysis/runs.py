@@ -136,7 +136,7 @@ def judge_together(
         n = len(how.runs)
         note = f"paired in {n} run{'s' if n != 1 else ''}"
     else:
-        given = apart(head.id) if apart is not None else Allowance(stats.drift_for(head.spec.num_threads, cores), 0)
+        given = apart(head.id) if apart is not None else allowance({}, head.id, cores=cores)
         v = judge(b, h, threshold=threshold, cores=cores, drift=given.sigma)
         note = given.describe()
     return replace(v, reason=f"{v.reason}; {note}")
@@ -146,12 +146,12 @@ def allowance(pairs: dict[BenchmarkId, list[float]], bid: BenchmarkId, *, cores:
     """The shift between runs to allow for `bid`: the history's own, else the fixed one.
 
     Its own pairs when it has MIN_PAIRS; else the pairs of every benchmark of
-    its kind (using every core, or not). The scaled MAD of the differences
-    (sorted low to high, so their sign carries nothing; the MAD of |d| is
-    taken about zero). Never below the fixed allowance: a history of a few
-    calm runs must not make separate runs look as comparable as one run.
+    its kind (using every core, or not): the scaled MAD of the differences
+    about zero. Never below the fixed allowance for separate runs
+    (stats.DRIFT_APART, measured here): a history of a few calm runs must not
+    make separate runs look as comparable as one run.
     """
-    fixed = stats.drift_for(bid.num_threads, cores)
+    fixed = stats.drift_for(bid.num_threads, cores, apart=True)
     own = pairs.get(bid, [])
     if len(own) < MIN_PAIRS:
         alike = [
