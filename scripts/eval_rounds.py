@@ -22,7 +22,7 @@ git projects of real torch code, on this machine. Run each alone.
 
     python scripts/eval_rounds.py separate DIR --trials 7
         A/A and detection between separate runs: per trial, `regress run` of
-        each of five commits (base, aa, aa2: the same code; slow5, slow10: +5%
+        each of five commits (base, aa, aa2: the same work, a comment apart; slow5, slow10: +5%
         and +10% work) one after another, in a random order, each its own
         invocation, as CI measures one push at a time. Then compare judges
         base/aa, base/aa2, aa/aa2 (A/A) and base/slow5, base/slow10.
