@@ -37,7 +37,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from regress.analysis import changepoints, diff, levels, runs, stats  # noqa: E402
+from regress.analysis import changepoints, diff, runs, stats  # noqa: E402
 from regress.core.records import (  # noqa: E402
     BenchmarkResult,
     CommitInfo,
@@ -58,32 +58,44 @@ SIZES = (0.05, 0.10, 0.20, 0.30)
 
 
 def real_luck(sources: list[Path]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(parent rounds, head rounds) / level, of every paired run and unchanged benchmark."""
+    """(parent rounds, head rounds) / true level, of every paired run and unchanged benchmark.
+
+    A benchmark's true level between two of its planted changes is the median,
+    over every run and commit of that stretch, of the runs' levels: what is
+    left after dividing by it is the invocation's luck, its shift included.
+    """
     pool = []
     for src in sources:
         meta = json.loads((src / "meta.json").read_text())
+        order = [sha for sha, _ in meta["commits"]]
         changed = {sha: op for sha, op in meta["commits"]}
         store = Store(src / "project" / ".regress")
         (machine,) = store.machines()
-        history = store.history(machine, "default")
-        position = {c.commit.sha: i for i, c in enumerate(history)}
-        for bid, obs in levels.observations(history, {}).items():
-            fitted, _ = levels.fit(obs)
-            by_run: dict[str, dict[str, list[float]]] = {}
-            for c in history:
-                r = c.by_id().get(bid)
+        results = {c.commit.sha: c for c in store.history(machine, "default")}
+        ids = {r.id for c in results.values() for r in c.results}
+        for bid in ids:
+            name = bid.sub_label.split()[0]
+            stretch, k = {}, 0
+            for sha in order:
+                k += changed.get(sha) == name
+                stretch[sha] = k
+            by_run: dict[str, dict[str, np.ndarray]] = {}
+            levels_of: dict[int, list[float]] = {}
+            for sha in order:
+                r = results[sha].by_id().get(bid) if sha in results else None
                 if r is None or not r.ok:
                     continue
                 for run, values in runs.by_run(r).items():
-                    by_run.setdefault(run, {})[c.commit.sha] = np.asarray(values) / math.exp(fitted[c.commit.sha])
-            name = bid.sub_label.split()[0]
+                    by_run.setdefault(run, {})[sha] = np.asarray(values)
+                    levels_of.setdefault(stretch[sha], []).append(min(values))
+            true = {k: float(np.median(v)) for k, v in levels_of.items()}
             for measured in by_run.values():
                 if len(measured) != 2:
                     continue
-                parent, head = sorted(measured, key=position.get)
-                if changed.get(head) == name:
+                parent, head = sorted(measured, key=order.index)
+                if stretch[parent] != stretch[head]:
                     continue  # a planted change for this benchmark: not luck
-                pool.append((measured[parent], measured[head]))
+                pool.append((measured[parent] / true[stretch[parent]], measured[head] / true[stretch[head]]))
     return pool
 
 
@@ -104,9 +116,11 @@ def history(rng: np.random.Generator, pool, *, paired: bool):
             planted[(b, int(at))] = ratio
     interaction = np.exp(rng.normal(0, INTERACTION, (len(TYPES), BENCHMARKS)))
     held: list[dict[int, list]] = [{b: [] for b in range(BENCHMARKS)} for _ in range(PUSHES)]
+    cpu_of = {}
     for k in range(PUSHES):
         t = rng.integers(len(TYPES))
         run = f"20260101T{k:06d}-fleet"
+        cpu_of[run] = f"CPU type {t}"  # the fingerprint records the runner's CPU model
         for b in range(BENCHMARKS):
             parent, head = pool[rng.integers(len(pool))]
             speed = 1e-4 * TYPES[t] * interaction[t, b]
@@ -132,7 +146,7 @@ def history(rng: np.random.Generator, pool, *, paired: bool):
                 Fingerprint("fleet", cores=4),
                 Settings(),
                 tuple(results),
-                runs=tuple(Run(r) for r in dict.fromkeys(run_ids)),
+                runs=tuple(Run(r, fingerprint=Fingerprint("fleet", cpu=cpu_of[r])) for r in dict.fromkeys(run_ids)),
             )
         )
     return out, planted

@@ -106,17 +106,21 @@ def in_run(result: BenchmarkResult, run: str, *, process: int = 0) -> BenchmarkR
     return replace(result, samples=tuple(replace(s, run=run, process=process) for s in result.samples))
 
 
-def pushes(levels, shifts, *, rounds: int = 5, jitter: float = 0.002, seed: int = 0, sub: str = "add", paired=True):
+def pushes(
+    levels, shifts, *, rounds: int = 5, jitter: float = 0.002, seed: int = 0, sub: str = "add", paired=True, cpus=None
+):
     """A push history as the workflow makes it: push k is run k, on its own runner.
 
     levels[k]: commit k's true level; shifts[k]: how much slower run k's
-    machine is (a ratio). Run k measures commit k and, `paired`, commit k-1
-    again. Returns the CommitResults, oldest first, each holding every run's rounds.
+    machine is (a ratio); cpus[k]: its CPU model (its fingerprint says).
+    Run k measures commit k and, `paired`, commit k-1 again. Returns the
+    CommitResults, oldest first, each holding every run's rounds.
     """
     from dataclasses import replace
 
     from regress.core.records import Run
 
+    cpus = cpus or ["Test CPU"] * len(levels)
     rng = np.random.default_rng(seed)
     n = len(levels)
     held: list[list[Sample]] = [[] for _ in range(n)]
@@ -129,7 +133,11 @@ def pushes(levels, shifts, *, rounds: int = 5, jitter: float = 0.002, seed: int 
                 held[c].append(replace(s, run=run_ids[k]))
     out = []
     for c in range(n):
-        runs = tuple(Run(r, started_at=float(i)) for i, r in enumerate(run_ids) if any(s.run == r for s in held[c]))
+        runs = tuple(
+            Run(r, started_at=float(i), fingerprint=Fingerprint("box", cpu=cpus[i]))
+            for i, r in enumerate(run_ids)
+            if any(s.run == r for s in held[c])
+        )
         result = commit(_sha(c), bench(sub=sub, samples=tuple(held[c])), when=c, parents=(_sha(c - 1),) if c else ())
         out.append(replace(result, runs=runs))
     return out

@@ -30,8 +30,13 @@ from scipy.sparse.linalg import spsolve
 
 from regress.core.records import BenchmarkId, CommitResult
 
-# The pull of each run's shift toward zero: it only fixes each group's offset.
+# A run's shift is its CPU model's plus its own. The CPU model's is free (a
+# faint pull toward zero only fixes each group's offset); the run's own is
+# pulled toward zero with this weight against a measurement's: about
+# (1% per measurement / 3% between runners of one model)^2. Without it a
+# chain of pushes is a random walk of their paired differences.
 RIDGE = 1e-6
+RUN_PRIOR = 0.1
 # Reweighted solves, Huber's constant (in units of the residuals' scaled MAD), and
 # the smallest residual scale (log units) below which nothing is down-weighted.
 REWEIGHTS = 3
@@ -46,6 +51,7 @@ class Observation:
     run: str
     log_level: float  # log of the run's fastest round at that commit
     rounds: int
+    cpu: str = ""  # the CPU model of the run's machine (its fingerprint)
 
 
 def observations(history: list[CommitResult], code: dict[str, str], keep=None) -> dict[BenchmarkId, list[Observation]]:
@@ -56,6 +62,8 @@ def observations(history: list[CommitResult], code: dict[str, str], keep=None) -
     out: dict[BenchmarkId, list[Observation]] = defaultdict(list)
     for i, commit in enumerate(history):
         node = code.get(commit.commit.sha) or commit.commit.sha
+        cpu = {r.id: r.fingerprint.cpu for r in commit.runs if r.fingerprint is not None}
+        default_cpu = commit.fingerprint.cpu
         for r in commit.results:
             if not r.ok:
                 continue
@@ -65,31 +73,34 @@ def observations(history: list[CommitResult], code: dict[str, str], keep=None) -
             for run, values in per_run.items():
                 if keep is not None and not keep(i, commit, run, values):
                     continue
-                out[r.id].append(Observation(i, node, run or f"-{i}", math.log(min(values)), len(values)))
+                model = cpu.get(run) or default_cpu
+                out[r.id].append(Observation(i, node, run or f"-{i}", math.log(min(values)), len(values), model))
     return dict(out)
 
 
 def fit(obs: list[Observation]) -> tuple[dict[str, float], dict[str, float]]:
     """(log level per node, log shift per run), estimated together.
 
-    Least squares on y = level[node] + shift[run], solved directly (a sparse
-    system: a chain of a thousand pushes is one solve, where alternating
-    estimates would need a sweep per link), with a faint pull of every shift
-    toward zero that fixes each connected group's offset (its shifts centre
-    on zero; a run linked to nothing keeps shift 0 and its commit its own
-    level). Then a few reweighted solves (Huber) so that one odd
-    measurement in a well-linked history pulls less than the rest.
+    Least squares on y = level[node] + model[cpu] + own[run], solved directly
+    (a sparse system: a chain of a thousand pushes is one solve), the run's
+    own shift weakly pulled toward zero (RUN_PRIOR) and the CPU model's only
+    faintly (its offset). Runs on one CPU model are then comparable up to a
+    few percent, so levels measured by different pushes on one model hold
+    each other in place, while a change of model moves nothing. Then a few
+    reweighted solves (Huber) so that one odd measurement pulls less.
     """
     nodes = sorted({o.node for o in obs})
     run_ids = sorted({o.run for o in obs})
+    models = sorted({o.cpu for o in obs})
     ni = {n: k for k, n in enumerate(nodes)}
     ri = {r: len(nodes) + k for k, r in enumerate(run_ids)}
-    m, size = len(obs), len(nodes) + len(run_ids)
-    rows = np.repeat(np.arange(m), 2)
-    cols = np.asarray([c for o in obs for c in (ni[o.node], ri[o.run])])
-    a = sparse.csr_matrix((np.ones(2 * m), (rows, cols)), shape=(m, size))
+    mi = {m: len(nodes) + len(run_ids) + k for k, m in enumerate(models)}
+    m, size = len(obs), len(nodes) + len(run_ids) + len(models)
+    rows = np.repeat(np.arange(m), 3)
+    cols = np.asarray([c for o in obs for c in (ni[o.node], ri[o.run], mi[o.cpu])])
+    a = sparse.csr_matrix((np.ones(3 * m), (rows, cols)), shape=(m, size))
     y = np.asarray([o.log_level for o in obs])
-    pull = sparse.diags(np.r_[np.zeros(len(nodes)), np.full(len(run_ids), RIDGE)])
+    pull = sparse.diags(np.r_[np.zeros(len(nodes)), np.full(len(run_ids), RUN_PRIOR), np.full(len(models), RIDGE)])
     w = np.ones(m)
     x = np.zeros(size)
     for _ in range(REWEIGHTS):
@@ -98,9 +109,11 @@ def fit(obs: list[Observation]) -> tuple[dict[str, float], dict[str, float]]:
         resid = np.abs(y - a @ x)
         scale = max(1.4826 * float(np.median(resid)), MIN_SCALE)
         if float(resid.max()) <= HUBER * scale:
-            break  # nothing to down-weight (a chain of pushes fits exactly)
+            break  # nothing to down-weight
         w = np.minimum(1.0, HUBER * scale / np.maximum(resid, 1e-300))
-    return {n: float(x[ni[n]]) for n in nodes}, {r: float(x[ri[r]]) for r in run_ids}
+    model_of = {o.run: o.cpu for o in obs}
+    shifts = {r: float(x[ri[r]] + x[mi[model_of[r]]]) for r in run_ids}
+    return {n: float(x[ni[n]]) for n in nodes}, shifts
 
 
 def adjusted(

@@ -24,13 +24,14 @@ def _steps(history, **kw):
 def test_a_cpu_model_switch_moves_no_level_when_pushes_are_paired():
     # Runs 0-11 on one CPU model, 12-23 on another 25% slower; the code never changes.
     shifts = [1.0] * 12 + [1.25] * 12
-    paired = factories.pushes([1e-3] * N, shifts)
+    cpus = ["Intel Xeon 8370C"] * 12 + ["AMD EPYC 7763"] * 12
+    paired = factories.pushes([1e-3] * N, shifts, cpus=cpus)
     (fitted,) = levels.adjusted(paired).values()
     spread = max(fitted.values()) / min(fitted.values())
     assert spread < 1.01, fitted
     assert _steps(paired) == []
     # The same pushes unpaired: nothing ties run 12 to run 11, and the switch reads as a step.
-    alone = factories.pushes([1e-3] * N, shifts, paired=False)
+    alone = factories.pushes([1e-3] * N, shifts, paired=False, cpus=cpus)
     assert _steps(alone) == [(12, "regression")]
 
 
@@ -42,7 +43,8 @@ def test_one_slower_runner_moves_nothing_and_a_real_step_is_found_exactly():
     history = factories.pushes(truth, shifts, seed=5)
     assert _steps(history) == [(15, "regression")]
     (fitted,) = levels.adjusted(history).values()
-    assert abs(fitted[9] / fitted[8] - 1) < 0.01 and abs(fitted[15] / fitted[14] - 1.1) < 0.01
+    # The slow runner: a run of the usual CPU model 40% slower leaks under 2% into a level (not a step).
+    assert abs(fitted[9] / fitted[8] - 1) < 0.02 and abs(fitted[15] / fitted[14] - 1.1) < 0.01
 
 
 def test_same_code_commits_are_one_level_and_no_step_lies_between_them():
