@@ -126,6 +126,15 @@ def _md(text: str) -> str:
     return html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ").replace("`", "'")
 
 
+def markdown_cells(v: Verdict, fmt=fmt_time) -> tuple[str, str, str, str]:
+    """A verdict's base, head, change and verdict cells, as the check's tables show them."""
+    change = pct(v.ratio) if v.ratio is not None else ""
+    base_cell = f"{fmt(v.base_level)} {_spread(v.base_level, v.base_iqr)}".strip()
+    head_cell = f"{fmt(v.head_level)} {_spread(v.head_level, v.head_iqr)}".strip()
+    verdict = f"{_ICON[v.verdict]} **{v.verdict}**".strip() if v.verdict != Kind.UNCHANGED else "unchanged"
+    return base_cell, head_cell, change, verdict
+
+
 def markdown(
     verdicts: list[Verdict],
     *,
@@ -154,13 +163,8 @@ def markdown(
             "|---|---:|---:|---:|---:|---|",
         ]
         for v in group:
-            change = pct(v.ratio) if v.ratio is not None else ""
-            base_cell = f"{fmt(v.base_level)} {_spread(v.base_level, v.base_iqr)}".strip()
-            head_cell = f"{fmt(v.head_level)} {_spread(v.head_level, v.head_iqr)}".strip()
-            verdict = f"{_ICON[v.verdict]} **{v.verdict}**" if v.verdict != Kind.UNCHANGED else "unchanged"
-            out.append(
-                f"| {_md(_name(v))} | {v.id.num_threads} | {base_cell} | {head_cell} | {change} | {verdict.strip()} |"
-            )
+            base_cell, head_cell, change, verdict = markdown_cells(v, fmt)
+            out.append(f"| {_md(_name(v))} | {v.id.num_threads} | {base_cell} | {head_cell} | {change} | {verdict} |")
         out.append("")
     notes = [v for v in verdicts if v.verdict != Kind.UNCHANGED]
     if notes:
@@ -196,6 +200,7 @@ def _commit_json(info: CommitInfo | None) -> dict | None:
 # For the other renderers (explain, bisect): one way to write a commit and a Markdown cell.
 commit_json = _commit_json
 md_cell = _md
+bench_name = _name
 
 
 def verdict_json(v: Verdict) -> dict:
