@@ -221,7 +221,7 @@ class FakeGitHub:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         handler.base = self.url
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
 
     def hold(self, n: int) -> None:
         """The next `n` comment listings wait for one another (at most 20 s)."""
