@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
 
 import pytest
 import slowed_history

@@ -85,7 +85,7 @@ def test_secondary_and_primary_limits_wait_as_github_asks(server, headers, wait)
 def test_a_limit_that_lifts_too_late_is_one_line_not_a_long_sleep(server):
     server.queue("GET", comments_path(server), 429, {"Retry-After": str(github.LONGEST_WAIT + 1)})
     clock = Clock()
-    with client(server, clock=clock) as gh, pytest.raises(RegressError, match="rate limit.*run the step again later"):
+    with client(server, clock=clock) as gh, pytest.raises(RegressError, match=r"rate limit.*run the step again later"):
         gh.paged(comments_path(server), what="list the comments", need="pull-requests: read")
     assert clock.slept == []
 
@@ -117,7 +117,7 @@ def test_an_unreachable_api_is_one_line(server):
     target = github.Target(f"http://127.0.0.1:{int(port) + 1 if int(port) < 65535 else 1}", "o/r", "t")
     with (
         github.GitHub(target, sleep=clock.sleep) as gh,
-        pytest.raises(RegressError, match="cannot reach GitHub at .* check --api-url"),
+        pytest.raises(RegressError, match=r"cannot reach GitHub at .* check --api-url"),
     ):
         gh.get("/repos/o/r/pulls/1", what="read", need="pull-requests: read")
     assert len(clock.slept) == github.ATTEMPTS - 1
