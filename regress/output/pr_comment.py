@@ -15,6 +15,7 @@ from collections.abc import Callable
 from regress.analysis.diff import Verdict
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, CommitInfo
+from regress.output import cells
 from regress.output import verdicts as render
 
 # GitHub refuses a comment (or an issue body) longer than this many characters.
@@ -63,7 +64,7 @@ def headline(verdicts: list[Verdict], metrics: tuple = ()) -> str:
 
 
 def _bench_cell(v: Verdict, chart_url: ChartUrl | None) -> str:
-    text = render.md_cell(" / ".join(p for p in (v.id.label, render.bench_name(v)) if p))
+    text = render.md_cell(" / ".join(p for p in (v.id.label, cells.name(v)) if p))
     return f"[{text}]({chart_url(v.id)})" if chart_url is not None else text
 
 
@@ -80,7 +81,7 @@ def table(verdicts: list[Verdict], chart_url: ChartUrl | None = None) -> list[st
         "|---|---:|---:|---:|---:|---:|---|---|",
     ]
     for v in verdicts:
-        base_cell, head_cell, change, verdict = render.markdown_cells(v)
+        base_cell, head_cell, change, verdict = cells.markdown_cells(v)
         reason = render.md_cell(v.reason) if v.verdict != Kind.UNCHANGED else ""
         out.append(
             f"| {_bench_cell(v, chart_url)} | {v.id.num_threads} | {base_cell} | {head_cell} | {change} | "
