@@ -92,7 +92,7 @@ def write(path: Path, payload: Payload) -> None:
         "pr": payload.pr,
         "head_sha": payload.head_sha,
         "key": payload.key,
-        "body": render.fit(payload.body),
+        "body": render.fit(payload.body, limit=render.COMMENT_LIMIT - 100),  # room for the marker
     }
     write_atomic(path, json.dumps(doc, indent=1), sync=False)
 

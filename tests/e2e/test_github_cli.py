@@ -22,6 +22,9 @@ from github_server import FakeGitHub
 
 from regress.ci import pr_comment
 from regress.ci.regression_issues import issue_marker
+from regress.core.ops import Op, OpTable
+from regress.core.records import BenchmarkId
+from regress.storage import profiles
 
 SLOWER = """
 def work(n):
@@ -149,6 +152,11 @@ def slowed(repo):
 
 def test_a_regression_on_main_opens_one_issue_then_comments(repo, github, slowed):
     shas = slowed
+    # `regress explain` kept the operators of `ops / add` at c3 and c4: the issue shows them.
+    bid = BenchmarkId("ops", "add", "", 1)
+    for name, us in (("c3", 10.0), ("c4", 15.0)):
+        table = OpTable(100, (Op("aten::add", 100, us * 100), Op("aten::empty", 100, 100.0)))
+        profiles.save(repo.path / ".regress", "testbox", "default", shas[name], bid, table, None)
     assert "no regression newly found with" in notify(repo, github, shas["c5"])  # not confirmed yet
     out = notify(repo, github, shas["c6"], GITHUB_SERVER_URL="https://github.com", GITHUB_RUN_ID="99")
     assert f"opened issue #1 for {shas['c4'][:10]} (1 benchmark)" in out
@@ -159,6 +167,8 @@ def test_a_regression_on_main_opens_one_issue_then_comments(repo, github, slowed
     assert "| ops / add | 1 | 1.000 ms | 1.500 ms | +50.0% | [chart](https://octo.github.io/proj/bench/ops-add" in body
     assert f"regress bisect {shas['c3'][:10]} {shas['c4'][:10]} --bench" in body  # x was never measured
     assert "https://github.com/octo/proj/actions/runs/99" in body
+    ops = body[body.index("#### Operators behind the slowdown") :]
+    assert "**ops / add [1 thread]**" in ops and "| `aten::add` |  | 1 | 1 | 10 us | 15 us | +5 us | 100% |" in ops
     assert issue_marker("testbox", "default", shas["c4"]) in body.splitlines()
     assert github.state.labels[LABEL]["name"] == LABEL
 

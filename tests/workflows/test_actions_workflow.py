@@ -70,6 +70,22 @@ def test_permissions_are_the_least_each_job_needs():
     assert {"actions/configure-pages", "actions/upload-pages-artifact"} <= uses
 
 
+def test_the_comment_workflow_never_runs_the_pull_requests_code():
+    """workflow_run has a token that writes: it checks out only the default branch and reads the artifact as data."""
+    assert gha.triggers(COMMENT_WORKFLOW) == {"workflow_run": {"workflows": [WORKFLOW["name"]], "types": ["completed"]}}
+    steps = COMMENT_WORKFLOW["jobs"]["comment"]["steps"]
+    checkouts = [s for s in steps if s.get("uses", "").startswith("actions/checkout")]
+    assert checkouts and all(
+        "ref" not in s.get("with", {}) and "repository" not in s.get("with", {}) for s in checkouts
+    )
+    text = (gha.WORKFLOWS / "benchmarks-comment.yml").read_text()
+    assert text.count("workflow_run.head_sha") == 1  # only as --head-sha, to refuse a file for another commit
+    (download,) = [s for s in steps if s.get("uses", "").startswith("actions/download-artifact")]
+    assert download["with"]["run-id"] == "${{ github.event.workflow_run.id }}"
+    runs = [s["run"] for s in steps if "run" in s and s.get("id") != "install"]
+    assert runs == ['regress comment regress-comment/comment.json --head-sha "$HEAD_SHA"']
+
+
 @pytest.fixture
 def origin(repo, tmp_path) -> Path:
     bare = tmp_path / "origin.git"
