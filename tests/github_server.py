@@ -123,12 +123,12 @@ class Handler(BaseHTTPRequestHandler):
                 if s.hold_left > 0:
                     s.hold_left -= 1
                     held = s.barrier
-        if held is not None:
-            with contextlib.suppress(threading.BrokenBarrierError):
-                held.wait(timeout=20)
         with s.lock:
             status, body, paged = self._route(method, rest, query)
             s.log.append((method, path, status))
+        if held is not None:  # answered only once every held listing has read the same state
+            with contextlib.suppress(threading.BrokenBarrierError):
+                held.wait(timeout=20)
         if paged:
             return self._page(body, query)
         return self._send(status, body)

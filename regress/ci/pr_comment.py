@@ -32,7 +32,7 @@ VERSION = 1
 NEED = "pull-requests: write"
 # A comment file larger than this is refused before it is parsed.
 MAX_FILE = 4 * 1024 * 1024
-_KEY = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+KEY = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _MARK = re.compile(r"^<!-- regress:comment [^>]*-->\s*$", re.M)
 
 
@@ -121,7 +121,7 @@ def read(path: Path) -> Payload:
         raise RegressError(f"{bad}: 'pr' is not a pull request number")
     if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{40}", sha):
         raise RegressError(f"{bad}: 'head_sha' is not a commit")
-    if not isinstance(key, str) or not _KEY.fullmatch(key):
+    if not isinstance(key, str) or not KEY.fullmatch(key):
         raise RegressError(f"{bad}: 'key' is not a name of letters, digits, '.', '_' or '-'")
     if not isinstance(body, str):
         raise RegressError(f"{bad}: 'body' is not text")

@@ -34,6 +34,8 @@ def run(args) -> int:
 
     payload = pr_comment.read(Path(args.file))
     if args.key:
+        if not pr_comment.KEY.fullmatch(args.key):
+            raise RegressError(f"--key {args.key!r}: use letters, digits, '.', '_' or '-' (at most 64)")
         payload = dataclasses.replace(payload, key=args.key)
     if args.pr is not None and args.pr < 1:
         raise RegressError(f"--pr {args.pr} is not a pull request number")
