@@ -20,6 +20,9 @@ from regress.core.records import CommitInfo
 from regress.core.units import fmt_count, fmt_time
 from regress.core.units import percent as pct
 from regress.output import metric_units as units
+from regress.output.cells import markdown_cells
+from regress.output.cells import name as _name
+from regress.output.cells import spread as _spread
 
 JSON_VERSION = 1
 # compare --metric: `mode` names the metric, `unit` its unit.
@@ -32,16 +35,6 @@ _UNIT = {
     "recompiles": "count",
     "tracked": "value",
 }
-
-
-def _spread(level: float | None, iqr: float | None) -> str:
-    if level is None or iqr is None or level <= 0:
-        return ""
-    return f"±{iqr / level * 50:.1f}%"  # half the IQR, relative to the level
-
-
-def _name(v: Verdict) -> str:
-    return " / ".join(p for p in (v.id.sub_label, v.id.description) if p)
 
 
 def _threads(n: int) -> str:
@@ -110,16 +103,6 @@ def text(
 
 # -- markdown ----------------------------------------------------------------
 
-_ICON = {
-    "regression": "🔴",
-    "improvement": "🟢",
-    "noisy": "🟡",
-    "failed": "❌",
-    "new": "🆕",
-    "missing": "⚪",
-    "unchanged": "",
-}
-
 
 def _md(text: str) -> str:
     """A table cell: no HTML, no pipes, no newlines from benchmark or commit names."""
@@ -154,13 +137,8 @@ def markdown(
             "|---|---:|---:|---:|---:|---|",
         ]
         for v in group:
-            change = pct(v.ratio) if v.ratio is not None else ""
-            base_cell = f"{fmt(v.base_level)} {_spread(v.base_level, v.base_iqr)}".strip()
-            head_cell = f"{fmt(v.head_level)} {_spread(v.head_level, v.head_iqr)}".strip()
-            verdict = f"{_ICON[v.verdict]} **{v.verdict}**" if v.verdict != Kind.UNCHANGED else "unchanged"
-            out.append(
-                f"| {_md(_name(v))} | {v.id.num_threads} | {base_cell} | {head_cell} | {change} | {verdict.strip()} |"
-            )
+            base_cell, head_cell, change, verdict = markdown_cells(v, fmt)
+            out.append(f"| {_md(_name(v))} | {v.id.num_threads} | {base_cell} | {head_cell} | {change} | {verdict} |")
         out.append("")
     notes = [v for v in verdicts if v.verdict != Kind.UNCHANGED]
     if notes:
