@@ -35,7 +35,7 @@ def _enough(result: CommitResult | None, wanted: re.Pattern, min_rounds: int) ->
         return False
     mine = [r for r in result.results if wanted.search(str(r.id))]
     if not mine:
-        return any(f.kind in (FailureKind.BUILD, FailureKind.SUITE) for f in result.failures)
+        return any(f.kind in (FailureKind.BUILD, FailureKind.SUITE, FailureKind.CHECKOUT) for f in result.failures)
     return all(not r.ok or len(r.samples) >= min_rounds for r in mine)
 
 
@@ -74,13 +74,14 @@ def bisect(
     bench: str,
     announce: Callable[[int, int, CommitInfo], None] | None = None,
     say: Callable[[str], None] = lambda line: None,
+    paths: tuple[str, ...] = (),
 ) -> Bisected:
     repo = gitrepo.open_repo(cfg.root)
     if good == bad:
         raise RegressError("GOOD and BAD are the same commit; bisect needs a good commit and a later bad one")
     if not gitrepo.is_ancestor(repo, good, bad):
         raise RegressError(f"{good[:10]} is not an ancestor of {bad[:10]}; give the older, good commit first")
-    path = gitrepo.first_parent_path(repo, good, bad)
+    path = gitrepo.first_parent_path(repo, good, bad, paths)
     info = {sha: gitrepo.commit_info(repo, sha) for sha in path}
     wanted = re.compile(bench)
     store = Store(cfg.results_dir)

@@ -57,6 +57,9 @@ class Target:
     # range, a stored parent): shared dicts, so they grow as those are measured.
     neighbours: list[dict[BenchmarkId, list[float]]] = field(default_factory=list)
     replaced: list[Conflict] = field(default_factory=list)  # stored parts this run's saves replaced
+    # The last round's (saver, collector) when it was saved as unfinished: the plan
+    # may stop wanting rounds later (the budget spent, a neighbour settled); `finish` marks it done.
+    unfinished: tuple | None = None
 
     def _wants(self, key: BenchmarkId, values: list[float], budget: adaptive.Budget) -> bool:
         around = [n[key] for n in self.neighbours if key in n]
@@ -170,6 +173,7 @@ def take_round(
             complete = not t.wants(budget)
         if complete or saver.unsaved(got) or got.reference:
             saver.save(got, complete=complete)
+        t.unfinished = None if complete else (saver, got)
         t.measured = saver.merged(got)
     return got
 
@@ -196,6 +200,8 @@ def measure_targets(
         order = targets if k % 2 else targets[::-1]
         todo = [t for t in order if t.wants(budget)]
         if not todo:
+            for t in targets:
+                finish(t, budget)
             return
         for i, t in enumerate(todo, 1):
             progress.round_started(k, i, len(todo), t.info, time_left(targets, budget))
@@ -205,7 +211,22 @@ def measure_targets(
             finally:
                 t.spent += clock() - started
             if not t.wants(budget):
+                finish(t, budget)
                 progress.commit_finished(t.measured)
+
+
+def finish(t: Target, budget: adaptive.Budget) -> None:
+    """Mark a commit's file complete once the plan wants no more of it.
+
+    A round decides `complete` before its own time is counted and before its
+    neighbours' next rounds, so a commit that stops on its budget or on a
+    neighbour's settling was left saved as unfinished (and `show` said
+    "interrupted"): its last round is saved again, complete, adding nothing.
+    """
+    if t.unfinished is not None and not t.wants(budget):
+        saver, got = t.unfinished
+        saver.save(got, complete=True)
+        t.unfinished = None
 
 
 def suite_of(cfg: Config, code_dir: Path, settings: Settings) -> tuple[Path, Path]:
@@ -239,8 +260,14 @@ def checked_out(
         targets = []
         for sha in shas:
             info = gitrepo.worktree_info(repo) if sha == WORKTREE else gitrepo.commit_info(repo, sha)
-            code_dir = cfg.root if sha == WORKTREE else stack.enter_context(gitrepo.worktree(repo, sha))
             settings = settings_of(sha)
+            try:
+                code_dir = cfg.root if sha == WORKTREE else stack.enter_context(gitrepo.worktree(repo, sha))
+            except gitrepo.CheckoutFailed as exc:
+                # Recorded for this commit, like a failed build; the range goes on.
+                failed = Failure(FailureKind.CHECKOUT, str(exc))
+                targets.append(Target(info, settings, cfg.root, cfg.root, cfg.root, failed))
+                continue
             suite_dir, shown_root = suite_of(cfg, code_dir, settings)
             values, final = stored_values(top_up.get(sha))
             targets.append(

@@ -59,7 +59,9 @@ def as_json(b: Bisected) -> dict:
     }
 
 
-def bisect_hint(s: Step, gap: tuple[str, int] | None, commits: dict[str, CommitInfo]) -> list[str]:
+def bisect_hint(
+    s: Step, gap: tuple[str, int] | None, commits: dict[str, CommitInfo], paths: tuple[str, ...] = ()
+) -> list[str]:
     """For a step whose commit follows unmeasured ones: how many, and the bisect that settles it."""
     if gap is None or gap[1] <= 0:
         return []
@@ -71,4 +73,5 @@ def bisect_hint(s: Step, gap: tuple[str, int] | None, commits: dict[str, CommitI
     return [
         f"    between {prev.short} and {c.short}, {gap[1]} commit{'s' if gap[1] != 1 else ''} not measured: "
         f"regress bisect {prev.short} {c.short} --bench {bench}"
+        + (" -- " + " ".join(shlex.quote(p) for p in paths) if paths else "")
     ]

@@ -260,6 +260,7 @@ def steps_text(
     n_commits: int,
     fmt=fmt_time,
     gaps: dict[str, tuple[str, int]] | None = None,
+    paths: tuple[str, ...] = (),
 ) -> str:
     """Steps grouped by the commit they start at, newest commit first.
 
@@ -277,7 +278,7 @@ def steps_text(
         for s in group:
             slide = f" (a slide over {s.span} commits, to {commits[s.end_sha].short})" if s.span > 1 else ""
             lines.append(f"  {s.direction:<11} {pct(s.ratio):>8}  {fmt(s.before)} -> {fmt(s.after)}  {s.id}{slide}")
-            lines += bisect_hint(s, (gaps or {}).get(s.sha), commits)
+            lines += bisect_hint(s, (gaps or {}).get(s.sha), commits, paths)
     n_reg = sum(s.direction == "regression" for s in steps)
     lines.append("")
     lines.append(

@@ -10,7 +10,13 @@ from regress.storage.store import Store
 
 
 def add(sub) -> None:
-    p = sub.add_parser("regressions", help="steps in every benchmark's history")
+    p = sub.add_parser(
+        "regressions",
+        help="steps in every benchmark's history",
+        usage="regress regressions [options] [-- PATH ...]",
+        epilog="after the flags, `-- PATH...`: count only the commits touching the paths as unmeasured, and "
+        "carry the paths into the bisect hint",
+    )
     flags.common(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument(
@@ -58,16 +64,23 @@ def run(args) -> int:
     else:
         from regress.output.metric_units import formatter
 
-        gaps = unmeasured(cfg, history, steps)
+        paths = getattr(args, "paths", ())
+        gaps = unmeasured(cfg, history, steps, paths)
         print(
             render.steps_text(
-                steps, commits, threshold=threshold, n_commits=len(history), fmt=formatter(metric), gaps=gaps
+                steps,
+                commits,
+                threshold=threshold,
+                n_commits=len(history),
+                fmt=formatter(metric),
+                gaps=gaps,
+                paths=paths,
             )
         )
     return 0
 
 
-def unmeasured(cfg, history, steps) -> dict[str, tuple[str, int]]:
+def unmeasured(cfg, history, steps, paths: tuple[str, ...] = ()) -> dict[str, tuple[str, int]]:
     """By step commit: the measured commit before it, and how many commits git has between the two."""
     from regress.storage import gitrepo
 
@@ -77,7 +90,7 @@ def unmeasured(cfg, history, steps) -> dict[str, tuple[str, int]]:
         if s.index > 0 and s.sha not in gaps:
             prev = history[s.index - 1].commit.sha
             try:
-                n = gitrepo.count_between(repo, prev, s.sha)
+                n = gitrepo.count_between(repo, prev, s.sha, paths)
             except Exception:  # noqa: BLE001 - a commit git no longer has: nothing to count
                 n = None
             if n:
