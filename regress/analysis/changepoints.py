@@ -61,6 +61,9 @@ class Step:
     p_value: float = 1.0  # Mann-Whitney between the levels before and after
     span: int = 1  # commits the move took: 1 for a clean step, more for a slide
     end_sha: str = ""  # last commit of the move (== sha for a clean step)
+    # A slide's whole move (level after its last commit / before its first), beside the
+    # step's own change in `ratio`; None for a clean step.
+    total: float | None = None
 
 
 def machine_outliers(history: list[CommitResult], *, threshold: float) -> set[int]:
@@ -206,6 +209,7 @@ def find_steps(history: list[CommitResult], *, threshold: float = 0.05, penalty:
             p = float(_sps.mannwhitneyu(after, before, alternative="two-sided").pvalue)
             start, end = positions[cuts[a]], positions[cuts[b]]
             ratio = math.exp(la - lb)
+            own_before, own_after = own_change(logs, bounds, a)
             agrees = _compare_agrees(history, positions[cuts[a] - 1], end, bid, ratio, threshold)
             # compare's verdict on the rounds either side is the test where there are
             # rounds (Mann-Whitney can't reach p < 0.05 with a level of two commits);
@@ -217,16 +221,36 @@ def find_steps(history: list[CommitResult], *, threshold: float = 0.05, penalty:
                     id=bid,
                     sha=history[start].commit.sha,
                     index=start,
-                    before=math.exp(lb),
-                    after=math.exp(la),
-                    ratio=ratio,
+                    before=math.exp(own_before),
+                    after=math.exp(own_after),
+                    ratio=math.exp(own_after - own_before),
                     direction="regression" if ratio > 1 else "improvement",
                     p_value=p,
                     span=end - start + 1,
                     end_sha=history[end].commit.sha,
+                    total=ratio if end > start else None,
                 )
             )
     return sorted(steps, key=lambda s: (s.index, s.id))
+
+
+# A step's own change is read from this many commits either side of it, at most.
+NEAR = 3
+
+
+def own_change(logs: np.ndarray, bounds: list[int], a: int) -> tuple[float, float]:
+    """The log levels just before and just after the cut `a` starts: the step's own change.
+
+    Segment levels are not it: on a gradual climb the segment after a step
+    keeps rising (or a slide's last segment lies several steps up), and its
+    median against the one before reads as one step's size what is several
+    commits' worth. The medians of the NEAR commits either side of the cut,
+    within its two segments, are what `compare` across the step sees.
+    """
+    cut = bounds[a + 1]
+    before = logs[max(bounds[a], cut - NEAR) : cut]
+    after = logs[cut : min(bounds[a + 2], cut + NEAR)]
+    return float(np.median(before)), float(np.median(after))
 
 
 def _compare_agrees(

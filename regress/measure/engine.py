@@ -32,7 +32,7 @@ from regress.core.records import (
     Fingerprint,
     Settings,
 )
-from regress.measure import adaptive, one_commit
+from regress.measure import adaptive, clock, one_commit
 from regress.storage import gitrepo
 from regress.storage.store import Store
 
@@ -101,21 +101,8 @@ class RoundProgress:
 
 
 def time_left(targets: list[Target], budget: adaptive.Budget) -> float | None:
-    """Seconds of measuring left at the pace so far: the minimum rounds still owed, within each budget."""
-    done = [t for t in targets if t.rounds]
-    if not done:
-        return None
-    per_round = sum(t.spent for t in done) / sum(t.rounds for t in done)
-    left = 0.0
-    for t in targets:
-        if not t.wants(budget):
-            continue
-        if t.rounds == 0:
-            left += per_round * budget.min_rounds
-            continue
-        owed = max((budget.min_rounds - len(v) for k, v in t.values.items() if k not in t.final), default=0)
-        left += min(max(owed, 1) * t.spent / t.rounds, max(budget.seconds - t.spent, per_round))
-    return left
+    """Seconds of measuring left: the plan's rounds, extra ones included, at the pace so far (`clock`)."""
+    return clock.time_left(targets, budget)
 
 
 def take_round(

@@ -276,7 +276,11 @@ def steps_text(
         c = commits[group[0].sha]
         lines.append(f"{c.short} {c.subject}")
         for s in group:
-            slide = f" (a slide over {s.span} commits, to {commits[s.end_sha].short})" if s.span > 1 else ""
+            slide = (
+                f" (part of a slide of {pct(s.total or s.ratio)} over {s.span} commits, to {commits[s.end_sha].short})"
+                if s.span > 1
+                else ""
+            )
             lines.append(f"  {s.direction:<11} {pct(s.ratio):>8}  {fmt(s.before)} -> {fmt(s.after)}  {s.id}{slide}")
             lines += bisect_hint(s, (gaps or {}).get(s.sha), commits, paths)
     n_reg = sum(s.direction == "regression" for s in steps)
@@ -314,6 +318,7 @@ def steps_json(
                 "p_value": s.p_value,
                 "span": s.span,
                 "end_sha": s.end_sha,
+                "total_ratio": s.total if s.total is not None and math.isfinite(s.total) else None,  # a slide's move
             }
             for s in steps
         ],
