@@ -59,12 +59,14 @@ def as_json(b: Bisected) -> dict:
     }
 
 
-def bisect_hint(
-    s: Step, gap: tuple[str, int] | None, commits: dict[str, CommitInfo], paths: tuple[str, ...] = ()
-) -> list[str]:
-    """For a step whose commit follows unmeasured ones: how many, and the bisect that settles it."""
+def bisect_hint(s: Step, gap: tuple | None, commits: dict[str, CommitInfo]) -> list[str]:
+    """For a step whose commit follows unmeasured ones: how many, and the bisect that settles it.
+
+    `gap`: (the measured commit before, how many commits between[, the paths they were counted by]).
+    """
     if gap is None or gap[1] <= 0:
         return []
+    paths = gap[2] if len(gap) > 2 else ()
     import re
     import shlex
 

@@ -64,24 +64,18 @@ def run(args) -> int:
     else:
         from regress.output.metric_units import formatter
 
-        paths = getattr(args, "paths", ())
-        gaps = unmeasured(cfg, history, steps, paths)
+        gaps = unmeasured(cfg, history, steps, getattr(args, "paths", ()))
         print(
             render.steps_text(
-                steps,
-                commits,
-                threshold=threshold,
-                n_commits=len(history),
-                fmt=formatter(metric),
-                gaps=gaps,
-                paths=paths,
+                steps, commits, threshold=threshold, n_commits=len(history), fmt=formatter(metric), gaps=gaps
             )
         )
     return 0
 
 
-def unmeasured(cfg, history, steps, paths: tuple[str, ...] = ()) -> dict[str, tuple[str, int]]:
-    """By step commit: the measured commit before it, and how many commits git has between the two."""
+def unmeasured(cfg, history, steps, paths: tuple[str, ...] = ()) -> dict[str, tuple]:
+    """By step commit: the measured commit before it, how many commits git has between the two
+    (with `paths`, only those touching them), and the paths."""
     from regress.storage import gitrepo
 
     repo = gitrepo.open_repo(cfg.root)
@@ -94,5 +88,5 @@ def unmeasured(cfg, history, steps, paths: tuple[str, ...] = ()) -> dict[str, tu
             except Exception:  # noqa: BLE001 - a commit git no longer has: nothing to count
                 n = None
             if n:
-                gaps[s.sha] = (prev, n)
+                gaps[s.sha] = (prev, n, paths)
     return gaps
