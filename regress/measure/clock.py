@@ -7,7 +7,7 @@ read half the truth on a shared machine, where most commits take extra
 rounds. So for each benchmark still measuring, the chance it takes another
 round at each length is read off every benchmark of the range so far (of
 those that reached the length, the share that went on), drawn toward a prior
-by PSEUDO benchmarks' worth: at the minimum about half settle
+by PSEUDO benchmarks' worth: at the minimum most settle
 (SETTLE_CONTINUE), and one that went on is likely to keep going (CONTINUE).
 A commit takes a round while any of its benchmarks does, and stops taking
 extra ones at its budget (after the round that crosses it).
@@ -27,7 +27,7 @@ from regress.measure import adaptive
 
 # Priors (tuned on scripts/eval_clock.py's recorded runs): the chance a benchmark at
 # `min_rounds` takes another round, and one already past it; and their weight in benchmarks.
-SETTLE_CONTINUE = 0.5
+SETTLE_CONTINUE = 0.4
 CONTINUE = 0.9
 PSEUDO = 4.0
 # The fixed part of a round's cost, as a share of a full round, until the rounds tell.
