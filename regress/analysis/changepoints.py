@@ -61,6 +61,9 @@ class Step:
     p_value: float = 1.0  # Mann-Whitney between the levels before and after
     span: int = 1  # commits the move took: 1 for a clean step, more for a slide
     end_sha: str = ""  # last commit of the move (== sha for a clean step)
+    # A slide's whole move (level after its last commit / before its first), beside the
+    # step's own change in `ratio`; None for a clean step.
+    total: float | None = None
 
 
 def machine_outliers(history: list[CommitResult], *, threshold: float) -> set[int]:
@@ -234,6 +237,7 @@ def find_steps(
             p = float(_sps.mannwhitneyu(after, before, alternative="two-sided").pvalue)
             start, end = positions[cuts[a]], positions[cuts[b]]
             ratio = math.exp(la - lb)
+            own_before, own_after = own_change(logs, bounds, a)
             # Across the step: the last commit before its first that measured the benchmark
             # (the same code as the point before, when several in a row were).
             prior = next(
@@ -251,13 +255,14 @@ def find_steps(
                     id=bid,
                     sha=history[start].commit.sha,
                     index=start,
-                    before=math.exp(lb),
-                    after=math.exp(la),
-                    ratio=ratio,
+                    before=math.exp(own_before),
+                    after=math.exp(own_after),
+                    ratio=math.exp(own_after - own_before),
                     direction="regression" if ratio > 1 else "improvement",
                     p_value=p,
                     span=end - start + 1,
                     end_sha=history[end].commit.sha,
+                    total=ratio if end > start else None,
                 )
             )
     return sorted(steps, key=lambda s: (s.index, s.id))
@@ -266,6 +271,25 @@ def find_steps(
 def _ok(commit: CommitResult, bid: BenchmarkId) -> bool:
     r = commit.by_id().get(bid)
     return r is not None and r.ok
+
+
+# A step's own change is read from this many commits either side of it, at most.
+NEAR = 3
+
+
+def own_change(logs: np.ndarray, bounds: list[int], a: int) -> tuple[float, float]:
+    """The log levels just before and just after the cut `a` starts: the step's own change.
+
+    Segment levels are not it: on a gradual climb the segment after a step
+    keeps rising (or a slide's last segment lies several steps up), and its
+    median against the one before reads as one step's size what is several
+    commits' worth. The medians of the NEAR commits either side of the cut,
+    within its two segments, are what `compare` across the step sees.
+    """
+    cut = bounds[a + 1]
+    before = logs[max(bounds[a], cut - NEAR) : cut]
+    after = logs[cut : min(bounds[a + 2], cut + NEAR)]
+    return float(np.median(before)), float(np.median(after))
 
 
 def _compare_agrees(

@@ -38,6 +38,7 @@ class Options:
     mode: str = "time"
     shard: Shard | None = None  # --shard K/N: only this share of the benchmarks
     paired: bool = False  # --paired: the newest measured ancestor measured again in the same run
+    paths: tuple[str, ...] = ()  # `-- PATH...`: only the commits that touch these
 
 
 @dataclass
@@ -154,7 +155,7 @@ def run(cfg: Config, options: Options, progress=None) -> RunSummary:
         _require_suites(cfg)
     revs = list(options.revisions) or ["HEAD"]
     wants_worktree = WORKTREE in revs
-    shas = gitrepo.resolve(repo, [r for r in revs if r != WORKTREE])
+    shas = gitrepo.resolve(repo, [r for r in revs if r != WORKTREE], options.paths) if revs != [WORKTREE] else []
     store = Store(cfg.results_dir)
     budget = engine.budget_for(cfg, options.mode)
     settings = engine.with_plan(settings_for(cfg, options), budget)

@@ -20,6 +20,7 @@ from regress.core.records import CommitInfo
 from regress.core.units import fmt_count, fmt_time
 from regress.core.units import percent as pct
 from regress.output import metric_units as units
+from regress.output import slides
 from regress.output.cells import markdown_cells
 from regress.output.cells import name as _name
 from regress.output.cells import spread as _spread
@@ -237,11 +238,10 @@ def steps_text(
     threshold: float,
     n_commits: int,
     fmt=fmt_time,
-    gaps: dict[str, tuple[str, int]] | None = None,
+    gaps: dict[str, tuple] | None = None,
 ) -> str:
-    """Steps grouped by the commit they start at, newest commit first.
-
-    `gaps`: by step commit, the measured commit before it and how many commits between were not measured."""
+    """Steps grouped by the commit they start at, newest commit first. `gaps`: by step commit, the measured
+    commit before it, how many commits between were not measured, and the paths they were counted by, if any."""
     if not steps:
         return f"no steps beyond {threshold * 100:g}% in {n_commits} measured commits"
     lines = []
@@ -253,8 +253,7 @@ def steps_text(
         c = commits[group[0].sha]
         lines.append(f"{c.short} {c.subject}")
         for s in group:
-            slide = f" (a slide over {s.span} commits, to {commits[s.end_sha].short})" if s.span > 1 else ""
-            lines.append(f"  {s.direction:<11} {pct(s.ratio):>8}  {fmt(s.before)} -> {fmt(s.after)}  {s.id}{slide}")
+            lines.append(slides.line(s, commits, fmt))
             lines += bisect_hint(s, (gaps or {}).get(s.sha), commits)
     n_reg = sum(s.direction == "regression" for s in steps)
     lines.append("")
@@ -291,6 +290,7 @@ def steps_json(
                 "p_value": s.p_value,
                 "span": s.span,
                 "end_sha": s.end_sha,
+                "total_ratio": s.total,  # a slide's whole move (None for a clean step)
             }
             for s in steps
         ],

@@ -2,7 +2,7 @@
 
     index.html                 overview: newest commit vs predecessor and baseline,
                                change points (recent first), every benchmark, machines
-    label/<slug>.html          one per label: torch-style Compare tables (medians), one commit at a
+    label/<slug>.html          one per label: torch-style Compare tables (levels), one commit at a
                                time, coloured by the differ's verdicts against the previous
                                measured commit (the newest VERDICT_COMMITS commits of a series)
     bench/<slug>.html          one per benchmark: trend chart of levels with the rounds' quartiles

@@ -24,6 +24,7 @@ from regress.core.merge import Conflict, combine
 from regress.core.records import WORKTREE, CommitResult
 from regress.storage.atomic import write_atomic
 from regress.storage.codec import decode, encode
+from regress.storage.ignored import make_ignored
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
@@ -91,6 +92,7 @@ class Store:
         """Write a new run's `result`, merged into what is stored for that commit
         (the one merge policy, `combine`); what it replaced is added to `replaced`."""
         path = self.path(result.machine, result.env, result.commit.sha)
+        make_ignored(self.root)
         if path.exists() and result.commit.sha != WORKTREE:  # the WORKTREE is measured afresh each time
             stored = _read(path)
             result, changed = combine(decode(stored, str(path)), result, latest=True)
@@ -131,6 +133,7 @@ class Store:
         Returns whether the file changed, and the refused conflicts.
         """
         path = self.path(incoming.machine, incoming.env, incoming.commit.sha)
+        make_ignored(self.root)
         if not path.exists():
             write_atomic(path, encode(incoming))
             return True, ()
@@ -144,7 +147,7 @@ class Store:
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """Only one `regress run` writes to a results folder at a time."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        make_ignored(self.root)
         lock_path = self.root / ".lock"
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
