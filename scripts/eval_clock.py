@@ -162,7 +162,7 @@ def replay(path: Path) -> bool:
 
 def measure(commits: int, out: Path) -> bool:
     from regress.core.config import load
-    from regress.measure import engine, runner
+    from regress.measure import adaptive, engine, runner
     from regress.measure.one_commit import Collector  # noqa: F401 - imported before timing starts
 
     work = Path(tempfile.mkdtemp(prefix="regress-clock-"))
@@ -170,7 +170,7 @@ def measure(commits: int, out: Path) -> bool:
     repo.mkdir()
     make_repo(repo, commits)
     cfg = load(repo)
-    budget = engine.budget_for(cfg)
+    budget = adaptive.budget_for(cfg)
     records: list[dict] = []
     started = [0.0]
     real_time_left = engine.time_left

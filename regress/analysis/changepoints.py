@@ -22,31 +22,21 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import ruptures
 from scipy import stats as _sps
-from scipy.ndimage import median_filter
 
 from regress.analysis import diff, levels, runs, stats
+from regress.analysis.segments import PENALTY, breakpoints, noise_scale, robust
 from regress.core.records import BenchmarkId, CommitResult
 
-# Penalty per change point, in squared units of the history's noise.
-PENALTY = 20.0
-# Running-median window and clipping distance (noise units) that tame outliers.
-WINDOW = 5
-CLIP = 3.0
 # A new level held this many commits or fewer and then undone is a blip, not a step.
 BLIP = 3
-# Commits on a new level before it counts: 2, so one outlier is never a step;
-# at the end of the history 3, as nothing after can show two outliers for a blip.
-MIN_SEGMENT = 2
+# Commits on a new level at the end of the history before it counts: 3, as nothing
+# after can show two outliers for a blip (elsewhere segments.MIN_SEGMENT, 2).
 TAIL = 3
 # Same-direction steps closer than this (in commits) are one gradual slide.
 SLIDE_GAP = 4
 # A commit's level is left out when its three fastest rounds disagree by more.
 UNSETTLED = 0.10
-# The noise scale never falls below this (log units), so a nearly constant
-# history doesn't turn every wobble into a step.
-MIN_NOISE = 0.002
 
 
 @dataclass(frozen=True)
@@ -133,44 +123,6 @@ def _unsettled(values) -> bool:
     low = sorted(values)
     other = low[1] if len(low) >= MANY_ROUNDS else low[min(2, len(low) - 1)]
     return math.log(other / low[0]) > math.log1p(UNSETTLED)
-
-
-def noise_scale(logs: np.ndarray) -> float:
-    """Commit-to-commit noise: the scaled MAD of first differences over sqrt(2).
-
-    Differences cancel the level, so the few real steps barely move it.
-    """
-    if len(logs) < 3:
-        return MIN_NOISE
-    d = np.diff(logs)
-    return max(float(_sps.median_abs_deviation(d, scale="normal")) / math.sqrt(2), MIN_NOISE)
-
-
-def robust(logs: np.ndarray, scale: float) -> np.ndarray:
-    """Clip each level to within CLIP noise units of its neighbours' running median.
-
-    A wild commit is pulled back to the edge of the noise, so it weighs like
-    an ordinary one; a real step moves the running median along with it
-    once half the window is on the new level, so steps are left alone.
-    """
-    if len(logs) < 3:
-        return logs
-    local = median_filter(logs, size=WINDOW, mode="mirror")
-    return np.clip(logs, local - CLIP * scale, local + CLIP * scale)
-
-
-def breakpoints(clipped: np.ndarray, scale: float, *, penalty: float = PENALTY) -> list[int]:
-    """Start positions of every segment after the first.
-
-    Penalised least squares (ruptures' KernelCPD with a linear kernel: exact
-    optimal partitioning, in C) on the clipped log levels in noise units.
-    """
-    n = len(clipped)
-    if n < 2 * MIN_SEGMENT:
-        return []
-    z = clipped / scale
-    algo = ruptures.KernelCPD(kernel="linear", min_size=MIN_SEGMENT).fit((z - np.median(z)).reshape(-1, 1))
-    return [b for b in algo.predict(pen=penalty) if b < n]
 
 
 def _groups(logs: np.ndarray, cuts: list[int]) -> list[tuple[int, int]]:

@@ -17,7 +17,7 @@ import contextlib
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from regress.analysis import stats
@@ -308,17 +308,3 @@ def add_stored_parents(cfg: Config, store: Store, targets: list[Target]) -> None
             stored = store.load(cfg.machine_name, cfg.env, parent)
             if stored is not None:
                 t.neighbours.append(stored_values(stored)[0])
-
-
-def budget_for(cfg: Config, mode: str = "time", **overrides) -> adaptive.Budget:
-    """The configured round plan; instruction counts are deterministic and take one round."""
-    if mode == "instructions":
-        return adaptive.Budget(min_rounds=1, max_rounds=1, seconds=0.0)
-    fields = dict(min_rounds=cfg.min_rounds, max_rounds=cfg.max_rounds, seconds=cfg.budget)
-    fields.update({k: v for k, v in overrides.items() if v is not None})
-    fields["max_rounds"] = max(fields["max_rounds"], fields["min_rounds"])
-    return adaptive.Budget.for_threshold(cfg.threshold, **fields)
-
-
-def with_plan(settings: Settings, budget: adaptive.Budget) -> Settings:
-    return replace(settings, min_rounds=budget.min_rounds, max_rounds=budget.max_rounds, budget=budget.seconds)
