@@ -62,7 +62,10 @@ class ChartPages:
                     "instr": [[shas[c], n] for c, n in counted],
                 }
             )
-        return {"series": out, **report_metrics.bench(self.series, self.shas, bid)}  # metrics beyond time
+        return {
+            "series": out,
+            **report_metrics.bench(self.series, self.shas, bid, self.metric_index),
+        }  # metrics beyond time
 
     def _instruction_rows(self, bid: BenchmarkId) -> list[dict]:
         """Newest first, per series, with the change against the previous count."""
