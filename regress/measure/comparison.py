@@ -18,6 +18,7 @@ from regress.core.history import neighbours
 from regress.core.kinds import CHANGES, Metric
 from regress.core.records import CommitInfo, CommitResult
 from regress.measure import rounds
+from regress.storage import summary
 from regress.storage.store import Store, check_name
 
 
@@ -70,8 +71,12 @@ def judge(
         base, head = metrics.only(base, Metric.TIME), metrics.only(head, Metric.TIME)  # tracked values are judged apart
         verdicts = diff.compare(base, head, threshold=threshold)
         if sides.base_env == sides.head_env and any(v.verdict in CHANGES for v in verdicts):
-            history = Store(cfg.results_dir).history(cfg.machine_name, sides.head_env)
-            before, after = neighbours(history, sides.base, sides.head)
+            store = Store(cfg.results_dir)
+            history = summary.commits(store, cfg.machine_name, sides.head_env)  # the order, from the summary
+            before, after = (
+                None if r is None else store.load(cfg.machine_name, sides.head_env, r.commit.sha)
+                for r in neighbours(history, sides.base, sides.head)
+            )
             if before is not None or after is not None:
                 verdicts = diff.compare(base, head, threshold=threshold, before=before, after=after)
     return [v for v in verdicts if wanted is None or wanted.search(str(v.id))]
