@@ -10,7 +10,8 @@ default plan stores (scripts/fabricate_history.py: 5-15 rounds a benchmark of
 20-40 blocks, memory and compile figures, several runs per commit; kept in
 --work and reused), then runs the real CLI, each command in a fresh process:
 
-  full report           `regress report` into an empty folder
+  full, summary rebuilt `regress report` into an empty folder, the results summary deleted first
+  full report           `regress report` again, every page rewritten (the summary as the last build left it)
   incremental report    `regress report --incremental` after one new commit's results
   regressions           `regress regressions`
   compare               `regress compare A B` across a step (a change: the neighbour rule reads the history)
@@ -140,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         return out
 
+    (results / ".summary.sqlite").unlink(missing_ok=True)  # storage/summary.py's (a regress without it ignores this)
+    row("full, summary rebuilt", report)
     row("full report", report)
     fabricate(results, machines=(MACHINE,), which=[a.commits], **shape)
     row("incremental report", [*report, "--incremental"])
