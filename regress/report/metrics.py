@@ -75,10 +75,30 @@ class Index:
                         found.setdefault(r.id, []).append((ci, r))
             self.by_series.append(found)
 
-    def results(self, k: int, bid: BenchmarkId, metric: Metric) -> list[tuple[int, BenchmarkResult]]:
-        """The k-th series' results of `bid` that hold figures of `metric`, oldest first."""
-        name = _FIELD[metric]
-        return [(ci, r) for ci, r in self.by_series[k].get(bid, ()) if getattr(r, name)]
+        self._levels: dict[tuple[int, BenchmarkId, Metric], list[tuple[int, float, BenchmarkResult]]] = {}
+
+    def levels(self, k: int, bid: BenchmarkId, metric: Metric) -> list[tuple[int, float, BenchmarkResult]]:
+        """The k-th series' (commit index, level, result) of `bid` for `metric`, oldest first; computed once."""
+        key = (k, bid, metric)
+        if key not in self._levels:
+            if metric in (Metric.ALLOCATED, Metric.PEAK):  # both from one pass over the rounds' figures
+                pairs = [(ci, _memory_levels(r), r) for ci, r in self.by_series[k].get(bid, ()) if r.memory]
+                for i, m in enumerate((Metric.ALLOCATED, Metric.PEAK)):
+                    self._levels[(k, bid, m)] = [(ci, y[i], r) for ci, y, r in pairs if y is not None]
+            else:
+                name = _FIELD[metric]
+                found = ((ci, _level(r, metric), r) for ci, r in self.by_series[k].get(bid, ()) if getattr(r, name))
+                self._levels[key] = [(ci, y, r) for ci, y, r in found if y is not None]
+        return self._levels[key]
+
+
+def _memory_levels(r: BenchmarkResult) -> tuple[float, float] | None:
+    """(allocated, peak) levels at once: `_level` of each, as `analysis.metrics.values` picks the device."""
+    device = "cuda" if any(m.device == "cuda" for m in r.memory) else "cpu"
+    used = [m for m in r.memory if m.device == device]
+    if not used:
+        return None
+    return statistics.median([float(m.allocated) for m in used]), statistics.median([float(m.peak) for m in used])
 
 
 def bench(series: list, shas: list[list[str]], bid: BenchmarkId, index: Index | None = None) -> dict:
@@ -90,11 +110,9 @@ def bench(series: list, shas: list[list[str]], bid: BenchmarkId, index: Index | 
         lines, unit = [], ""
         for k, (s, sha) in enumerate(zip(series, shas)):
             points = []
-            for i, r in index.results(k, bid, metric):
-                y = _level(r, metric)
-                if y is not None:
-                    unit = r.tracked[-1].unit if metric == Metric.TRACKED else unit
-                    points.append((sha[i], y))
+            for i, y, r in index.levels(k, bid, metric):
+                unit = r.tracked[-1].unit if metric == Metric.TRACKED else unit
+                points.append((sha[i], y))
             if points:
                 lines.append((s.name, points))
         if not lines:
@@ -139,19 +157,19 @@ def label_tables(
         rows = []
         for k, s in enumerate(series):
             for bid in ids:
-                have = [r for _, r in index.results(k, bid, metric) if _level(r, metric) is not None]
+                have = index.levels(k, bid, metric)
                 if not have:
                     continue
-                head = have[-1]
+                head = have[-1][2]
                 row = {
                     "series": s.name,
                     "name": str(bid)[len(bid.label) + 3 :],
-                    "value": formatter(metric)(_level(head, metric)),
+                    "value": formatter(metric)(have[-1][1]),
                     "change": "",
                     "verdict": "",
                 }
                 if len(have) > 1:
-                    v = metrics.judge(have[-2], head, metric, threshold=threshold)
+                    v = metrics.judge(have[-2][2], head, metric, threshold=threshold)
                     row["change"] = "" if v.ratio is None else f"{(v.ratio - 1) * 100:+.1f}%"
                     row["verdict"] = str(v.verdict) if v.verdict != Kind.UNCHANGED else "unchanged"
                 rows.append(row)
