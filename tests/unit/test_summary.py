@@ -35,9 +35,11 @@ def _same_history(light, full):
             assert [(s.run, s.process, s.started_at) for s in lr.samples] == [
                 (s.run, s.process, s.started_at) for s in fr.samples
             ]
-            assert (lr.failure, lr.memory, lr.compiled, lr.tracked, lr.counts) == (
+            assert [(m.allocated, m.peak, m.device) for m in lr.memory] == [
+                (m.allocated, m.peak, m.device) for m in fr.memory
+            ]
+            assert (lr.failure, lr.compiled, lr.tracked, lr.counts) == (
                 fr.failure,
-                fr.memory,
                 fr.compiled,
                 fr.tracked,
                 fr.counts,
