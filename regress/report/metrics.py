@@ -98,6 +98,9 @@ def _memory_levels(r: BenchmarkResult) -> tuple[float, float] | None:
     used = [m for m in r.memory if m.device == device]
     if not used:
         return None
+    first = used[0]
+    if all(m.allocated == first.allocated and m.peak == first.peak for m in used):  # the usual case: exact figures
+        return float(first.allocated), float(first.peak)
     return statistics.median([float(m.allocated) for m in used]), statistics.median([float(m.peak) for m in used])
 
 
