@@ -244,9 +244,40 @@ class Runner:
             site = workspace / with_.get("path", "_site")
             assert (site / "index.html").is_file(), f"{site} has no index.html to publish"
             run.pages = site
+        elif action in ("actions/cache/restore", "actions/cache/save"):
+            return Step(name, stdout=self._cache(action.rsplit("/", 1)[1], with_, workspace))
         elif action not in ("actions/setup-python", "actions/configure-pages", "actions/deploy-pages"):
             raise AssertionError(f"this test does not simulate {uses}")
         return Step(name)
+
+    def _cache(self, what: str, with_: dict, workspace: Path) -> str:
+        """actions/cache v4: one store per repository (beside its origin); a key is saved once and never
+        overwritten; restore takes the exact key, else the newest entry whose key starts with a restore-key."""
+        store = self.origin.parent / "gha-cache"
+        paths = [p.strip() for p in with_["path"].splitlines() if p.strip()]
+        if what == "save":
+            dest = store / with_["key"]
+            if dest.exists():
+                return f"Cache already exists for key: {with_['key']}"
+            for rel in paths:
+                src = workspace / rel
+                if src.is_dir():
+                    shutil.copytree(src, dest / rel)
+                elif src.is_file():
+                    (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(src, dest / rel)
+            dest.mkdir(parents=True, exist_ok=True)
+            return f"Cache saved with key: {with_['key']}"
+        saved = sorted(store.iterdir(), key=lambda p: p.stat().st_mtime_ns) if store.is_dir() else []
+        hit = store / with_["key"]
+        if not hit.is_dir():
+            prefixes = [k.strip() for k in with_.get("restore-keys", "").splitlines() if k.strip()]
+            hits = [p for p in saved if any(p.name.startswith(k) for k in prefixes)]
+            hit = hits[-1] if hits else None
+        if hit is None:
+            return f"Cache not found for input keys: {with_['key']}"
+        shutil.copytree(hit, workspace, dirs_exist_ok=True)
+        return f"Cache restored from key: {hit.name}"
 
     def _upload(self, with_: dict, workspace: Path) -> None:
         """actions/upload-artifact v4: a wildcard keeps the folders after the first wildcard; hidden files need opting in."""

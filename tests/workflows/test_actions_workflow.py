@@ -118,7 +118,7 @@ def push_event(origin: Path, tmp_path: Path, sha: str, tag: str) -> tuple[gha.Ru
         )
         job = runner.run_job(WORKFLOW, "measure", ctx, tmp_path / f"{tag}-measure-{k}")
         assert job.ok, job.log()
-    return runner, gha.Context({"github.event_name": "push", "github.sha": sha})
+    return runner, gha.Context({"github.event_name": "push", "github.sha": sha, "github.run_id": f"run-{tag}"})
 
 
 def test_push_path_end_to_end(repo, origin, tmp_path):
@@ -191,6 +191,11 @@ def test_push_path_end_to_end(repo, origin, tmp_path):
         if p.is_file() and p.suffix in (".html", ".js", ".json") and "assets" not in p.parts
     )
     assert all(sha in site_text for sha in [first, *heads])
+    # Both publish jobs restored the first one's site and summary (actions/cache) and built on them.
+    for i in (0, 1):
+        restored = jobs[i].step("Restore the last site built and the results summary").stdout
+        assert restored == "Cache restored from key: regress-site-run-c1", restored
+        assert "kept unchanged" in jobs[i].step("Build the site").stdout
 
 
 SLOW = """

@@ -6,6 +6,7 @@ from regress.cli import flags
 from regress.cli.console import skipped_files
 from regress.core.errors import RegressError
 from regress.core.kinds import Metric
+from regress.storage import summary
 from regress.storage.store import Store
 
 
@@ -40,7 +41,7 @@ def run(args) -> int:
     threshold = cfg.threshold_for(metric) if args.threshold is None else args.threshold
     wanted = flags.bench_pattern(args.bench)
     store = Store(cfg.results_dir)
-    history = store.history(cfg.machine_name, cfg.env)
+    history = summary.history(store, cfg.machine_name, cfg.env)  # light results: no block times decoded
     skipped_files(store)
     if not history:
         raise RegressError(
