@@ -187,6 +187,10 @@ def find_steps(
             if bounds[b + 2] == len(logs) and len(after) < TAIL:
                 continue  # the newest commits: an outlier pair until a third agrees
             p = float(_sps.mannwhitneyu(after, before, alternative="two-sided").pvalue)
+            # A slide begins where the level first moves by half the threshold: a leading cut
+            # made by one commit's wobble (+2%, the next commit back) is not its start.
+            while a < b and abs(np.subtract(*own_change(logs, bounds, a))) < math.log1p(threshold / 2):
+                a += 1
             start, end = positions[cuts[a]], positions[cuts[b]]
             ratio = math.exp(la - lb)
             own_before, own_after = own_change(logs, bounds, a)
