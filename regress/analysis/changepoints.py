@@ -51,8 +51,8 @@ class Step:
     p_value: float = 1.0  # Mann-Whitney between the levels before and after
     span: int = 1  # commits the move took: 1 for a clean step, more for a slide
     end_sha: str = ""  # last commit of the move (== sha for a clean step)
-    # A slide's whole move (level after its last commit / before its first), beside the
-    # step's own change in `ratio`; None for a clean step.
+    # The whole move (the level after its last commit / before its first) beside the step's own
+    # change in `ratio`: a slide's, or a step's whose segments moved more than it; else None.
     total: float | None = None
 
 
@@ -218,7 +218,7 @@ def find_steps(
                     p_value=p,
                     span=end - start + 1,
                     end_sha=history[end].commit.sha,
-                    total=ratio if end > start else None,
+                    total=_total(ratio, own_after - own_before, end > start, threshold),
                 )
             )
     return sorted(steps, key=lambda s: (s.index, s.id))
@@ -227,6 +227,11 @@ def find_steps(
 def _ok(commit: CommitResult, bid: BenchmarkId) -> bool:
     r = commit.by_id().get(bid)
     return r is not None and r.ok
+
+
+def _total(ratio: float, own: float, slide: bool, threshold: float) -> float | None:
+    """The whole move beside the step's own change: a slide's, or the segments' where they differ by a quarter threshold."""
+    return ratio if slide or abs(math.log(ratio) - own) > math.log1p(threshold / 4) else None
 
 
 # A step's own change is read from this many commits either side of it, at most.

@@ -1,8 +1,9 @@
 """How one step of `regress regressions` is written: its own change, and a slide's total apart.
 
-A step that is part of a gradual slide reports its own change (what
-`compare` across it sees) first; the slide's whole move and its span follow
-in brackets, so +6.4% at the step is not read as the climb's +15%.
+A step reports its own change (what `compare` across it sees) first; a
+slide's whole move and its span follow in brackets, so +6.4% at the step is
+not read as the climb's +15% (and likewise the move of levels that drift on
+either side of a step).
 """
 
 from __future__ import annotations
@@ -13,10 +14,15 @@ from regress.core.units import percent
 
 
 def note(s: Step, commits: dict[str, CommitInfo]) -> str:
-    """ " (part of a slide of +15.0% over 5 commits, to abc1234567)" for a slide; "" for a clean step."""
-    if s.span <= 1:
-        return ""
-    return f" (part of a slide of {percent(s.total or s.ratio)} over {s.span} commits, to {commits[s.end_sha].short})"
+    """For a slide: its whole move and span, "(part of a slide of +15.0% over 5 commits, to abc1234567)";
+    for a step whose levels either side drift further than its own change, their move; else ""."""
+    if s.span > 1:
+        return (
+            f" (part of a slide of {percent(s.total or s.ratio)} over {s.span} commits, to {commits[s.end_sha].short})"
+        )
+    if s.total is not None:
+        return f" (the levels before and after it drift: {percent(s.total)} apart in all)"
+    return ""
 
 
 def line(s: Step, commits: dict[str, CommitInfo], fmt) -> str:

@@ -274,9 +274,13 @@ def is_ancestor(repo: git.Repo, a: str, b: str) -> bool:
 def first_parent_path(repo: git.Repo, good: str, bad: str, paths: tuple[str, ...] = ()) -> list[str]:
     """`good`, then the first-parent commits leading from it to `bad`, oldest first: what bisect searches.
 
-    With `paths`, only those of them that `git log good..bad -- PATH...` lists, and `bad`.
+    With `paths`, only those of them that `git log good..bad -- PATH...` lists, and `bad`. When
+    `good` lies on a branch merged into `bad`'s line (its first parents never reach it), every commit
+    on the ancestry path between them, parents first.
     """
     out = repo.git.rev_list("--first-parent", "--ancestry-path", "--reverse", f"{good}..{bad}", "--").split()
+    if not out or good not in {p.hexsha for p in repo.commit(out[0]).parents}:
+        out = repo.git.rev_list("--ancestry-path", "--topo-order", "--reverse", f"{good}..{bad}", "--").split()
     if paths:
         touching = set(repo.git.rev_list(f"{good}..{bad}", "--", *paths).split())
         out = [sha for sha in out if sha in touching or sha == bad]

@@ -17,6 +17,7 @@ from test_history import commit_at, one_error_line, repo_pyproject
 from test_history_failures import gated_range, load, wait_dead
 
 from regress.core.kinds import FailureKind
+from regress.storage import gitrepo
 
 INTERRUPTED = "the run was interrupted"
 
@@ -204,3 +205,21 @@ def test_first_run_and_report_add_nothing_to_git_status(tmp_path):
     (r.path / "public").mkdir()
     r.regress("report", "--out", "public", check=True)
     assert not (r.path / "public" / ".gitignore").exists()
+
+
+def test_bisect_searches_the_ancestry_path_when_good_is_on_a_merged_branch(repo):
+    # GOOD on a side branch merged into main: main's first parents never reach it (torchdiffeq's
+    # history has this shape); bisect searched nothing and failed with a KeyError.
+    base = repo.git("rev-parse", "HEAD")
+    repo.git("checkout", "-q", "-b", "side")
+    good = repo.commit("side work", {"src/mypkg/side.py": "S = 1\n"})
+    repo.git("checkout", "-q", "main")
+    repo.commit("main work", {"src/mypkg/main.py": "M = 1\n"})
+    repo.git("merge", "-q", "--no-ff", "-m", "merge side", "side")
+    bad = repo.commit("after", {"src/mypkg/after.py": "A = 1\n"})
+    path = gitrepo.first_parent_path(gitrepo.open_repo(repo.path), good, bad)
+    assert path[0] == good and path[-1] == bad and base not in path
+    assert path == [
+        good,
+        *repo.git("rev-list", "--ancestry-path", "--topo-order", "--reverse", f"{good}..{bad}").split(),
+    ]
