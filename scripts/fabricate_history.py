@@ -47,6 +47,7 @@ from regress.core.records import (
     Settings,
     TaskSpec,
 )
+from regress.storage.codec import encode
 from regress.storage.store import Store
 
 AUTHORS = ["Ada Lovelace", "Alan Turing", "Grace Hopper", "Edsger Dijkstra", "Barbara Liskov"]
@@ -81,6 +82,12 @@ def specs(n: int) -> list[TaskSpec]:
     return out
 
 
+def _write(store: Store, result: CommitResult) -> None:
+    path = store.path(result.machine, result.env, result.commit.sha)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(encode(result))
+
+
 def span(text: str | int) -> tuple[int, int]:
     """ "5-15" -> (5, 15); "3" -> (3, 3)."""
     lo, _, hi = str(text).partition("-")
@@ -99,8 +106,13 @@ def fabricate(
     seed: int = 0,
     shas: list[str] | None = None,
     which: range | list[int] | None = None,
+    direct: bool = False,
 ) -> list[CommitInfo]:
-    """Write commits `which` (default: all of range(commits)) of a history `commits` long."""
+    """Write commits `which` (default: all of range(commits)) of a history `commits` long.
+
+    direct: write each file as it is (a fresh folder: nothing to merge with), without the
+    results summary's entry, which the first command that reads the history then makes.
+    """
     rng = random.Random(seed)
     all_specs = specs(benchmarks)
     base = {s: 10 ** rng.uniform(-6, -2) for s in all_specs}  # 1 us .. 10 ms
@@ -115,6 +127,7 @@ def fabricate(
     times_lo, times_hi = span(times)
     shas = shas or [sha_of(i) for i in range(max(commits, max(which, default=0) + 1 if which else 0))]
     store = Store(out)
+    save = (lambda result: _write(store, result)) if direct else store.save
     infos = []
     for i in which if which is not None else range(commits):
         sha = shas[i]
@@ -206,7 +219,7 @@ def fabricate(
                     )
                     for r in range(rounds_hi)
                 )
-                store.save(
+                save(
                     CommitResult(
                         commit=info,
                         machine=machine,
