@@ -73,6 +73,7 @@ def make_project(root: Path) -> Project:
         env = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
         if i == STEP_AT:
             env["GIT_AUTHOR_NAME"] = EVIL_AUTHOR
+        repo.write("demo.py", f"REV = {i}\n")  # every commit changes the code (same code would share one level)
         subprocess.run(["git", "add", "-A"], cwd=root, env=cli_env(), check=True)
         subprocess.run(
             ["git", "commit", "-q", "--allow-empty", "-m", EVIL_SUBJECT if i == STEP_AT else f"Change number {i}"],
