@@ -112,9 +112,9 @@ def _pair_for(cfg: Config, repo, store: Store, plan: list[str]) -> str | None:
 
 # A paired push measures two commits for at most 1.5x what one commit cost:
 # rounds half as long (more processes for the time: the luck between processes
-# is what a level needs most), and two fifths of the budget each.
+# is what a level needs most), and 0.55 of the budget each.
 PAIRED_ROUND = 0.5
-PAIRED_BUDGET = 0.4
+PAIRED_BUDGET = 0.55
 
 
 def paired_plan(budget, settings: Settings):
