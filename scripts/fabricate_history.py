@@ -4,13 +4,20 @@
     python scripts/fabricate_history.py /tmp/big-results --commits 1000 --benchmarks 200
 
 Every commit gets a result file (<out>/<machine>/<env>/<sha>.pkl) written
-through `regress.storage.store.Store`, with `--rounds` samples of `--times` raw block
-times per benchmark, as `regress run` would store them. A few benchmarks step
-up or down at known commits (so change points exist), a few benchmarks fail
-at some commits, and one commit's build fails outright. Deterministic for a
-given `--seed`.
+through `regress.storage.store.Store`, shaped like what the default plan
+stores: `--rounds` rounds a benchmark (a range, "5-15": the adaptive plan
+stops between its floor and ceiling) of `--times` blocks each (a range, "20-40":
+what blocked_autorange takes at min_run_time 0.2 s), one memory figure a round,
+compile figures for every 20th benchmark, the reference workload's rounds,
+and one to three runs per commit (every round names its run and the process it
+was forked from, as results format 6 records). A few benchmarks step up or
+down at known commits (so change points exist), a few fail at some commits,
+and one commit's build fails outright. Deterministic for a given `--seed`:
+commit i's figures depend only on the seed, the history's length and i, so
+one more commit can be written later (`which`).
 
-Shas are fake (sha1 of the commit number); the history is a single chain.
+Shas are fake (sha1 of the commit number) unless `shas` are given (a real
+repository's, oldest first); the history is a single chain.
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 if __package__ in (None, ""):  # run as a script from a checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -29,12 +38,16 @@ from regress.core.records import (
     BenchmarkResult,
     CommitInfo,
     CommitResult,
+    CompileStats,
     Failure,
     Fingerprint,
+    MemoryUse,
+    Run,
     Sample,
     Settings,
     TaskSpec,
 )
+from regress.storage.codec import encode
 from regress.storage.store import Store
 
 AUTHORS = ["Ada Lovelace", "Alan Turing", "Grace Hopper", "Edsger Dijkstra", "Barbara Liskov"]
@@ -69,17 +82,37 @@ def specs(n: int) -> list[TaskSpec]:
     return out
 
 
+def _write(store: Store, result: CommitResult) -> None:
+    path = store.path(result.machine, result.env, result.commit.sha)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(encode(result))
+
+
+def span(text: str | int) -> tuple[int, int]:
+    """ "5-15" -> (5, 15); "3" -> (3, 3)."""
+    lo, _, hi = str(text).partition("-")
+    return int(lo), int(hi or lo)
+
+
 def fabricate(
     out: Path,
     *,
     commits: int = 1000,
     benchmarks: int = 200,
-    rounds: int = 3,
-    times: int = 10,
+    rounds: str | int = "5-15",
+    times: str | int = "20-40",
     machines: tuple[str, ...] = ("ci-runner",),
     envs: tuple[str, ...] = ("default",),
     seed: int = 0,
+    shas: list[str] | None = None,
+    which: range | list[int] | None = None,
+    direct: bool = False,
 ) -> list[CommitInfo]:
+    """Write commits `which` (default: all of range(commits)) of a history `commits` long.
+
+    direct: write each file as it is (a fresh folder: nothing to merge with), without the
+    results summary's entry, which the first command that reads the history then makes.
+    """
     rng = random.Random(seed)
     all_specs = specs(benchmarks)
     base = {s: 10 ** rng.uniform(-6, -2) for s in all_specs}  # 1 us .. 10 ms
@@ -90,22 +123,42 @@ def fabricate(
             steps.setdefault(s, []).append((rng.randrange(commits // 5, commits), 1.3))
         if k % 25 == 7:
             steps.setdefault(s, []).append((rng.randrange(commits // 5, commits), 0.75))
+    rounds_lo, rounds_hi = span(rounds)
+    times_lo, times_hi = span(times)
+    shas = shas or [sha_of(i) for i in range(max(commits, max(which, default=0) + 1 if which else 0))]
     store = Store(out)
+    save = (lambda result: _write(store, result)) if direct else store.save
     infos = []
-    for i in range(commits):
-        sha = sha_of(i)
+    for i in which if which is not None else range(commits):
+        sha = shas[i]
+        crng = random.Random(f"{seed} {commits} {i}")
+        nrng = np.random.default_rng([seed, commits, i])
         info = CommitInfo(
             sha=sha,
-            parents=(sha_of(i - 1),) if i else (),
+            parents=(shas[i - 1],) if i else (),
             author=AUTHORS[i % len(AUTHORS)],
             author_email=f"dev{i % len(AUTHORS)}@example.com",
             authored_at=START + 3600 * i - 600,
             committed_at=START + 3600 * i,
-            subject=f"{rng.choice(VERBS)} {rng.choice(NOUNS)} (#{10000 + i})",
+            subject=f"{crng.choice(VERBS)} {crng.choice(NOUNS)} (#{10000 + i})",
         )
         infos.append(info)
         build_failed = i == commits // 2 and commits > 4
+        # Most commits are measured by one run; every 5th is topped up by a second (and a third).
+        n_runs = 1 + (i % 5 == 0) + (i % 15 == 0)
         for machine in machines:
+            fingerprint = Fingerprint(
+                machine=machine, cpu="Fabricated CPU", cores=4, python="3.11.7", torch_version="2.13.0"
+            )
+            runs = tuple(
+                Run(
+                    id=f"fab-{i}-{r}",
+                    kind="run" if r == 0 else "check",
+                    started_at=float(info.committed_at + 60 + 600 * r),
+                    fingerprint=fingerprint,
+                )
+                for r in range(n_runs)
+            )
             for m_i, env in enumerate(envs):
                 results = []
                 if not build_failed:
@@ -123,29 +176,62 @@ def fabricate(
                         for at, factor in steps.get(s, ()):
                             if i >= at:
                                 level *= factor
-                        number = max(1, int(1e-3 / level))
-                        samples = tuple(
-                            Sample(
-                                number_per_run=number,
-                                raw_times=tuple(level * number * rng.lognormvariate(0, 0.02) for _ in range(times)),
-                                started_at=float(info.committed_at + 60 + r),
+                        number = max(1, int(2e-4 / level))
+                        n_rounds = min(rounds_hi, rounds_lo + int(crng.expovariate(0.4)))
+                        blocks = nrng.integers(times_lo, times_hi + 1, size=n_rounds)
+                        noise = nrng.lognormal(0.0, 0.02, size=int(blocks.sum())) * (level * number)
+                        samples, at = [], 0
+                        for r, n in enumerate(blocks.tolist()):
+                            run = runs[r * n_runs // n_rounds]
+                            samples.append(
+                                Sample(
+                                    number_per_run=number,
+                                    raw_times=tuple(noise[at : at + n].tolist()),
+                                    started_at=run.started_at + r,
+                                    run=run.id,
+                                    process=4000 + 3 * (r * n_runs // n_rounds) + r % 3,
+                                )
                             )
-                            for r in range(rounds)
+                            at += n
+                        nbytes = int(1 << (10 + k % 12))
+                        memory = tuple(MemoryUse(nbytes, nbytes // 2, "cpu", s_.started_at) for s_ in samples)
+                        compiled = ()
+                        if k % 20 == 5:
+                            compiled = tuple(
+                                CompileStats(0.5 + 0.01 * crng.random(), 1, 0, 0, s_.started_at) for s_ in samples
+                            )
+                        results.append(
+                            BenchmarkResult(
+                                s,
+                                "benchmarks/fabricated.py:1 bench",
+                                tuple(samples),
+                                memory=memory,
+                                compiled=compiled,
+                            )
                         )
-                        results.append(BenchmarkResult(s, "benchmarks/fabricated.py:1 bench", samples))
-                store.save(
+                reference = tuple(
+                    Sample(
+                        number_per_run=100,
+                        raw_times=tuple((nrng.lognormal(0.0, 0.01, size=8) * 1e-3).tolist()),
+                        started_at=runs[r * n_runs // rounds_hi].started_at + r,
+                        run=runs[r * n_runs // rounds_hi].id,
+                        process=4000 + r % 3,
+                    )
+                    for r in range(rounds_hi)
+                )
+                save(
                     CommitResult(
                         commit=info,
                         machine=machine,
                         env=env,
-                        fingerprint=Fingerprint(
-                            machine=machine, cpu="Fabricated CPU", cores=4, python="3.11.7", torch_version="2.13.0"
-                        ),
-                        settings=Settings(),
+                        fingerprint=fingerprint,
+                        settings=Settings(min_rounds=rounds_lo, max_rounds=rounds_hi, budget=25.0),
                         results=tuple(results),
                         failures=(Failure("build", "build_command exited 1"),) if build_failed else (),
                         started_at=float(info.committed_at + 60),
                         finished_at=float(info.committed_at + 120),
+                        reference=reference,
+                        runs=runs,
                     )
                 )
     return infos
@@ -156,8 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("out", type=Path, help="results folder to write (e.g. /tmp/big/.regress)")
     p.add_argument("--commits", type=int, default=1000)
     p.add_argument("--benchmarks", type=int, default=200)
-    p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--times", type=int, default=10, help="raw block times per round")
+    p.add_argument("--rounds", default="5-15", help="rounds a benchmark: a range (the adaptive plan's) or one number")
+    p.add_argument("--times", default="20-40", help="raw block times per round: a range or one number")
     p.add_argument("--machines", default="ci-runner", help="comma-separated machine names")
     p.add_argument("--envs", default="default", help="comma-separated environment names")
     p.add_argument("--seed", type=int, default=0)

@@ -1,15 +1,25 @@
 #!/usr/bin/env python
-"""Time `regress report` on a large fabricated history (a benchmark, not a test).
+"""Time the commands that read a long history (a benchmark, not a test).
 
     python scripts/time_report.py                       # 1,000 commits x 200 benchmarks
     python scripts/time_report.py --commits 200 --benchmarks 50 --work /tmp/small
 
-Fabricates the results folder once (scripts/fabricate_history.py; kept in
---work and reused), makes a throwaway git project pointing at it, then runs
-the real CLI: a full build, and an `--incremental` rebuild with nothing new.
-Prints wall and CPU seconds of each, the site's total size, its largest page
-and the overview's own weight (the page plus the site's CSS and JS, without
-the shared Plotly asset, which it does not load).
+Makes a throwaway git project of `--commits` + 1 commits (git fast-import),
+fabricates the results of the first `--commits` of them in the shape the
+default plan stores (scripts/fabricate_history.py: 5-15 rounds a benchmark of
+20-40 blocks, memory and compile figures, several runs per commit; kept in
+--work and reused), then runs the real CLI, each command in a fresh process:
+
+  full, summary rebuilt `regress report` into an empty folder, the results summary deleted first
+  full report           `regress report` again, every page rewritten (the summary as the last build left it)
+  incremental report    `regress report --incremental` after one new commit's results
+  regressions           `regress regressions`
+  compare               `regress compare A B` across a step (a change: the neighbour rule reads the history)
+
+and prints each one's wall and CPU seconds and peak memory (its own
+`getrusage`, from `os.wait4`), then the site's size, its largest page and
+the overview's own weight. Run it under the exclusive lock, alone:
+`flock -x /tmp/regress-eval.lock python scripts/time_report.py`.
 """
 
 from __future__ import annotations
@@ -17,9 +27,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,62 +38,121 @@ sys.path.insert(0, str(ROOT))
 
 from scripts.fabricate_history import fabricate  # noqa: E402
 
+MACHINE = "ci-runner"
 
-def _run(cmd: list[str], cwd: Path, env: dict) -> tuple[float, float, str]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+
+def _timed(cmd: list[str], cwd: Path, env: dict) -> tuple[float, float, float, str]:
+    """(wall s, CPU s, peak MB, stdout) of one command in its own process.
+
+    The child is reaped with os.wait4, which returns its own rusage: CPU and
+    peak memory (ru_maxrss) of that command alone.
+    """
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    with open(os.devnull, "rb") as devnull, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=devnull, stdout=subprocess.PIPE, stderr=err)
+        out = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        message = err.read().decode(errors="replace")
     wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, proc.stdout.strip()
+        sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{message}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out.decode().strip()
 
 
 def _mb(n: int) -> str:
     return f"{n / 1e6:.2f} MB"
 
 
+def _project(project: Path, results: Path, n: int) -> list[str]:
+    """A git repository of n commits (one file changed each), pointing at `results`; its shas, oldest first."""
+    if not (project / ".git").is_dir() or (project / ".commits").read_text() != str(n):
+        subprocess.run(["rm", "-rf", str(project)], check=True)
+        project.mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", "-b", "main"], cwd=project, check=True)
+        config = f'[tool.regress]\nresults = "{results}"\nmachine = "{MACHINE}"\n'
+        lines = []
+        for i in range(n):
+            body = config if i == 0 else f"{i}\n"
+            name = "pyproject.toml" if i == 0 else "counter.txt"
+            msg = f"commit {i}\n"
+            lines.append(f"commit refs/heads/main\ncommitter t <t@example.com> {1_700_000_000 + 3600 * i} +0000\n")
+            lines.append(f"data {len(msg)}\n{msg}")
+            lines.append(f"M 100644 inline {name}\ndata {len(body.encode())}\n{body}\n")
+        subprocess.run(["git", "fast-import", "--quiet"], cwd=project, input="".join(lines).encode(), check=True)
+        subprocess.run(["git", "checkout", "-q", "main"], cwd=project, check=True)
+        (project / ".commits").write_text(str(n))
+        (project / ".git" / "info" / "exclude").write_text(".commits\n")
+    out = subprocess.run(["git", "rev-list", "--reverse", "main"], cwd=project, check=True, capture_output=True)
+    return out.stdout.decode().split()
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--commits", type=int, default=1000)
     p.add_argument("--benchmarks", type=int, default=200)
-    p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--times", type=int, default=10)
+    p.add_argument("--rounds", default="5-15", help="rounds a benchmark (the default plan's range)")
+    p.add_argument("--times", default="20-40", help="blocks a round")
+    p.add_argument(
+        "--regress",
+        type=Path,
+        default=ROOT,
+        help="checkout of regress to time (e.g. an older commit's, for before/after)",
+    )
     p.add_argument("--work", type=Path, default=Path("/tmp/regress-scale"), help="folder for results, project and site")
     a = p.parse_args(argv)
 
     work = a.work.resolve()
     results = work / "results"
+    project = work / "project"
+    shas = _project(project, results, a.commits + 1)
     stamp = results / ".fabricated.json"
     params = {"commits": a.commits, "benchmarks": a.benchmarks, "rounds": a.rounds, "times": a.times}
-    if not stamp.is_file() or json.loads(stamp.read_text()) != params:
-        if results.exists():
-            subprocess.run(["rm", "-rf", str(results)], check=True)
+    shape = dict(params, shas=shas)
+    if not stamp.is_file() or json.loads(stamp.read_text()) != dict(params, head=shas[-1]):
+        subprocess.run(["rm", "-rf", str(results)], check=True)
         t0 = time.perf_counter()
-        fabricate(results, **params)
-        stamp.write_text(json.dumps(params))
+        fabricate(results, machines=(MACHINE,), **shape)
+        stamp.write_text(json.dumps(dict(params, head=shas[-1])))
         print(f"fabricated {a.commits} commits x {a.benchmarks} benchmarks in {time.perf_counter() - t0:.1f} s")
-    project = work / "project"
-    if not (project / ".git").is_dir():
-        project.mkdir(parents=True, exist_ok=True)
-        (project / "pyproject.toml").write_text(f'[tool.regress]\nresults = "{results}"\n')
-        git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
-        subprocess.run(git + ["init", "-q", "-b", "main"], cwd=project, check=True)
-        subprocess.run(git + ["add", "-A"], cwd=project, check=True)
-        subprocess.run(git + ["commit", "-q", "-m", "project"], cwd=project, check=True)
+    new = results / MACHINE / "default" / f"{shas[-1]}.pkl"
+    new.unlink(missing_ok=True)  # the "one new commit" of the incremental build
+    folder = results / MACHINE / "default"
+    stored = sum(f.stat().st_size for f in folder.glob("*.pkl"))
+    print(
+        f"results: {_mb(stored)} in {a.commits} files ({stored / a.commits / a.benchmarks / 1e3:.2f} KB a benchmark a commit)"
+    )
 
     site = work / "site"
     subprocess.run(["rm", "-rf", str(site)], check=True)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
-    cmd = [sys.executable, "-m", "regress", "report", "--out", str(site)]
-    print("$ cd", project, "&&", "PYTHONPATH=" + str(ROOT), " ".join(["python", *cmd[1:]]))
-    wall, cpu, out = _run(cmd, project, env)
-    print(out)
-    print(f"full build:        {wall:5.1f} s wall, {cpu:5.1f} s CPU")
-    wall, cpu, out = _run(cmd + ["--incremental"], project, env)
-    print(f"incremental build: {wall:5.1f} s wall, {cpu:5.1f} s CPU (nothing new: {out.split('; ')[-1]})")
+    code = str(a.regress.resolve())
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([code, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+    regress = [sys.executable, "-m", "regress"]
+    report = [*regress, "report", "--out", str(site)]
+    print("$ cd", project, "&&", "PYTHONPATH=" + code, "python -m regress ...")
+    rows = []
+
+    def row(name: str, cmd: list[str]) -> str:
+        wall, cpu, peak, out = _timed(cmd, project, env)
+        rows.append((name, wall, cpu, peak))
+        print(
+            f"{name:<22} {wall:6.2f} s wall {cpu:6.2f} s CPU {peak:7.0f} MB peak   ({out.splitlines()[-1][:90] if out else ''})"
+        )
+        return out
+
+    (results / ".summary.sqlite").unlink(missing_ok=True)  # storage/summary.py's (a regress without it ignores this)
+    row("full, summary rebuilt", report)
+    row("full report", report)
+    fabricate(results, machines=(MACHINE,), which=[a.commits], **shape)
+    row("incremental report", [*report, "--incremental"])
+    found = json.loads(row("regressions", [*regress, "regressions", "--format", "json"]))
+    step = next((s for s in found["steps"] if s["index"] > 0), None)
+    if step is None:
+        print("compare: no step found to compare across")
+    else:
+        head = shas.index(step["commit"]["sha"])
+        row("compare A B", [*regress, "compare", shas[head - 1], shas[head]])
 
     files = [f for f in site.rglob("*") if f.is_file()]
     total = sum(f.stat().st_size for f in files)

@@ -22,31 +22,21 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import ruptures
 from scipy import stats as _sps
-from scipy.ndimage import median_filter
 
 from regress.analysis import diff, levels, runs, stats
+from regress.analysis.segments import PENALTY, breakpoints, noise_scale, robust
 from regress.core.records import BenchmarkId, CommitResult
 
-# Penalty per change point, in squared units of the history's noise.
-PENALTY = 20.0
-# Running-median window and clipping distance (noise units) that tame outliers.
-WINDOW = 5
-CLIP = 3.0
 # A new level held this many commits or fewer and then undone is a blip, not a step.
 BLIP = 3
-# Commits on a new level before it counts: 2, so one outlier is never a step;
-# at the end of the history 3, as nothing after can show two outliers for a blip.
-MIN_SEGMENT = 2
+# Commits on a new level at the end of the history before it counts: 3, as nothing
+# after can show two outliers for a blip (elsewhere segments.MIN_SEGMENT, 2).
 TAIL = 3
 # Same-direction steps closer than this (in commits) are one gradual slide.
 SLIDE_GAP = 4
 # A commit's level is left out when its three fastest rounds disagree by more.
 UNSETTLED = 0.10
-# The noise scale never falls below this (log units), so a nearly constant
-# history doesn't turn every wobble into a step.
-MIN_NOISE = 0.002
 
 
 @dataclass(frozen=True)
@@ -61,6 +51,9 @@ class Step:
     p_value: float = 1.0  # Mann-Whitney between the levels before and after
     span: int = 1  # commits the move took: 1 for a clean step, more for a slide
     end_sha: str = ""  # last commit of the move (== sha for a clean step)
+    # The whole move (the level after its last commit / before its first) beside the step's own
+    # change in `ratio`: a slide's, or a step's whose segments moved more than it; else None.
+    total: float | None = None
 
 
 def machine_outliers(history: list[CommitResult], *, threshold: float) -> set[int]:
@@ -132,44 +125,6 @@ def _unsettled(values) -> bool:
     return math.log(other / low[0]) > math.log1p(UNSETTLED)
 
 
-def noise_scale(logs: np.ndarray) -> float:
-    """Commit-to-commit noise: the scaled MAD of first differences over sqrt(2).
-
-    Differences cancel the level, so the few real steps barely move it.
-    """
-    if len(logs) < 3:
-        return MIN_NOISE
-    d = np.diff(logs)
-    return max(float(_sps.median_abs_deviation(d, scale="normal")) / math.sqrt(2), MIN_NOISE)
-
-
-def robust(logs: np.ndarray, scale: float) -> np.ndarray:
-    """Clip each level to within CLIP noise units of its neighbours' running median.
-
-    A wild commit is pulled back to the edge of the noise, so it weighs like
-    an ordinary one; a real step moves the running median along with it
-    once half the window is on the new level, so steps are left alone.
-    """
-    if len(logs) < 3:
-        return logs
-    local = median_filter(logs, size=WINDOW, mode="mirror")
-    return np.clip(logs, local - CLIP * scale, local + CLIP * scale)
-
-
-def breakpoints(clipped: np.ndarray, scale: float, *, penalty: float = PENALTY) -> list[int]:
-    """Start positions of every segment after the first.
-
-    Penalised least squares (ruptures' KernelCPD with a linear kernel: exact
-    optimal partitioning, in C) on the clipped log levels in noise units.
-    """
-    n = len(clipped)
-    if n < 2 * MIN_SEGMENT:
-        return []
-    z = clipped / scale
-    algo = ruptures.KernelCPD(kernel="linear", min_size=MIN_SEGMENT).fit((z - np.median(z)).reshape(-1, 1))
-    return [b for b in algo.predict(pen=penalty) if b < n]
-
-
 def _groups(logs: np.ndarray, cuts: list[int]) -> list[tuple[int, int]]:
     """Cut indices (first, last) of each move: same-direction cuts with short segments between are one slide."""
     bounds = [0, *cuts, len(logs)]
@@ -232,8 +187,13 @@ def find_steps(
             if bounds[b + 2] == len(logs) and len(after) < TAIL:
                 continue  # the newest commits: an outlier pair until a third agrees
             p = float(_sps.mannwhitneyu(after, before, alternative="two-sided").pvalue)
+            # A slide begins where the level first moves by half the threshold: a leading cut
+            # made by one commit's wobble (+2%, the next commit back) is not its start.
+            while a < b and abs(np.subtract(*own_change(logs, bounds, a))) < math.log1p(threshold / 2):
+                a += 1
             start, end = positions[cuts[a]], positions[cuts[b]]
             ratio = math.exp(la - lb)
+            own_before, own_after = own_change(logs, bounds, a)
             # Across the step: the last commit before its first that measured the benchmark
             # (the same code as the point before, when several in a row were).
             prior = next(
@@ -251,13 +211,14 @@ def find_steps(
                     id=bid,
                     sha=history[start].commit.sha,
                     index=start,
-                    before=math.exp(lb),
-                    after=math.exp(la),
-                    ratio=ratio,
+                    before=math.exp(own_before),
+                    after=math.exp(own_after),
+                    ratio=math.exp(own_after - own_before),
                     direction="regression" if ratio > 1 else "improvement",
                     p_value=p,
                     span=end - start + 1,
                     end_sha=history[end].commit.sha,
+                    total=_total(ratio, own_after - own_before, end > start, threshold),
                 )
             )
     return sorted(steps, key=lambda s: (s.index, s.id))
@@ -266,6 +227,30 @@ def find_steps(
 def _ok(commit: CommitResult, bid: BenchmarkId) -> bool:
     r = commit.by_id().get(bid)
     return r is not None and r.ok
+
+
+def _total(ratio: float, own: float, slide: bool, threshold: float) -> float | None:
+    """The whole move beside the step's own change: a slide's, or the segments' where they differ by a quarter threshold."""
+    return ratio if slide or abs(math.log(ratio) - own) > math.log1p(threshold / 4) else None
+
+
+# A step's own change is read from this many commits either side of it, at most.
+NEAR = 3
+
+
+def own_change(logs: np.ndarray, bounds: list[int], a: int) -> tuple[float, float]:
+    """The log levels just before and just after the cut `a` starts: the step's own change.
+
+    Segment levels are not it: on a gradual climb the segment after a step
+    keeps rising (or a slide's last segment lies several steps up), and its
+    median against the one before reads as one step's size what is several
+    commits' worth. The medians of the NEAR commits either side of the cut,
+    within its two segments, are what `compare` across the step sees.
+    """
+    cut = bounds[a + 1]
+    before = logs[max(bounds[a], cut - NEAR) : cut]
+    after = logs[cut : min(bounds[a + 2], cut + NEAR)]
+    return float(np.median(before)), float(np.median(after))
 
 
 def _compare_agrees(

@@ -21,7 +21,7 @@ def _commit_failure_for(result: BenchmarkResult, commit: CommitResult) -> Failur
     """The commit-wide failure (build, suite file) that explains a benchmark's absence."""
     origin_file = result.origin.split(":", 1)[0]
     for f in commit.failures:
-        if f.kind == FailureKind.BUILD:
+        if f.kind in (FailureKind.BUILD, FailureKind.CHECKOUT):
             return f
         if f.kind == FailureKind.SUITE and origin_file and f.where.split(":", 1)[0] == origin_file:
             return f

@@ -1,1 +1,2 @@
-"""Results pull/push/merge and the pull-request check: imports core, storage, analysis, measure and output."""
+"""Results pull/push/merge, the pull-request check, and what regress tells GitHub (the sticky comment,
+the regression issues, through `github.py`): imports core, storage, analysis, measure and output."""

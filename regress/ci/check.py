@@ -32,6 +32,12 @@ class Checked:
     markdown: str
     regressions: int
     accepted_by: str | None  # the label that lets a regression through
+    # The parts the pull-request comment is built from (`pr_comment`).
+    verdicts: tuple = ()
+    threshold: float = 0.0
+    metrics: tuple = ()  # (metric, verdicts, threshold) beyond wall time
+    note: str = ""  # the outcome: fails, or accepted by the label
+    operators: str = ""  # the operator rows under the regressions
 
     @property
     def fails(self) -> bool:
@@ -80,7 +86,8 @@ def check(
     got = comparison.measured_in_turn(cfg, sides, rounds_each=rounds, threshold=threshold, announce=announce)
     n = sum(v.verdict == Kind.REGRESSION for v in got.verdicts)
     md = render.markdown(got.verdicts, base=got.base, head=got.head, threshold=got.threshold)
-    for metric, verdicts, limit in comparison.beyond_time(cfg, sides):  # memory and dynamo's counts (issue 14)
+    metrics = tuple(comparison.beyond_time(cfg, sides))
+    for metric, verdicts, limit in metrics:  # memory and dynamo's counts (issue 14)
         n += sum(v.verdict == Kind.REGRESSION for v in verdicts)
         md += f"\n\n#### {metric}\n\n" + render.markdown(
             verdicts, base=got.base, head=got.head, threshold=limit, metric=metric
@@ -92,16 +99,20 @@ def check(
         f"both measured in turn on {cfg.machine_name}._\n"
     )
     slowdowns = f"{n} significant slowdown{'s' if n != 1 else ''}"
+    note = ""
     if accepted:
-        md += f"\n> [!NOTE]\n> {slowdowns}, accepted by the `{ok_label}` label.\n"
+        note = f"> [!NOTE]\n> {slowdowns}, accepted by the `{ok_label}` label.\n"
     elif n:
-        md += (
-            f"\n> [!CAUTION]\n> {slowdowns}: this check fails. "
+        note = (
+            f"> [!CAUTION]\n> {slowdowns}: this check fails. "
             f"If the slowdown is intended, add the `{ok_label}` label to the pull request.\n"
         )
+    md += f"\n{note}" if note else ""
+    ops = ""
     if explain and n:
-        md += operator_rows(cfg, base, head, [v for v in got.verdicts if v.verdict == Kind.REGRESSION])
-    return Checked(got.base, got.head, md, n, accepted)
+        ops = operator_rows(cfg, base, head, [v for v in got.verdicts if v.verdict == Kind.REGRESSION])
+    md += ops
+    return Checked(got.base, got.head, md, n, accepted, tuple(got.verdicts), got.threshold, metrics, note, ops)
 
 
 # The job summary explains at most this many regressions, with this many operators each.

@@ -11,6 +11,7 @@ import sys
 
 from regress import __version__
 from regress.cli import flags
+from regress.cli import paths as cli_paths
 from regress.cli.commands import ALL
 from regress.cli.console import err
 from regress.core.errors import RegressError
@@ -28,7 +29,9 @@ def build_parser() -> flags.Parser:
 
 def main(argv: list[str] | None = None) -> int:
     try:
+        argv, paths = cli_paths.split(list(sys.argv[1:] if argv is None else argv))
         args = build_parser().parse_args(argv)
+        cli_paths.attach(args, paths)
         return args.run(args)
     except RegressError as exc:
         err(f"regress: error: {exc}")

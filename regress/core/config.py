@@ -31,6 +31,8 @@ class Config:
     env: str = "default"
     python: str = ""
     repo_url: str = ""
+    # The published site's address: the pull-request comment and the issues link charts there.
+    site_url: str = ""
     threshold: float = 0.05
     # Per-metric thresholds (`regress compare --metric`): bytes per call are
     # exact, so a small change is real; dynamo's counts have none (any change counts).

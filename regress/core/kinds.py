@@ -48,6 +48,7 @@ class FailureKind(_Named):
     TIMEOUT = "timeout"
     SUITE = "suite"  # a suite file failed to load
     BUILD = "build"  # build_command failed
+    CHECKOUT = "checkout"  # git could not check the commit out (a blob missing from the clone)
     SKIPPED = "skipped"  # cannot run here (no GPU, no compiler): not a failure
 
 

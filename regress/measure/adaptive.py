@@ -19,9 +19,11 @@ depends on it. Pure.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from regress.analysis import stats
+from regress.core.config import Config
+from regress.core.records import Settings
 
 # Defaults, chosen on a shared 2-core runner (docs/statistics.md): a range of
 # 8 commits x 8 one-thread benchmarks stays near 30 s a commit in all.
@@ -84,3 +86,17 @@ def wants_round(values, budget: Budget, spent: float, neighbours=()) -> bool:
     if n >= budget.max_rounds or spent >= budget.seconds:
         return False
     return not settled(values, budget) or contested(values, neighbours, budget)
+
+
+def budget_for(cfg: Config, mode: str = "time", **overrides) -> Budget:
+    """The configured round plan; instruction counts are deterministic and take one round."""
+    if mode == "instructions":
+        return Budget(min_rounds=1, max_rounds=1, seconds=0.0)
+    fields = dict(min_rounds=cfg.min_rounds, max_rounds=cfg.max_rounds, seconds=cfg.budget)
+    fields.update({k: v for k, v in overrides.items() if v is not None})
+    fields["max_rounds"] = max(fields["max_rounds"], fields["min_rounds"])
+    return Budget.for_threshold(cfg.threshold, **fields)
+
+
+def with_plan(settings: Settings, budget: Budget) -> Settings:
+    return replace(settings, min_rounds=budget.min_rounds, max_rounds=budget.max_rounds, budget=budget.seconds)

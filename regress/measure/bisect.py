@@ -71,6 +71,7 @@ def bisect(
     bench: str,
     announce: Callable[[int, int, CommitInfo], None] | None = None,
     say: Callable[[str], None] = lambda line: None,
+    paths: tuple[str, ...] = (),
 ) -> Bisected:
     """Everything it judges it measures in one run of its own: the ends first, then each probe
     beside the commits that bracket it, so a probe is never judged against rounds of another
@@ -80,7 +81,7 @@ def bisect(
         raise RegressError("GOOD and BAD are the same commit; bisect needs a good commit and a later bad one")
     if not gitrepo.is_ancestor(repo, good, bad):
         raise RegressError(f"{good[:10]} is not an ancestor of {bad[:10]}; give the older, good commit first")
-    path = gitrepo.first_parent_path(repo, good, bad)
+    path = gitrepo.first_parent_path(repo, good, bad, paths)
     info = {sha: gitrepo.commit_info(repo, sha) for sha in path}
     code = code_identity.code_ids(repo, cfg, path)
     wanted = re.compile(bench)

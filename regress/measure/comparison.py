@@ -18,7 +18,7 @@ from regress.core.history import neighbours
 from regress.core.kinds import CHANGES, Metric
 from regress.core.records import WORKTREE, CommitInfo, CommitResult
 from regress.measure import engine, rounds
-from regress.storage import code_identity
+from regress.storage import code_identity, summary
 from regress.storage.store import Store, check_name
 
 
@@ -60,8 +60,9 @@ class History:
 
     @property
     def results(self) -> list[CommitResult]:
+        """The history, light (each round's value, run and process: what the allowance reads)."""
         if self._results is None:
-            self._results = Store(self.cfg.results_dir).history(self.cfg.machine_name, self.env)
+            self._results = summary.history(Store(self.cfg.results_dir), self.cfg.machine_name, self.env)
         return self._results
 
     def code(self, shas) -> dict[str, str]:
@@ -115,7 +116,12 @@ def judge(
         apart = known.apart(base, head) if known is not None and not same else None
         verdicts = diff.compare(base, head, threshold=threshold, apart=apart, same_code=same)
         if known is not None and any(v.verdict in CHANGES for v in verdicts):
-            before, after = neighbours(known.results, sides.base, sides.head)
+            store = Store(cfg.results_dir)
+            history = summary.commits(store, cfg.machine_name, sides.head_env)  # the order, from the summary
+            before, after = (
+                None if r is None else store.load(cfg.machine_name, sides.head_env, r.commit.sha)
+                for r in neighbours(history, sides.base, sides.head)
+            )
             if before is not None or after is not None:
                 verdicts = diff.compare(base, head, threshold=threshold, before=before, after=after, apart=apart)
     return [v for v in verdicts if wanted is None or wanted.search(str(v.id))]

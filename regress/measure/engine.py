@@ -17,7 +17,7 @@ import contextlib
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from regress.analysis import stats
@@ -34,7 +34,7 @@ from regress.core.records import (
     Run,
     Settings,
 )
-from regress.measure import adaptive, build, one_commit
+from regress.measure import adaptive, build, clock, one_commit
 from regress.storage import gitrepo
 from regress.storage.store import Store
 
@@ -59,6 +59,9 @@ class Target:
     # range, a stored parent): shared dicts, so they grow as those are measured.
     neighbours: list[dict[BenchmarkId, list[float]]] = field(default_factory=list)
     replaced: list[Conflict] = field(default_factory=list)  # stored parts this run's saves replaced
+    # The last round's (saver, collector) when it was saved as unfinished: the plan
+    # may stop wanting rounds later (the budget spent, a neighbour settled); `finish` marks it done.
+    unfinished: tuple | None = None
 
     def _wants(self, key: BenchmarkId, values: list[float], budget: adaptive.Budget) -> bool:
         around = [n[key] for n in self.neighbours if key in n]
@@ -100,21 +103,8 @@ class RoundProgress:
 
 
 def time_left(targets: list[Target], budget: adaptive.Budget) -> float | None:
-    """Seconds of measuring left at the pace so far: the minimum rounds still owed, within each budget."""
-    done = [t for t in targets if t.rounds]
-    if not done:
-        return None
-    per_round = sum(t.spent for t in done) / sum(t.rounds for t in done)
-    left = 0.0
-    for t in targets:
-        if not t.wants(budget):
-            continue
-        if t.rounds == 0:
-            left += per_round * budget.min_rounds
-            continue
-        owed = max((budget.min_rounds - len(v) for k, v in t.values.items() if k not in t.final), default=0)
-        left += min(max(owed, 1) * t.spent / t.rounds, max(budget.seconds - t.spent, per_round))
-    return left
+    """Seconds of measuring left: the plan's rounds, extra ones included, at the pace so far (`clock`)."""
+    return clock.time_left(targets, budget)
 
 
 def take_round(
@@ -174,6 +164,7 @@ def take_round(
             complete = not t.wants(budget)
         if complete or saver.unsaved(got) or got.reference:
             saver.save(got, complete=complete)
+        t.unfinished = None if complete else (saver, got)
         t.measured = saver.merged(got)
     return got
 
@@ -206,6 +197,8 @@ def measure_targets(
         order = targets if k % 2 else targets[::-1]
         todo = [t for t in order if t.wants(budget)]
         if not todo:
+            for t in targets:
+                finish(t, budget)
             return run
         for i, t in enumerate(todo, 1):
             progress.round_started(k, i, len(todo), t.info, time_left(targets, budget))
@@ -215,6 +208,7 @@ def measure_targets(
             finally:
                 t.spent += clock() - started
             if not t.wants(budget):
+                finish(t, budget)
                 progress.commit_finished(t.measured)
 
 
@@ -224,6 +218,20 @@ def new_run(kind: str = "run") -> Run:
     return Run(
         id=time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + "-" + os.urandom(4).hex(), kind=kind, started_at=now
     )
+
+
+def finish(t: Target, budget: adaptive.Budget) -> None:
+    """Mark a commit's file complete once the plan wants no more of it.
+
+    A round decides `complete` before its own time is counted and before its
+    neighbours' next rounds, so a commit that stops on its budget or on a
+    neighbour's settling was left saved as unfinished (and `show` said
+    "interrupted"): its last round is saved again, complete, adding nothing.
+    """
+    if t.unfinished is not None and not t.wants(budget):
+        saver, got = t.unfinished
+        saver.save(got, complete=True)
+        t.unfinished = None
 
 
 def suite_of(cfg: Config, code_dir: Path, settings: Settings) -> tuple[Path, Path]:
@@ -270,8 +278,14 @@ def checked_out(
         targets = []
         for sha in shas:
             info = gitrepo.worktree_info(repo) if sha == WORKTREE else gitrepo.commit_info(repo, sha)
-            code_dir = cfg.root if sha == WORKTREE else stack.enter_context(gitrepo.worktree(repo, sha))
             settings = settings_of(sha)
+            try:
+                code_dir = cfg.root if sha == WORKTREE else stack.enter_context(gitrepo.worktree(repo, sha))
+            except gitrepo.CheckoutFailed as exc:
+                # Recorded for this commit, like a failed build; the range goes on.
+                failed = Failure(FailureKind.CHECKOUT, str(exc))
+                targets.append(Target(info, settings, cfg.root, cfg.root, cfg.root, failed))
+                continue
             suite_dir, shown_root = suite_of(cfg, code_dir, settings)
             values, final = stored_values(top_up.get(sha), run)
             targets.append(
@@ -294,17 +308,3 @@ def add_stored_parents(cfg: Config, store: Store, targets: list[Target]) -> None
             stored = store.load(cfg.machine_name, cfg.env, parent)
             if stored is not None:
                 t.neighbours.append(stored_values(stored)[0])
-
-
-def budget_for(cfg: Config, mode: str = "time", **overrides) -> adaptive.Budget:
-    """The configured round plan; instruction counts are deterministic and take one round."""
-    if mode == "instructions":
-        return adaptive.Budget(min_rounds=1, max_rounds=1, seconds=0.0)
-    fields = dict(min_rounds=cfg.min_rounds, max_rounds=cfg.max_rounds, seconds=cfg.budget)
-    fields.update({k: v for k, v in overrides.items() if v is not None})
-    fields["max_rounds"] = max(fields["max_rounds"], fields["min_rounds"])
-    return adaptive.Budget.for_threshold(cfg.threshold, **fields)
-
-
-def with_plan(settings: Settings, budget: adaptive.Budget) -> Settings:
-    return replace(settings, min_rounds=budget.min_rounds, max_rounds=budget.max_rounds, budget=budget.seconds)

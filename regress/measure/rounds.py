@@ -53,7 +53,7 @@ def measure_rounds(
         mine = run.id if run is not None else None
         counted = stored
         if rounds is None:
-            budget = engine.budget_for(cfg)
+            budget = adaptive.budget_for(cfg)
         elif run is not None:  # `rounds` more of each, in this run
             budget = adaptive.Budget(min_rounds=rounds, max_rounds=rounds, seconds=float("inf"))
             counted = {}
@@ -65,7 +65,7 @@ def measure_rounds(
             existing = stored.get(sha)
             benchmarks_from = existing.settings.benchmarks_from if existing is not None else "worktree"
             base = runner.settings_for(cfg, runner.Options(bench=bench, benchmarks_from=benchmarks_from))
-            return engine.with_plan(base, budget)
+            return adaptive.with_plan(base, budget)
 
         progress = _Announce(announce, budget.max_rounds)
         try:

@@ -38,6 +38,7 @@ class Options:
     mode: str = "time"
     shard: Shard | None = None  # --shard K/N: only this share of the benchmarks
     paired: bool = False  # --paired: the newest measured ancestor measured again in the same run
+    paths: tuple[str, ...] = ()  # `-- PATH...`: only the commits that touch these
 
 
 @dataclass
@@ -119,10 +120,10 @@ PAIRED_BUDGET = 0.55
 def paired_plan(budget, settings: Settings):
     from dataclasses import replace
 
-    from regress.measure import engine
+    from regress.measure import adaptive
 
     budget = replace(budget, seconds=budget.seconds * PAIRED_BUDGET)
-    return budget, engine.with_plan(replace(settings, min_run_time=settings.min_run_time * PAIRED_ROUND), budget)
+    return budget, adaptive.with_plan(replace(settings, min_run_time=settings.min_run_time * PAIRED_ROUND), budget)
 
 
 @contextlib.contextmanager
@@ -144,7 +145,7 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 def run(cfg: Config, options: Options, progress=None) -> RunSummary:
     """Measure the commits `options` names, interleaved in rounds; each round saved as it finishes."""
-    from regress.measure import engine
+    from regress.measure import adaptive, engine
 
     progress = progress or engine.RoundProgress()
     _check(options)
@@ -154,10 +155,10 @@ def run(cfg: Config, options: Options, progress=None) -> RunSummary:
         _require_suites(cfg)
     revs = list(options.revisions) or ["HEAD"]
     wants_worktree = WORKTREE in revs
-    shas = gitrepo.resolve(repo, [r for r in revs if r != WORKTREE])
+    shas = gitrepo.resolve(repo, [r for r in revs if r != WORKTREE], options.paths) if revs != [WORKTREE] else []
     store = Store(cfg.results_dir)
-    budget = engine.budget_for(cfg, options.mode)
-    settings = engine.with_plan(settings_for(cfg, options), budget)
+    budget = adaptive.budget_for(cfg, options.mode)
+    settings = adaptive.with_plan(settings_for(cfg, options), budget)
     summary = RunSummary()
     with _sigterm_as_interrupt(), store.lock():
         gitrepo.prune_stale_worktrees(repo)

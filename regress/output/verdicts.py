@@ -20,6 +20,10 @@ from regress.core.records import CommitInfo
 from regress.core.units import fmt_count, fmt_time
 from regress.core.units import percent as pct
 from regress.output import metric_units as units
+from regress.output import slides
+from regress.output.cells import markdown_cells
+from regress.output.cells import name as _name
+from regress.output.cells import spread as _spread
 
 JSON_VERSION = 1
 # compare --metric: `mode` names the metric, `unit` its unit.
@@ -32,16 +36,6 @@ _UNIT = {
     "recompiles": "count",
     "tracked": "value",
 }
-
-
-def _spread(level: float | None, iqr: float | None) -> str:
-    if level is None or iqr is None or level <= 0:
-        return ""
-    return f"±{iqr / level * 50:.1f}%"  # half the IQR, relative to the level
-
-
-def _name(v: Verdict) -> str:
-    return " / ".join(p for p in (v.id.sub_label, v.id.description) if p)
 
 
 def _threads(n: int) -> str:
@@ -110,16 +104,6 @@ def text(
 
 # -- markdown ----------------------------------------------------------------
 
-_ICON = {
-    "regression": "🔴",
-    "improvement": "🟢",
-    "noisy": "🟡",
-    "failed": "❌",
-    "new": "🆕",
-    "missing": "⚪",
-    "unchanged": "",
-}
-
 
 def _md(text: str) -> str:
     """A table cell: no HTML, no pipes, no newlines from benchmark or commit names."""
@@ -154,13 +138,8 @@ def markdown(
             "|---|---:|---:|---:|---:|---|",
         ]
         for v in group:
-            change = pct(v.ratio) if v.ratio is not None else ""
-            base_cell = f"{fmt(v.base_level)} {_spread(v.base_level, v.base_iqr)}".strip()
-            head_cell = f"{fmt(v.head_level)} {_spread(v.head_level, v.head_iqr)}".strip()
-            verdict = f"{_ICON[v.verdict]} **{v.verdict}**" if v.verdict != Kind.UNCHANGED else "unchanged"
-            out.append(
-                f"| {_md(_name(v))} | {v.id.num_threads} | {base_cell} | {head_cell} | {change} | {verdict.strip()} |"
-            )
+            base_cell, head_cell, change, verdict = markdown_cells(v, fmt)
+            out.append(f"| {_md(_name(v))} | {v.id.num_threads} | {base_cell} | {head_cell} | {change} | {verdict} |")
         out.append("")
     notes = [v for v in verdicts if v.verdict != Kind.UNCHANGED]
     if notes:
@@ -259,11 +238,10 @@ def steps_text(
     threshold: float,
     n_commits: int,
     fmt=fmt_time,
-    gaps: dict[str, tuple[str, int]] | None = None,
+    gaps: dict[str, tuple] | None = None,
 ) -> str:
-    """Steps grouped by the commit they start at, newest commit first.
-
-    `gaps`: by step commit, the measured commit before it and how many commits between were not measured."""
+    """Steps grouped by the commit they start at, newest commit first. `gaps`: by step commit, the measured
+    commit before it, how many commits between were not measured, and the paths they were counted by, if any."""
     if not steps:
         return f"no steps beyond {threshold * 100:g}% in {n_commits} measured commits"
     lines = []
@@ -275,8 +253,7 @@ def steps_text(
         c = commits[group[0].sha]
         lines.append(f"{c.short} {c.subject}")
         for s in group:
-            slide = f" (a slide over {s.span} commits, to {commits[s.end_sha].short})" if s.span > 1 else ""
-            lines.append(f"  {s.direction:<11} {pct(s.ratio):>8}  {fmt(s.before)} -> {fmt(s.after)}  {s.id}{slide}")
+            lines.append(slides.line(s, commits, fmt))
             lines += bisect_hint(s, (gaps or {}).get(s.sha), commits)
     n_reg = sum(s.direction == "regression" for s in steps)
     lines.append("")
@@ -313,6 +290,7 @@ def steps_json(
                 "p_value": s.p_value,
                 "span": s.span,
                 "end_sha": s.end_sha,
+                "total_ratio": s.total,  # a slide's whole move (None for a clean step)
             }
             for s in steps
         ],

@@ -77,6 +77,7 @@ class Site(ChartPages, OverviewPages):
         self.bench_href = {bid: f"bench/{bench_slug(bid)}.html" for bid in self.ids}
         self.label_href = {label: f"label/{label_slug(label)}.html" for label in self.labels}
         self.changes = self._changes()
+        self.metric_index = report_metrics.Index(series)  # each benchmark's figures beyond time, looked up once
         self._option_texts: dict[str, str] = {}
         folder = templates
         self.env = jinja2.Environment(
@@ -175,7 +176,9 @@ class Site(ChartPages, OverviewPages):
         for label, ids in self.labels.items():
             grid = grid_for(ids)
             sections = self._label_data(grid)
-            metrics = report_metrics.label_tables(self.series, ids)  # memory, compile and tracked figures
+            metrics = report_metrics.label_tables(
+                self.series, ids, index=self.metric_index
+            )  # memory, compile and tracked figures
             data = script_json({"sections": sections, "judged_commits": VERDICT_COMMITS, "metrics": metrics})
             digest = hashlib.sha1(f"{self.version} {data} {label} {ids}".encode()).hexdigest()
             page(

@@ -81,7 +81,10 @@ class ChartPages:
                     "instr": [[shas[c], n] for c, n in counted],
                 }
             )
-        return {"series": out, **report_metrics.bench(self.series, self.shas, bid)}  # metrics beyond time
+        return {
+            "series": out,
+            **report_metrics.bench(self.series, self.shas, bid, self.metric_index),
+        }  # metrics beyond time
 
     def _runs_of(self, s) -> list[str]:
         """Per commit of a series: the runs behind its level and their CPU models (once per series)."""

@@ -110,6 +110,7 @@ def summarize(series: Series, *, threshold: float, code: dict[str, str] | None =
     round_flat: list[float] = []  # every result's round values, one after another
     round_len: list[int] = []
     failed = series.failed
+    summarized: dict[int, tuple[float, ...]] = {}  # result number -> torch's figures, stored with it
     for ci, cr in enumerate(series.history):
         for r in cr.results:
             bid = r.id
@@ -127,7 +128,10 @@ def summarize(series: Series, *, threshold: float, code: dict[str, str] | None =
                 round_flat.extend(values)
                 round_len.append(len(values))
                 total = 0
-                for sample in r.samples:
+                known = getattr(r, "torch_stats", ())  # a light result from the summary (storage/summary.py)
+                if known:
+                    summarized[len(result_len)] = known
+                for sample in () if known else r.samples:
                     flat.extend(sample.raw_times)
                     per_run.append(sample.number_per_run)
                     sample_len.append(len(sample.raw_times))
@@ -152,9 +156,13 @@ def summarize(series: Series, *, threshold: float, code: dict[str, str] | None =
     stats_ = np.empty((4, len(lengths)))
     for n in np.unique(lengths).tolist():
         which = np.flatnonzero(lengths == n)
+        if n == 0:  # light results: their figures were computed when they were stored
+            continue
         block = times[starts[which][:, None] + np.arange(n)]
         for k, column in enumerate(summarize_times(block)):
             stats_[k, which] = column
+    for k, known in summarized.items():
+        stats_[:, k] = known
     band = _round_quartiles(np.asarray(round_flat, dtype=np.float64), np.asarray(round_len, dtype=np.int64))
     level = np.asarray(levels, dtype=np.float64)
     commits = np.asarray(commit_of, dtype=np.int64)

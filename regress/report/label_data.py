@@ -9,6 +9,7 @@ import numpy as np
 from regress.analysis.diff import Verdict
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId
+from regress.report import shown
 from regress.report.data import BIG_CHANGE, Series
 from regress.report.tables import (
     format_tables,
@@ -65,7 +66,7 @@ def label_tables(series: Series, grid: Grid, *, threshold: float) -> list[dict]:
     Each entry: {"c": commit index in history, "unit": ..., "judged": whether
     the commit is among the newest VERDICT_COMMITS (its colours are verdicts),
     "cells": [...]} with one cell per grid position: None (not measured), or
-    [text, class, title]. text is torch's trimmed median; class and title come
+    [text, class, title]. text is the shown level (`shown`), in the table's unit; class and title come
     from the differ's verdict against the benchmark's previous measured commit
     (`Series.verdicts`, `verdict_class`, `verdict_title`); both are "" where
     there is no verdict (the first measurement, or a commit too old to be
@@ -87,8 +88,8 @@ def label_tables(series: Series, grid: Grid, *, threshold: float) -> list[dict]:
         if t is None:
             continue
         where = np.searchsorted(order, t.commits)
-        medians[where, k] = t.median
-        figures[where, k] = t.figures
+        medians[where, k] = shown.values(t)  # the level, as the verdict colouring the cell
+        figures[where, k] = shown.FIGURES
     columns = np.asarray([grid.columns.index(bid.description) if bid is not None else -1 for bid in cells])
     units, texts = format_tables(medians, figures, columns)
     history = series.history

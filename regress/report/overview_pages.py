@@ -9,7 +9,8 @@ import time
 from regress import __version__
 from regress.core.kinds import Kind
 from regress.core.records import CommitInfo, CommitResult
-from regress.core.units import fmt_time, percent
+from regress.core.units import percent
+from regress.report import shown
 from regress.report.chart_pages import short_name
 from regress.report.data import (
     Step,
@@ -83,7 +84,7 @@ class OverviewPages:
                 latest = []
                 for s in self.series:
                     track = s.tracks.get(bid)
-                    latest.append(fmt_time(float(track.median[-1])) if track is not None else "")
+                    latest.append(shown.text(float(shown.values(track)[-1])) if track is not None else "")
                 benchmarks.append(
                     {"name": str(bid), "short": short_name(bid), "href": self.bench_href[bid], "latest": latest}
                 )
@@ -128,8 +129,8 @@ class OverviewPages:
                 {
                     "name": str(v.id),
                     "href": self.bench_href.get(v.id, ""),
-                    "base": fmt_time(v.base_level, ""),
-                    "head": fmt_time(v.head_level, ""),
+                    "base": shown.text(v.base_level),
+                    "head": shown.text(v.head_level),
                     "change": percent(v.ratio),
                     "verdict": v.verdict,
                     "reason": v.reason,  # the differ's own words; they quote the interval and p where there is one
@@ -163,6 +164,8 @@ class OverviewPages:
                     "after": st.after,
                     "ratio": st.ratio,
                     "direction": st.direction,
+                    "span": st.span,
+                    "total_ratio": st.total,
                     "chart": self.bench_href[st.id],
                 }
             )

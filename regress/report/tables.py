@@ -18,18 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
-_MAX_SIGNIFICANT_FIGURES = 4
-_MIN_CONFIDENCE_INTERVAL = 25e-9  # 25 ns
+from regress.core.blocks import log10_f32 as _log10_f32
+from regress.core.blocks import summarize_times  # noqa: F401 - kept here for the report's callers
 
 UNITS = ("ns", "us", "ms", "s")
 UNIT_SCALE = np.array([1e-9, 1e-6, 1e-3, 1.0])
 UNIT_ENGLISH = {"ns": "nanosecond", "us": "microsecond", "ms": "millisecond", "s": "second"}
-
-
-def _log10_f32(x) -> np.ndarray:
-    """torch.tensor(x).log10(): float32 in, float32 out."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log10(np.asarray(x, dtype=np.float64).astype(np.float32).astype(np.float64)).astype(np.float32)
 
 
 def unit_index(t) -> np.ndarray:
@@ -49,36 +43,6 @@ def trim_sigfig(x, n) -> np.ndarray:
     magnitude = np.ceil(_log10_f32(np.abs(x)).astype(np.float64))
     scale = np.power(10.0, magnitude - n)
     return (np.round((x / scale).astype(np.float32)) * scale.astype(np.float32)).astype(np.float32)
-
-
-def summarize_times(times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Quartiles and torch's significant figures for rows of per-run times (all rows one length).
-
-    q1 and q3 as `statistics.quantiles(n=4, method="inclusive")`, the median
-    as `statistics.median`: what `BenchmarkResult.quartiles`/`median` give.
-    """
-    times = np.sort(times, axis=1)
-    n = times.shape[1]
-    if n < 2:
-        one = times[:, 0]
-        q1 = median = q3 = one
-    else:
-        m = n - 1
-        q = []
-        for i in (1, 3):
-            j, delta = divmod(i * m, 4)
-            q.append((times[:, j] * (4 - delta) + times[:, j + 1] * delta) / 4)
-        q1, q3 = q
-        half = n // 2
-        median = times[:, half] if n % 2 else (times[:, half - 1] + times[:, half]) / 2
-    # Measurement.significant_figures: spread of the interquartile points, in float32.
-    upper = int(np.ceil(np.float32(3 * n / 4)))
-    points = times[:, n // 4 : upper].astype(np.float32).astype(np.float64)
-    std = points.std(axis=1).astype(np.float32).astype(np.float64)
-    sqrt_k = float(np.float32(np.sqrt(points.shape[1])))
-    ci = np.maximum(1.645 * std / sqrt_k, _MIN_CONFIDENCE_INTERVAL)
-    figures = np.floor(_log10_f32(median / ci)).astype(np.int64)
-    return q1, median, q3, np.clip(figures, 1, _MAX_SIGNIFICANT_FIGURES)
 
 
 def format_tables(

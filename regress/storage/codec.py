@@ -24,11 +24,11 @@ import typing
 from regress.core import records
 from regress.core.errors import RegressError
 from regress.core.kinds import FailureKind
-from regress.storage import upgrade
+from regress.storage import container, upgrade
 
 FORMAT = "regress-results"
-FORMAT_VERSION = 6
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
+FORMAT_VERSION = 7
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
 
 _RECORDS = {
     cls.__name__: cls
@@ -268,12 +268,12 @@ _CHECK_RESULT = _compile(records.CommitResult)
 
 
 def encode(result: records.CommitResult) -> bytes:
-    return pickle.dumps(
-        {"format": FORMAT, "version": FORMAT_VERSION, "result": result}, protocol=pickle.HIGHEST_PROTOCOL
-    )
+    envelope = {"format": FORMAT, "version": FORMAT_VERSION, "result": result}
+    return container.pack(pickle.dumps(envelope, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def decode(data: bytes, where: str) -> records.CommitResult:
+    data = container.unpack(data, where)  # format 7 compresses; older files are the pickle itself
     try:
         envelope = _Unpickler(io.BytesIO(data)).load()
     except _Refused as exc:

@@ -47,14 +47,41 @@ def git_reason(exc: git.GitCommandError, default: str = "") -> str:
     return default or f"git exited with status {exc.status}"
 
 
-def _rev_list(repo: git.Repo, spec: str) -> list[str]:
+class CheckoutFailed(RegressError):
+    """git cannot check a commit out (a blob missing from the clone): that commit's failure, not the run's."""
+
+
+def shallow_cut(repo: git.Repo) -> set[str]:
+    """The commits a shallow clone was cut at (their parents are not here); empty for a full clone."""
+    path = Path(repo.common_dir) / "shallow"
+    return set(path.read_text().split()) if path.is_file() else set()
+
+
+def _shallow_hint(repo: git.Repo) -> str:
+    if not shallow_cut(repo):
+        return ""
+    return (
+        "; this is a shallow clone (actions/checkout's default), so older commits are not here: "
+        "set `fetch-depth: 0` on actions/checkout, or run `git fetch --unshallow`"
+    )
+
+
+def _rev_list(repo: git.Repo, spec: str, paths: tuple[str, ...] = ()) -> list[str]:
     try:
-        out = repo.git.rev_list("--reverse", "--topo-order", spec, "--")
+        out = repo.git.rev_list("--reverse", "--topo-order", spec, "--", *paths)
     except git.GitCommandError as exc:
-        raise RegressError(
-            f"bad revision range '{spec}' ({git_reason(exc, 'git rejected it')}); use a form like HEAD~5..HEAD, v1.0..main or HEAD^!"
-        ) from None
+        hint = _shallow_hint(repo) or "; use a form like HEAD~5..HEAD, v1.0..main or HEAD^!"
+        raise RegressError(f"bad revision range '{spec}' ({git_reason(exc, 'git rejected it')}){hint}") from None
     shas = out.split()
+    cut = shallow_cut(repo)
+    oldest = next((sha for sha in shas if sha in cut), None)
+    if oldest is not None:
+        raise RegressError(
+            f"revision range '{spec}' reaches back past this shallow clone's oldest commit {oldest[:10]}; "
+            "set `fetch-depth: 0` on actions/checkout (or run `git fetch --unshallow`) to measure all of it"
+        )
+    if not shas and paths:
+        return []
     if not shas:
         raise RegressError(
             f"revision range '{spec}' contains no commits; the left side must be an ancestor of the right (e.g. HEAD~3..HEAD)"
@@ -71,18 +98,38 @@ def _rev_parse(repo: git.Repo, rev: str) -> str:
                 f"unknown revision '{rev}': the repository has no commits yet; commit first, or measure `regress run {WORKTREE}`"
             ) from None
         raise RegressError(
-            f"unknown revision '{rev}': not a commit, branch or tag here; see `git log --oneline` for valid ones"
+            f"unknown revision '{rev}': not a commit, branch or tag here"
+            + (_shallow_hint(repo) or "; see `git log --oneline` for valid ones")
         ) from None
 
 
-def resolve(repo: git.Repo, revs: list[str]) -> list[str]:
-    """Full shas for revisions and ranges, each once, oldest first."""
+def resolve(repo: git.Repo, revs: list[str], paths: tuple[str, ...] = ()) -> list[str]:
+    """Full shas for revisions and ranges, each once, oldest first.
+
+    With `paths` (`regress run A..B -- PATH...`), only the commits that
+    `git log A..B -- PATH...` lists: a single revision is kept if it touches them.
+    """
     shas: list[str] = []
     for rev in revs:
         if not rev or rev.startswith("-"):
             raise RegressError(f"'{rev}' is not a revision; give a commit, branch, tag or range")
-        shas.extend(_rev_list(repo, rev) if _RANGE.search(rev) else [_rev_parse(repo, rev)])
+        if _RANGE.search(rev):
+            shas.extend(_rev_list(repo, rev, paths))
+        else:
+            sha = _rev_parse(repo, rev)
+            if not paths or touches(repo, sha, paths):
+                shas.append(sha)
+    if paths and not shas:
+        shown = " ".join(paths)
+        raise RegressError(
+            f"no commit of {' '.join(revs)} touches {shown}; check the paths with `git log {' '.join(revs)} -- {shown}`"
+        )
     return _oldest_first(repo, list(dict.fromkeys(shas)))
+
+
+def touches(repo: git.Repo, sha: str, paths: tuple[str, ...]) -> bool:
+    """Whether `git log` limited to `paths` lists `sha`: the newest commit up to it that touches them is itself."""
+    return repo.git.log("-1", "--format=%H", sha, "--", *paths).strip() == sha
 
 
 def resolve_one(repo: git.Repo, rev: str, *, what: str, worktree: bool = True) -> str:
@@ -192,12 +239,17 @@ def worktree(repo: git.Repo, sha: str) -> Iterator[Path]:
         try:
             repo.git.worktree("add", "--detach", "--force", str(path), sha)
         except git.GitCommandError as exc:
-            raise RegressError(
-                f"could not check out {sha[:10]} into a worktree: {(exc.stderr or '').strip()}"
-            ) from None
+            raise CheckoutFailed(f"git could not check out {sha[:10]}: {_checkout_reason(exc)}") from None
         yield path
     finally:
         _remove_worktree(repo, path)
+
+
+def _checkout_reason(exc: git.GitCommandError) -> str:
+    """git's own words, one line: its `error:` lines (a missing blob names the file), else its last line."""
+    lines = [line.strip().removeprefix("stderr: ").strip(" '") for line in (exc.stderr or "").splitlines()]
+    errors = [line.removeprefix("error: ") for line in lines if line.startswith("error: ")]
+    return "; ".join(errors[:3]) if errors else git_reason(exc)
 
 
 def merge_base(repo: git.Repo, a: str, b: str) -> str:
@@ -206,7 +258,8 @@ def merge_base(repo: git.Repo, a: str, b: str) -> str:
         return repo.git.merge_base(a, b).split()[0]
     except (git.GitCommandError, IndexError):
         raise RegressError(
-            f"{a[:10]} and {b[:10]} share no history; compare them directly with `regress compare {a[:10]} {b[:10]}`"
+            f"{a[:10]} and {b[:10]} share no history"
+            + (_shallow_hint(repo) or f"; compare them directly with `regress compare {a[:10]} {b[:10]}`")
         ) from None
 
 
@@ -218,10 +271,20 @@ def is_ancestor(repo: git.Repo, a: str, b: str) -> bool:
     return True
 
 
-def first_parent_path(repo: git.Repo, good: str, bad: str) -> list[str]:
-    """`good`, then the first-parent commits leading from it to `bad`, oldest first: what bisect searches."""
-    out = repo.git.rev_list("--first-parent", "--ancestry-path", "--reverse", f"{good}..{bad}", "--")
-    return [good, *out.split()]
+def first_parent_path(repo: git.Repo, good: str, bad: str, paths: tuple[str, ...] = ()) -> list[str]:
+    """`good`, then the first-parent commits leading from it to `bad`, oldest first: what bisect searches.
+
+    With `paths`, only those of them that `git log good..bad -- PATH...` lists, and `bad`. When
+    `good` lies on a branch merged into `bad`'s line (its first parents never reach it), every commit
+    on the ancestry path between them, parents first.
+    """
+    out = repo.git.rev_list("--first-parent", "--ancestry-path", "--reverse", f"{good}..{bad}", "--").split()
+    if not out or good not in {p.hexsha for p in repo.commit(out[0]).parents}:
+        out = repo.git.rev_list("--ancestry-path", "--topo-order", "--reverse", f"{good}..{bad}", "--").split()
+    if paths:
+        touching = set(repo.git.rev_list(f"{good}..{bad}", "--", *paths).split())
+        out = [sha for sha in out if sha in touching or sha == bad]
+    return [good, *out]
 
 
 def first_parent_ancestors(repo: git.Repo, sha: str, limit: int) -> list[str]:
@@ -233,8 +296,12 @@ def first_parent_ancestors(repo: git.Repo, sha: str, limit: int) -> list[str]:
     return out.split()
 
 
-def count_between(repo: git.Repo, a: str, b: str) -> int | None:
-    """Commits strictly between `a` and its descendant `b` (None when `a` is not an ancestor of `b`)."""
+def count_between(repo: git.Repo, a: str, b: str, paths: tuple[str, ...] = ()) -> int | None:
+    """Commits strictly between `a` and its descendant `b` (None when `a` is not an ancestor of `b`);
+    with `paths`, only those that touch them."""
     if not is_ancestor(repo, a, b):
         return None
+    if paths:
+        between = set(repo.git.rev_list("--ancestry-path", f"{a}..{b}", "--").split()) - {b}
+        return len(between & set(repo.git.rev_list(f"{a}..{b}", "--", *paths).split()))
     return max(0, int(repo.git.rev_list("--count", "--ancestry-path", f"{a}..{b}", "--")) - 1)

@@ -18,6 +18,7 @@ from regress.core.errors import RegressError
 from regress.core.ops import Op, OpTable
 from regress.core.records import BenchmarkId
 from regress.storage.atomic import write_atomic
+from regress.storage.ignored import make_ignored
 from regress.storage.store import check_name
 
 FORMAT = "regress-profile"
@@ -48,6 +49,7 @@ def folder(results: Path, machine: str, env: str, sha: str) -> Path:
 def save(
     results: Path, machine: str, env: str, sha: str, bid: BenchmarkId, table: OpTable, trace: bytes | None
 ) -> Profile:
+    make_ignored(results)
     where = folder(results, machine, env, sha)
     name = slug(bid)
     trace_path = where / f"{name}.trace.json" if trace is not None else None

@@ -22,8 +22,10 @@ from regress.core.errors import RegressError
 from regress.core.history import history_order
 from regress.core.merge import Conflict, combine
 from regress.core.records import WORKTREE, CommitResult
+from regress.storage import summary
 from regress.storage.atomic import write_atomic
 from regress.storage.codec import decode, encode
+from regress.storage.ignored import make_ignored
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
@@ -91,6 +93,7 @@ class Store:
         """Write a new run's `result`, merged into what is stored for that commit
         (the one merge policy, `combine`); what it replaced is added to `replaced`."""
         path = self.path(result.machine, result.env, result.commit.sha)
+        make_ignored(self.root)
         if path.exists() and result.commit.sha != WORKTREE:  # the WORKTREE is measured afresh each time
             stored = _read(path)
             result, changed = combine(decode(stored, str(path)), result, latest=True)
@@ -101,7 +104,7 @@ class Store:
                 changed = [dataclasses.replace(c, why=f"{c.why}; the old file is kept as {kept}") for c in changed]
             if replaced is not None:
                 replaced.extend(changed)
-        write_atomic(path, encode(result))
+        self._write(path, result)
         return path
 
     # -- merging results from elsewhere (`regress merge`, the results branch) --
@@ -131,20 +134,27 @@ class Store:
         Returns whether the file changed, and the refused conflicts.
         """
         path = self.path(incoming.machine, incoming.env, incoming.commit.sha)
+        make_ignored(self.root)
         if not path.exists():
-            write_atomic(path, encode(incoming))
+            self._write(path, incoming)
             return True, ()
         old = self.load_file(path)
         merged, conflicts = combine(old, incoming)
         if merged == old:
             return False, conflicts
-        write_atomic(path, encode(merged))
+        self._write(path, merged)
         return True, conflicts
+
+    def _write(self, path: Path, result: CommitResult) -> None:
+        """The one way a result file is written: atomically, with its summary entry (`summary.py`) after it."""
+        data = encode(result)
+        write_atomic(path, data)
+        summary.record(self.root, path, result, data)
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """Only one `regress run` writes to a results folder at a time."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        make_ignored(self.root)
         lock_path = self.root / ".lock"
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:

@@ -18,6 +18,9 @@ Format versions (bump codec.FORMAT_VERSION and add a line for every change):
      was forked from) and CommitResult.runs (Run records: id, kind, start,
      fingerprint) added; versions 1-5 read as one run per file (kind "file",
      the file's fingerprint), every round of the file in it
+  7  the file is compressed (`container.py`: a magic header, then zlib of
+     the pickle); the records are format 6's. Files without the header are
+     read as the pickle itself, so versions 1-6 load as they did
 """
 
 from __future__ import annotations

@@ -41,7 +41,8 @@ def test_chart_hover_names_the_runs_and_cpu_models_and_the_line_ignores_the_swit
         assert only["name"] == "testbox / default (2 CPU models)"
         assert max(only["y"]) / min(only["y"]) < 1.01  # the switch moved no level
         # Commit 5: its own push on the old model, the next push's pair on the new one.
-        level = page.locator("#chart .scatterlayer .trace").nth(2)
+        at = page.evaluate("document.getElementById('chart').data.findIndex(t => t.meta && t.meta.kind === 'level')")
+        level = page.locator("#chart .scatterlayer .trace").nth(at)
         box = level.locator(".point").nth(5).bounding_box()
         page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
         label = page.locator("#chart .hoverlayer .hovertext")

@@ -78,7 +78,7 @@ def test_label_cells_show_verdict_class_and_reason(built, visit):  # noqa: F811
     assert v.errors == [] and v.dialogs == []
 
 
-def test_chart_markers_sit_on_the_level_line(built, visit):  # noqa: F811
+def test_chart_markers_sit_on_the_fitted_line(built, visit):  # noqa: F811
     site, _ = built
     page_path = next(p for p in (site / "bench").glob("*.html") if p.name.startswith("ops-steady-"))
     v = visit(page_path)
@@ -90,13 +90,15 @@ def test_chart_markers_sit_on_the_level_line(built, visit):  # noqa: F811
     line, marks = page.evaluate(
         """() => { const d = document.getElementById('chart').data;
                    const f = k => d.find(t => t.meta && t.meta.kind === k);
-                   return [{x: f('level').x, y: f('level').y}, {x: f('steps').x, y: f('steps').y}]; }"""
+                   return [{x: f('fitted').x, y: f('fitted').y}, {x: f('steps').x, y: f('steps').y}]; }"""
     )
+    # The line is the fitted levels; the change point's marker sits where it jumps (its level after).
     assert marks["x"] == [_sha(SLOW_AT)[:10]]
-    assert marks["y"] == [line["y"][line["x"].index(marks["x"][0])]]
+    at = line["x"].index(marks["x"][0])
+    assert marks["y"] == [line["y"][at]] and line["y"][at] != line["y"][at - 1]
     title = page.evaluate("document.getElementById('chart').layout.yaxis.title.text")
     assert "level" in title and "quartiles of the rounds" in title
-    # Hovering the marker (on the line) tells of the change point and the level.
+    # Hovering the marker (on the fitted line) tells of the change point and the level.
     steps_index = page.evaluate(
         "document.getElementById('chart').data.findIndex(t => t.meta && t.meta.kind === 'steps')"
     )

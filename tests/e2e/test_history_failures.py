@@ -253,7 +253,7 @@ def test_sigkill_mid_range_keeps_finished_rounds_refuses_a_second_run_and_rerun_
 def test_ctrl_c_mid_round_saves_what_finished_and_skip_existing_measures_only_the_rest(repo, tmp_path):
     (c1, c2, c3), proc, worker, gate, scratch, env = gated_range(repo, tmp_path)
     proc.send_signal(signal.SIGINT)
-    _out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=120)  # a loaded 2-core runner: three servers to stop
     assert proc.returncode == 130, err
     (line,) = [line for line in err.splitlines() if line.startswith("regress:")]
     assert "interrupted" in line and "--skip-existing" in line and "Traceback" not in err
@@ -282,7 +282,7 @@ def test_ctrl_c_mid_round_saves_what_finished_and_skip_existing_measures_only_th
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
-    _out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=120)  # a loaded 2-core runner: three servers to stop
     assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
     assert len(worktrees(repo)) == 1 and list(scratch.iterdir()) == []
     assert partial.results[0].samples[0] in load(repo, c2).by_id()[partial.results[0].id].samples

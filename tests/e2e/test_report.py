@@ -73,6 +73,7 @@ def make_project(root: Path) -> Project:
         env = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
         if i == STEP_AT:
             env["GIT_AUTHOR_NAME"] = EVIL_AUTHOR
+        repo.write("demo.py", f"REV = {i}\n")  # every commit changes the code (same code would share one level)
         subprocess.run(["git", "add", "-A"], cwd=root, env=cli_env(), check=True)
         subprocess.run(
             ["git", "commit", "-q", "--allow-empty", "-m", EVIL_SUBJECT if i == STEP_AT else f"Change number {i}"],
@@ -160,7 +161,17 @@ def site(project) -> Path:
 
 def test_site_has_every_page_and_plotly_once(site):
     assert sorted(p.name for p in site.iterdir()) == sorted(
-        ["index.html", "label", "bench", "assets", "data", "regressions.json", "regressions.atom", ".regress-site.json"]
+        [
+            "index.html",
+            "label",
+            "bench",
+            "assets",
+            "data",
+            "regressions.json",
+            "regressions.atom",
+            ".regress-site.json",
+            ".gitignore",  # regress made site/: its own output, ignored by git from the start
+        ]
     )
     assert len(list((site / "label").glob("*.html"))) == 2
     assert len(list((site / "bench").glob("*.html"))) == len(SPECS)

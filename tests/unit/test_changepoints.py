@@ -90,13 +90,31 @@ def test_gradual_slide_is_one_step_over_several_commits():
     (step,) = steps
     assert step.direction == "regression"
     assert 30 <= step.index <= 32 and step.span >= 2
-    assert step.ratio == pytest.approx(1.03**5, rel=0.03)
+    assert step.total == pytest.approx(1.03**5, rel=0.03)  # the slide's whole move, apart
+    assert step.ratio < 1.03**4  # the step's own change is not the slide's
+
+
+def test_a_steps_own_change_is_reported_not_the_segment_levels_of_a_climb():
+    # +6.4% at commit 30, then a climb of +2% a commit to +15% in all: the step is +6.4%,
+    # what compare across commit 30 says, and the climb's total comes apart with its span.
+    climb = [1.064 * 1.02**k for k in range(1, 5)]
+    levels = [1e-4] * 30 + [1.064e-4] + [1e-4 * c for c in climb] + [1e-4 * 1.064 * 1.02**4] * 30
+    steps = find_steps(history(levels, noise=0.003, seed=5))
+    first = steps[0]
+    assert first.index == 30 and first.direction == "regression", steps
+    assert first.ratio == pytest.approx(1.064, rel=0.02)
+    assert first.before == pytest.approx(1e-4, rel=0.02)
+    total = first.total if first.total is not None else math.prod(s.ratio for s in steps)
+    assert total == pytest.approx(1.064 * 1.02**4, rel=0.03)
+    assert first.span > 1 or len(steps) > 1
 
 
 def test_step_below_threshold_is_not_reported():
     levels = [1e-4] * 30 + [1.03e-4] * 30
     assert find_steps(history(levels, noise=0.002), threshold=0.05) == []
-    (step,) = find_steps(history(levels, noise=0.002), threshold=0.02)
+    # Below the threshold of 2% it is one. Paired pushes: compare across it judges one run's
+    # rounds (each commit its own run, it could not confirm 3% from three rounds a side).
+    (step,) = find_steps(factories.pushes(levels, [1.0] * 60, seed=2), threshold=0.02)
     assert step.index == 30
 
 

@@ -277,3 +277,30 @@ def test_a_step_after_two_commits_is_found_when_compare_confirms_it():
     # A level read off one commit whose fastest rounds disagree wildly is left out; with many
     # rounds, two that agree on the floor are enough.
     assert changepoints._unsettled([1.0, 1.3, 1.3]) and not changepoints._unsettled([1.0, 1.001, 1.3, 1.3, 1.3])
+
+
+def test_time_left_counts_the_extra_rounds_the_adaptive_plan_takes(tmp_path):
+    # Per commit: two benchmarks settle at the minimum, one never does and takes every round to max_rounds.
+    jumpy = [1.0] * 5 + [1.4] * 100  # one fast round per commit: its floor never settles
+    fake = FakeMachine({"a": [1.0], "b": [1.0], "jumpy": jumpy}, 0.5)
+    budget = adaptive.Budget(min_rounds=3, max_rounds=9, seconds=100.0)
+    targets = targets_for(tmp_path, ["a", "b", "c", "d", "e"])
+    shown = []
+
+    class Watch(engine.RoundProgress):
+        def round_started(self, k, i, n, info, left):
+            shown.append((fake.now, left))
+
+    engine.measure_targets(
+        cfg_for(tmp_path), Store(tmp_path / "r"), targets, budget, Watch(), measure=fake.measure, clock=fake.clock
+    )
+    total = fake.now
+    assert all(len(t.values[one_commit.key(spec("jumpy"))]) == 9 for t in targets)
+    errors = [(at, left / (total - at) - 1) for at, left in shown if at >= total / 10]
+    # Before the minimum is in, the share of benchmarks that go on is the prior's guess (here a
+    # third do, the prior says half); once the rounds show it, the estimate follows them.
+    assert all(abs(e) <= 0.35 for _, e in errors), errors
+    minimum_in = 3 * 5 * 1.5  # every commit's three full rounds
+    assert all(abs(e) <= 0.25 for at, e in errors if at >= minimum_in), errors
+    # Counting only the minimum (the old estimate) read the extra rounds as nothing: 0 s left here.
+    assert shown[-(5 * 6) // 2][1] > 0.5 * (total - shown[-(5 * 6) // 2][0])

@@ -1,19 +1,20 @@
-"""The report's Compare tables say exactly what torch's Compare (trim_significant_figures) says."""
+"""The report's Compare tables: torch's number formatting (trim_significant_figures), mirrored in bulk, and the level in its cells."""
 
 from __future__ import annotations
 
 import random
+from decimal import Decimal
 
 import factories
 import numpy as np
 
+from regress.analysis import stats
 from regress.core.records import (
     BenchmarkResult,
     CommitResult,
     Sample,
     TaskSpec,
 )
-from regress.output.compare_tables import compare_table
 from regress.report.data import Series, summarize
 from regress.report.label_data import grid_for, label_tables
 from regress.report.tables import (
@@ -24,29 +25,13 @@ from regress.report.tables import (
 )
 
 
-def _torch_cells(text: str) -> tuple[dict[tuple[int, str, str], str], str]:
-    """Parse torch's rendered table: {(threads, row, column): cell}, and its unit line."""
-    lines = text.splitlines()
-    header = [c.strip() for c in lines[1].split("|")]
-    cells, threads, unit = {}, None, ""
-    for line in lines[2:]:
-        if line.startswith("Times are in"):
-            unit = line
-        elif "threads:" in line:
-            threads = int(line.split()[0])
-        elif "|" in line:
-            parts = [c.strip() for c in line.split("|")]
-            for column, value in zip(header[1:], parts[1:]):
-                if value:
-                    cells[(threads, parts[0], column)] = value
-    return cells, unit
-
-
 def _commit(i: int, results) -> CommitResult:
     return factories.commit(f"{i:040x}", *results, machine="m", env="e", when=1_700_000_000 + i, subject=f"commit {i}")
 
 
-def test_label_tables_match_torch_compare_digit_for_digit():
+def test_label_tables_show_the_level_in_torchs_units():
+    """A label page shows the level (what its verdict colours use, and the overview and charts
+    show), to 4 significant figures in the unit torch's Compare would pick for the table."""
     rng = random.Random(7)
     specs = [
         TaskSpec(stmt=f"f{sub}{desc}", label="ops", sub_label=sub, description=desc, num_threads=threads)
@@ -78,13 +63,18 @@ def test_label_tables_match_torch_compare_digit_for_digit():
     tables = label_tables(series, grid, threshold=0.05)
     assert [t["c"] for t in tables] == list(range(12))
     for table in tables:
-        expected, unit_line = _torch_cells(compare_table(history[table["c"]], color=False))
-        ours = {}
-        for bid, cell in zip(grid.cells, table["cells"]):
-            if cell is not None:
-                ours[(bid.num_threads, bid.sub_label, bid.description)] = cell[0]
-        assert ours == expected
-        assert unit_line.endswith(f"({table['unit']}).")
+        commit = history[table["c"]]
+        levels = {r.id: stats.level(stats.round_values(r)) for r in commit.results}
+        unit, scale = select_unit(min(levels.values()))
+        assert table["unit"] == unit
+        shown = {bid: cell[0] for bid, cell in zip(grid.cells, table["cells"]) if cell is not None}
+        assert set(shown) == set(levels)  # blank where not measured
+        for bid, text in shown.items():
+            value = Decimal(text)
+            # Within the last shown digit (or the fourth significant one: 390400 ns): torch rounds to
+            # the figures, then to the column's decimals (those of its least precise cell).
+            digit = max(Decimal(1).scaleb(value.as_tuple().exponent), Decimal(1).scaleb(value.adjusted() - 3))
+            assert abs(float(value) * scale - levels[bid]) <= float(digit) * scale * 1.001, (bid, text, levels[bid])
     figures = np.concatenate([t.figures for t in series.tracks.values()])
     assert set(figures.tolist()) == {1, 2, 3, 4}  # every precision torch can pick was exercised
 

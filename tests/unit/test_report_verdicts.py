@@ -234,7 +234,7 @@ def test_pages_say_what_the_numbers_and_colours_are(site):
     (label,) = (site / "label").glob("ops-*.html")
     text = label.read_text(encoding="utf-8")
     caption = re.sub(r"<[^>]+>", "", re.search(r'<p class="muted caption">(.*?)</p>', text, re.DOTALL).group(1))
-    assert "The numbers are medians" in caption
+    assert "The numbers are levels" in caption  # what the overview and the charts show, and the verdicts use
     assert (
         "The colours are the differ's verdicts" in caption
         and "against the benchmark's previous measured commit" in caption

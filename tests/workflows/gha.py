@@ -48,10 +48,21 @@ class Context(dict):
         return self[name]
 
 
+def _hash_files(pattern: str, ctx: Context) -> str:
+    """hashFiles('glob'): '' when nothing in the workspace matches, else a digest of the files."""
+    import hashlib
+
+    root = Path(ctx.value("__workspace__"))
+    files = sorted(p for p in root.glob(pattern) if p.is_file())
+    return hashlib.sha256(b"".join(p.read_bytes() for p in files)).hexdigest() if files else ""
+
+
 def evaluate(expr: str, ctx: Context):
     """GitHub's expression language, as much of it as the workflows use."""
     out, pos = [], 0
-    expr = expr.strip()
+    expr = re.sub(
+        r"hashFiles\('((?:[^']|'')*)'\)", lambda m: "'" + _hash_files(m.group(1).replace("''", "'"), ctx) + "'", expr
+    ).strip()
     while pos < len(expr):
         m = _TOKEN.match(expr, pos)
         if not m or m.end() == pos:
@@ -140,6 +151,10 @@ class Runner:
     artifacts: Path
     bin_dir: Path
     skip_ids: tuple[str, ...] = ("install",)  # the test environment has everything installed
+    # What every step's environment holds besides (GITHUB_API_URL, GITHUB_REPOSITORY, ...): a test's fake GitHub.
+    github_env: dict = field(default_factory=dict)
+    # Artifacts of other runs, by run id (actions/download-artifact with run-id).
+    other_runs: dict = field(default_factory=dict)
 
     def run_job(
         self, workflow: dict, job_id: str, ctx: Context, workspace: Path, event_path: Path | None = None
@@ -149,13 +164,15 @@ class Runner:
         workspace.mkdir(parents=True)
         run = JobRun()
         base_env = {**workflow.get("env", {}), **job.get("env", {})}
+        ctx["__workspace__"] = str(workspace)
         for i, raw in enumerate(job["steps"]):
             ctx["__ok__"] = run.ok
             name = raw.get("name") or raw.get("uses") or raw.get("id") or f"step {i}"
-            if raw.get("id") in self.skip_ids or not condition(raw.get("if"), ctx):
+            env = {k: substitute(v, ctx) for k, v in {**base_env, **raw.get("env", {})}.items()}
+            step_ctx = Context({**ctx, **{f"env.{k}": v for k, v in env.items()}})
+            if raw.get("id") in self.skip_ids or not condition(raw.get("if"), step_ctx):
                 run.steps.append(Step(name, skipped=True))
                 continue
-            env = {k: substitute(v, ctx) for k, v in {**base_env, **raw.get("env", {})}.items()}
             with_ = {k: substitute(v, ctx) for k, v in raw.get("with", {}).items()}
             if "uses" in raw:
                 run.steps.append(self._action(raw["uses"], with_, ctx, workspace, run, name))
@@ -191,6 +208,7 @@ class Runner:
                 "GITHUB_SHA": str(ctx.value("github.sha")),
                 "GITHUB_EVENT_NAME": str(ctx.value("github.event_name")),
                 "GITHUB_STEP_SUMMARY": str(summary),
+                **self.github_env,
                 **({"GITHUB_EVENT_PATH": str(event_path)} if event_path else {}),
             }
         )
@@ -214,16 +232,52 @@ class Runner:
             self._upload(with_, workspace)
         elif action == "actions/download-artifact":
             dest = workspace / with_.get("path", ".")
-            for art in sorted(self.artifacts.iterdir()):
+            store = self.artifacts
+            if "run-id" in with_:  # another run's artifacts: that needs a token with actions: read
+                assert with_.get("github-token"), "download-artifact with run-id needs github-token"
+                store = self.other_runs[str(with_["run-id"])]
+            merge = str(with_.get("merge-multiple", "false")).lower() == "true"
+            for art in sorted(store.iterdir()) if store.is_dir() else []:
                 if fnmatch.fnmatch(art.name, with_.get("pattern", "*")):
-                    shutil.copytree(art, dest / art.name)
+                    shutil.copytree(art, dest if merge else dest / art.name, dirs_exist_ok=merge)
         elif action == "actions/upload-pages-artifact":
             site = workspace / with_.get("path", "_site")
             assert (site / "index.html").is_file(), f"{site} has no index.html to publish"
             run.pages = site
+        elif action in ("actions/cache/restore", "actions/cache/save"):
+            return Step(name, stdout=self._cache(action.rsplit("/", 1)[1], with_, workspace))
         elif action not in ("actions/setup-python", "actions/configure-pages", "actions/deploy-pages"):
             raise AssertionError(f"this test does not simulate {uses}")
         return Step(name)
+
+    def _cache(self, what: str, with_: dict, workspace: Path) -> str:
+        """actions/cache v4: one store per repository (beside its origin); a key is saved once and never
+        overwritten; restore takes the exact key, else the newest entry whose key starts with a restore-key."""
+        store = self.origin.parent / "gha-cache"
+        paths = [p.strip() for p in with_["path"].splitlines() if p.strip()]
+        if what == "save":
+            dest = store / with_["key"]
+            if dest.exists():
+                return f"Cache already exists for key: {with_['key']}"
+            for rel in paths:
+                src = workspace / rel
+                if src.is_dir():
+                    shutil.copytree(src, dest / rel)
+                elif src.is_file():
+                    (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(src, dest / rel)
+            dest.mkdir(parents=True, exist_ok=True)
+            return f"Cache saved with key: {with_['key']}"
+        saved = sorted(store.iterdir(), key=lambda p: p.stat().st_mtime_ns) if store.is_dir() else []
+        hit = store / with_["key"]
+        if not hit.is_dir():
+            prefixes = [k.strip() for k in with_.get("restore-keys", "").splitlines() if k.strip()]
+            hits = [p for p in saved if any(p.name.startswith(k) for k in prefixes)]
+            hit = hits[-1] if hits else None
+        if hit is None:
+            return f"Cache not found for input keys: {with_['key']}"
+        shutil.copytree(hit, workspace, dirs_exist_ok=True)
+        return f"Cache restored from key: {hit.name}"
 
     def _upload(self, with_: dict, workspace: Path) -> None:
         """actions/upload-artifact v4: a wildcard keeps the folders after the first wildcard; hidden files need opting in."""

@@ -13,13 +13,16 @@ from pathlib import Path
 
 import gha
 import pytest
+import slowed_history
 from conftest import SRC_ROOT, cli_env
+from github_server import FakeGitHub
 
 from regress.storage.codec import decode
 from regress.storage.store import Store
 
 MACHINE = "gha-ubuntu-latest"
 WORKFLOW = gha.load("benchmarks.yml")
+COMMENT_WORKFLOW = gha.load("benchmarks-comment.yml")
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -30,7 +33,7 @@ def git(cwd: Path, *args: str) -> str:
 
 def test_workflows_pass_actionlint(actionlint):
     files = sorted(str(p) for p in gha.WORKFLOWS.glob("*.yml"))
-    assert {Path(f).name for f in files} >= {"ci.yml", "benchmarks.yml"}
+    assert {Path(f).name for f in files} >= {"ci.yml", "benchmarks.yml", "benchmarks-comment.yml"}
     proc = subprocess.run([*actionlint, *files], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -50,11 +53,37 @@ def test_permissions_are_the_least_each_job_needs():
     jobs = WORKFLOW["jobs"]
     assert jobs["publish"]["permissions"] == {"contents": "write"}
     assert jobs["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
+    assert jobs["notify"]["permissions"] == {"contents": "read", "issues": "write"}
     assert "permissions" not in jobs["measure"] and "permissions" not in jobs["compare"]
+    comment = COMMENT_WORKFLOW
+    assert comment["permissions"] == {}
+    assert comment["jobs"]["comment"]["permissions"] == {
+        "actions": "read",
+        "contents": "read",
+        "pull-requests": "write",
+    }
+    # The compare job runs the pull request's code: it gets no token to write with.
+    assert all("GITHUB_TOKEN" not in s.get("env", {}) for s in jobs["compare"]["steps"])
     assert gha.load("ci.yml")["permissions"] == {"contents": "read"}
     assert [s.get("uses", "").split("@")[0] for s in jobs["deploy"]["steps"]] == ["actions/deploy-pages"]
     uses = {s.get("uses", "").split("@")[0] for s in jobs["publish"]["steps"]}
     assert {"actions/configure-pages", "actions/upload-pages-artifact"} <= uses
+
+
+def test_the_comment_workflow_never_runs_the_pull_requests_code():
+    """workflow_run has a token that writes: it checks out only the default branch and reads the artifact as data."""
+    assert gha.triggers(COMMENT_WORKFLOW) == {"workflow_run": {"workflows": [WORKFLOW["name"]], "types": ["completed"]}}
+    steps = COMMENT_WORKFLOW["jobs"]["comment"]["steps"]
+    checkouts = [s for s in steps if s.get("uses", "").startswith("actions/checkout")]
+    assert checkouts and all(
+        "ref" not in s.get("with", {}) and "repository" not in s.get("with", {}) for s in checkouts
+    )
+    text = (gha.WORKFLOWS / "benchmarks-comment.yml").read_text()
+    assert text.count("workflow_run.head_sha") == 1  # only as --head-sha, to refuse a file for another commit
+    (download,) = [s for s in steps if s.get("uses", "").startswith("actions/download-artifact")]
+    assert download["with"]["run-id"] == "${{ github.event.workflow_run.id }}"
+    runs = [s["run"] for s in steps if "run" in s and s.get("id") != "install"]
+    assert runs == ['regress comment regress-comment/comment.json --head-sha "$HEAD_SHA"']
 
 
 @pytest.fixture
@@ -89,7 +118,7 @@ def push_event(origin: Path, tmp_path: Path, sha: str, tag: str) -> tuple[gha.Ru
         )
         job = runner.run_job(WORKFLOW, "measure", ctx, tmp_path / f"{tag}-measure-{k}")
         assert job.ok, job.log()
-    return runner, gha.Context({"github.event_name": "push", "github.sha": sha})
+    return runner, gha.Context({"github.event_name": "push", "github.sha": sha, "github.run_id": f"run-{tag}"})
 
 
 def test_push_path_end_to_end(repo, origin, tmp_path):
@@ -162,6 +191,11 @@ def test_push_path_end_to_end(repo, origin, tmp_path):
         if p.is_file() and p.suffix in (".html", ".js", ".json") and "assets" not in p.parts
     )
     assert all(sha in site_text for sha in [first, *heads])
+    # Both publish jobs restored the first one's site and summary (actions/cache) and built on them.
+    for i in (0, 1):
+        restored = jobs[i].step("Restore the last site built and the results summary").stdout
+        assert restored == "Cache restored from key: regress-site-run-c1", restored
+        assert "kept unchanged" in jobs[i].step("Build the site").stdout
 
 
 SLOW = """
@@ -204,6 +238,36 @@ def pr_event(path: Path, base_tip: str, head: str, labels: list[str], action: st
     return path
 
 
+def comment_context(main_sha: str, head: str, run_id: int) -> gha.Context:
+    """The workflow_run event benchmarks-comment.yml gets once a pull request's run has finished."""
+    return gha.Context(
+        {
+            "github.event_name": "workflow_run",
+            "github.sha": main_sha,  # workflow_run runs on the default branch
+            "github.token": "write-token",
+            "github.event.workflow_run.event": "pull_request",
+            "github.event.workflow_run.id": run_id,
+            "github.event.workflow_run.head_sha": head,
+            "github.event.workflow_run.head_branch": "docs",
+            "github.event.workflow_run.head_repository.full_name": "fork/proj",
+        }
+    )
+
+
+def post_comment(origin, tmp_path, fake, runner, main_sha, head, tag) -> gha.JobRun:
+    """benchmarks-comment.yml's job for the run whose artifacts `runner` holds."""
+    poster = gha.Runner(
+        origin,
+        tmp_path / f"artifacts-post-{tag}",
+        runner.bin_dir,
+        github_env={k: v for k, v in fake.env().items() if k != "GITHUB_TOKEN"},
+        other_runs={"4242": runner.artifacts},
+    )
+    job = poster.run_job(COMMENT_WORKFLOW, "comment", comment_context(main_sha, head, 4242), tmp_path / f"post-{tag}")
+    assert job.ok, job.log()
+    return job
+
+
 def test_pull_request_path_end_to_end(repo, origin, tmp_path):
     # The test project's fixed plan of three rounds a side (the differ's least for a
     # level) keeps the test short; a real project gets the adaptive default. A 50%
@@ -243,6 +307,19 @@ def test_pull_request_path_end_to_end(repo, origin, tmp_path):
         ok.summary
     )
     assert ok.step(step).stderr.count("round ") == 6, ok.log()  # base and head, in turn, three rounds each
+    # The comment: an artifact of the compare job, posted by benchmarks-comment.yml with its own token.
+    assert (runner.artifacts / "regress-comment" / "comment.json").is_file()
+    main_sha = git(origin, "rev-parse", "main")
+    with FakeGitHub() as fake:
+        fake.state.add_pull(7, fine)
+        posted = post_comment(origin, tmp_path, fake, runner, main_sha, fine, "docs")
+        assert "comment created on pull request #7" in posted.step("Post or update the comment").stdout
+        (first,) = fake.state.thread(7)
+        assert first["body"].startswith("**regress: no significant change"), first["body"]
+        fake.state.add_pull(7, slow)  # the pull request is pushed to: its run for `fine` is out of date
+        stale = post_comment(origin, tmp_path, fake, runner, main_sha, fine, "stale")
+        assert "not posted" in stale.step("Post or update the comment").stderr and fake.state.thread(7) == [first]
+        comment_state = fake.state
 
     pr_dir = tmp_path / "pr-slow"
     bad = runner.run_job(
@@ -258,6 +335,17 @@ def test_pull_request_path_end_to_end(repo, origin, tmp_path):
         "**regression**" in bad.summary and "this check fails" in bad.summary and "perf-regression-ok" in bad.summary
     ), bad.summary
     assert "significant regression" in bad.step(step).stderr, bad.log()
+    with FakeGitHub(comment_state) as fake:  # the same pull request: its one comment is updated
+        posted = post_comment(origin, tmp_path, fake, runner, main_sha, slow, "slow")
+        assert "comment updated on pull request #7" in posted.step("Post or update the comment").stdout
+        (updated,) = fake.state.thread(7)
+        assert updated["id"] == first["id"] and updated["body"].startswith("**regress: 2 benchmarks slower")
+    # A run whose check was skipped left no comment: the poster has nothing to do, and says nothing.
+    empty = gha.Runner(origin, tmp_path / "artifacts-none", runner.bin_dir)
+    empty.artifacts.mkdir()
+    with FakeGitHub() as fake:
+        quiet = post_comment(origin, tmp_path, fake, empty, main_sha, slow, "none")
+        assert quiet.step("Post or update the comment").skipped and fake.state.log == []
 
     # The label is added: the same check passes, and the summary still shows the slowdown.
     again = runner.rerun_step(
@@ -293,5 +381,67 @@ def test_readme_shows_the_workflow_as_it_is():
     section = readme[readme.index("## Use regress in your project") :]
     block = section[section.index("```yaml\n") + len("```yaml\n") :]
     assert block[: block.index("```\n")] == (gha.WORKFLOWS / "benchmarks.yml").read_text()
-    for needed in ("pages: write", "id-token: write", "contents: write", "perf-regression-ok", "gha-ubuntu-latest"):
+    second = block[block.index("```yaml\n") + len("```yaml\n") :]
+    assert second[: second.index("```\n")] == (gha.WORKFLOWS / "benchmarks-comment.yml").read_text()
+    for needed in (
+        "pages: write",
+        "id-token: write",
+        "contents: write",
+        "issues: write",
+        "pull-requests: write",
+        "actions: read",
+        "workflow_run",
+        "perf-regression-ok",
+        "gha-ubuntu-latest",
+    ):
         assert needed in section
+
+
+def notify_context(sha: str) -> gha.Context:
+    return gha.Context(
+        {
+            "github.event_name": "push",
+            "github.sha": sha,
+            "github.token": "write-token",
+            "needs.publish.result": "success",
+            "needs.publish.outputs.site_url": "https://octo.github.io/proj/",
+        }
+    )
+
+
+def test_push_path_opens_an_issue_for_a_regression(repo, origin, tmp_path):
+    """The notify job after publish, on a results branch whose history shows c4 made two benchmarks slower."""
+    shas = slowed_history.make(repo)
+    repo.git("push", "-q", "origin", "main")
+    slowed_history.save(repo.path / ".regress", shas, ["c1", "c2", "c3", "c4", "c5", "c6"], machine=MACHINE)
+    repo.regress("results", "push", check=True)
+    step = "Open an issue for each new regression"
+    assert not gha.condition(
+        WORKFLOW["jobs"]["notify"]["if"], gha.Context({**notify_context(shas["c6"]), "needs.publish.result": "failure"})
+    )
+    with FakeGitHub() as fake:
+        runner = gha.Runner(
+            origin,
+            tmp_path / "artifacts",
+            gha.regress_shim(tmp_path / "bin"),
+            github_env={k: v for k, v in fake.env().items() if k != "GITHUB_TOKEN"},
+        )
+        job = runner.run_job(WORKFLOW, "notify", notify_context(shas["c6"]), tmp_path / "notify-c6")
+        assert job.ok, job.log()
+        assert f"opened issue #1 for {shas['c4'][:10]}" in job.step(step).stdout, job.log()
+        (issue,) = fake.state.regress_issues("performance-regression")
+        assert "[chart](https://octo.github.io/proj/bench/ops-add-" in issue["body"]
+        assert f"regress bisect {shas['c3'][:10]} {shas['c4'][:10]}" in issue["body"]  # the full clone counts x
+
+        # The next push's results confirm the second benchmark: a comment on the same issue.
+        slowed_history.save(repo.path / ".regress", shas, ["c7"], machine=MACHINE)
+        repo.regress("results", "push", check=True)
+        job = runner.run_job(WORKFLOW, "notify", notify_context(shas["c7"]), tmp_path / "notify-c7")
+        assert job.ok and "commented on issue #1" in job.step(step).stdout, job.log()
+        assert len(fake.state.regress_issues("performance-regression")) == 1 and len(fake.state.thread(1)) == 1
+
+        # Switched off in the workflow: the step does not run, and nothing is asked of GitHub.
+        off = {**WORKFLOW, "env": {**WORKFLOW["env"], "REGRESS_ISSUES": "off"}}
+        calls = len(fake.state.log)
+        job = runner.run_job(off, "notify", notify_context(shas["c7"]), tmp_path / "notify-off")
+        assert job.ok and job.step(step).skipped and len(fake.state.log) == calls

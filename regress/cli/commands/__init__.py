@@ -4,10 +4,12 @@ function of the layers below and prints. Listed here in `regress --help` order."
 from regress.cli.commands import (
     bisect,
     check,
+    comment,
     compare,
     explain,
     list_,
     merge,
+    notify,
     regressions,
     report,
     results,
@@ -15,4 +17,4 @@ from regress.cli.commands import (
     show,
 )
 
-ALL = (list_, run, show, report, compare, explain, regressions, bisect, merge, check, results)
+ALL = (list_, run, show, report, compare, explain, regressions, bisect, merge, check, comment, notify, results)

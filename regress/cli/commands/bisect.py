@@ -10,7 +10,12 @@ from regress.core.errors import RegressError
 
 
 def add(sub) -> None:
-    p = sub.add_parser("bisect", help="the first commit between GOOD and BAD where a benchmark's level moved")
+    p = sub.add_parser(
+        "bisect",
+        help="the first commit between GOOD and BAD where a benchmark's level moved",
+        usage="regress bisect [options] GOOD BAD --bench REGEX [-- PATH ...]",
+        epilog="after the flags, `-- PATH...` limits the commits to those touching the paths, as `git log A..B -- PATH` does",
+    )
     flags.common(p)
     p.add_argument("good", metavar="GOOD", help="a commit at the old level")
     p.add_argument("bad", metavar="BAD", help="a later commit at the new level")
@@ -37,7 +42,8 @@ def run(args) -> int:
     repo = gitrepo.open_repo(cfg.root)
     good = gitrepo.resolve_one(repo, args.good, what="bisect", worktree=False)
     bad = gitrepo.resolve_one(repo, args.bad, what="bisect", worktree=False)
-    got = bisect.bisect(cfg, good, bad, bench=args.bench, announce=announce_round, say=err)
+    paths = getattr(args, "paths", ())
+    got = bisect.bisect(cfg, good, bad, bench=args.bench, announce=announce_round, say=err, paths=paths)
     err(f"regress: measured {plural(got.measured, 'commit')} of {got.commits}")
     print(json.dumps(render.as_json(got), indent=2, allow_nan=False) if args.format == "json" else render.text(got))
     return 0

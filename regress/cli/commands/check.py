@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from regress.cli import flags
+from regress.cli import flags, github_flags
 from regress.cli.console import announce_round, err, plural
 
 
@@ -35,6 +35,12 @@ def add(sub) -> None:
     p.add_argument(
         "--no-explain", action="store_true", help="leave out the operator rows (torch.profiler) under each regression"
     )
+    p.add_argument(
+        "--comment-file",
+        metavar="FILE",
+        help="also write the pull request's sticky comment here, for `regress comment FILE` to post",
+    )
+    github_flags.site_url(p)
     flags.benchmarks_dir(p)
     p.add_argument(
         "--min-run-time", type=flags.positive_float, metavar="SECONDS", help="blocked_autorange min_run_time per round"
@@ -61,6 +67,16 @@ def run(args) -> int:
     where = check.summary_path(args.summary)
     if where:
         check.write_summary(where, checked.markdown)
+    if args.comment_file:
+        from pathlib import Path
+
+        from regress.ci import pr_comment
+
+        body = pr_comment.body_for(
+            checked, chart_url=github_flags.chart_url(cfg, args.site_url), run_url=github_flags.run_url(args.run_url)
+        )
+        number = pr_comment.event_number(os.environ.get("GITHUB_EVENT_PATH"))
+        pr_comment.write(Path(args.comment_file), pr_comment.Payload(body, checked.head.sha, number))
     if checked.fails:
         err(
             f"regress: {plural(checked.regressions, 'significant regression')} "

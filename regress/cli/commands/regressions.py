@@ -6,11 +6,18 @@ from regress.cli import flags
 from regress.cli.console import skipped_files
 from regress.core.errors import RegressError
 from regress.core.kinds import Metric
+from regress.storage import summary
 from regress.storage.store import Store
 
 
 def add(sub) -> None:
-    p = sub.add_parser("regressions", help="steps in every benchmark's history")
+    p = sub.add_parser(
+        "regressions",
+        help="steps in every benchmark's history",
+        usage="regress regressions [options] [-- PATH ...]",
+        epilog="after the flags, `-- PATH...`: count only the commits touching the paths as unmeasured, and "
+        "carry the paths into the bisect hint",
+    )
     flags.common(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument(
@@ -34,7 +41,7 @@ def run(args) -> int:
     threshold = cfg.threshold_for(metric) if args.threshold is None else args.threshold
     wanted = flags.bench_pattern(args.bench)
     store = Store(cfg.results_dir)
-    history = store.history(cfg.machine_name, cfg.env)
+    history = summary.history(store, cfg.machine_name, cfg.env)  # light results: no block times decoded
     skipped_files(store)
     if not history:
         raise RegressError(
@@ -61,7 +68,7 @@ def run(args) -> int:
     else:
         from regress.output.metric_units import formatter
 
-        gaps = unmeasured(cfg, history, steps)
+        gaps = unmeasured(cfg, history, steps, getattr(args, "paths", ()))
         print(
             render.steps_text(
                 steps, commits, threshold=threshold, n_commits=len(history), fmt=formatter(metric), gaps=gaps
@@ -70,8 +77,9 @@ def run(args) -> int:
     return 0
 
 
-def unmeasured(cfg, history, steps) -> dict[str, tuple[str, int]]:
-    """By step commit: the measured commit before it, and how many commits git has between the two."""
+def unmeasured(cfg, history, steps, paths: tuple[str, ...] = ()) -> dict[str, tuple]:
+    """By step commit: the measured commit before it, how many commits git has between the two
+    (with `paths`, only those touching them), and the paths."""
     from regress.storage import gitrepo
 
     repo = gitrepo.open_repo(cfg.root)
@@ -80,9 +88,9 @@ def unmeasured(cfg, history, steps) -> dict[str, tuple[str, int]]:
         if s.index > 0 and s.sha not in gaps:
             prev = history[s.index - 1].commit.sha
             try:
-                n = gitrepo.count_between(repo, prev, s.sha)
+                n = gitrepo.count_between(repo, prev, s.sha, paths)
             except Exception:  # noqa: BLE001 - a commit git no longer has: nothing to count
                 n = None
             if n:
-                gaps[s.sha] = (prev, n)
+                gaps[s.sha] = (prev, n, paths)
     return gaps

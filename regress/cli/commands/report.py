@@ -30,6 +30,10 @@ def run(args) -> int:
         repo = gitrepo.open_repo(cfg.root)
         baseline = gitrepo.resolve_one(repo, args.baseline, what="--baseline", worktree=False)
     out = Path(args.out) if args.out else cfg.root / "site"
+    if not args.out:
+        from regress.storage.ignored import make_ignored
+
+        make_ignored(out)  # regress's own output: nothing new in `git status`
     store = Store(cfg.results_dir)
     summary = site.build(
         store,

@@ -9,7 +9,12 @@ from regress.core.records import WORKTREE, CommitResult
 
 
 def add(sub) -> None:
-    p = sub.add_parser("run", help="measure commits (default HEAD)")
+    p = sub.add_parser(
+        "run",
+        help="measure commits (default HEAD)",
+        usage="regress run [options] [REV ...] [-- PATH ...]",
+        epilog="after the flags, `-- PATH...` limits the commits to those touching the paths, as `git log A..B -- PATH` does",
+    )
     flags.common(p)
     p.add_argument(
         "revisions", nargs="*", metavar="REV", help=f"commits or ranges (A..B, HEAD~5..HEAD, HEAD^!), or {WORKTREE}"
@@ -69,6 +74,7 @@ def run(args) -> int:
         mode=args.mode,
         shard=args.shard,
         paired=bool(args.paired),
+        paths=getattr(args, "paths", ()),
     )
     progress = ConsoleProgress()
     try:

@@ -127,6 +127,37 @@
   /* Chart pages: per machine/environment series (never joined), one line of levels (the fastest
    * round's fastest block per commit, the statistic the differ and the change points use) with a
    * band of the rounds' quartiles; change-point markers sit on the line at their commit. */
+  // Past this many points a chart draws with WebGL (scattergl), where the browser has it.
+  var GL_POINTS = 1000;
+  var HAS_GL = (function () {
+    try {
+      var c = document.createElement("canvas");
+      return !!(window.WebGLRenderingContext && (c.getContext("webgl") || c.getContext("experimental-webgl")));
+    } catch (e) {
+      return false;
+    }
+  })();
+
+  function median(values) {
+    var v = values.slice().sort(function (a, b) { return a - b; });
+    var h = Math.floor(v.length / 2);
+    return v.length % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+  }
+
+  // Per commit, the level of its segment between the change points `regress regressions` found:
+  // the first step's level before it up to that step, each step's level after it from there on;
+  // the median level when there are no steps. One jump per step.
+  function fitted(s) {
+    if (!s.level.length) return [];
+    var at = {};
+    s.steps.forEach(function (st) { at[st[0]] = st; });
+    var current = s.steps.length ? s.steps[0][1] : median(s.level);
+    return s.sha.map(function (sha) {
+      if (at[sha]) current = at[sha][2];
+      return current;
+    });
+  }
+
   function chart() {
     var data = readJSON("bench-data");
     var C = commits().commits;
@@ -145,22 +176,29 @@
         var group = "series" + k;
         var xs = s.sha.map(x);
         var common = { legendgroup: group, showlegend: false, meta: { series: k } };
-        // A change point's marker sits on the line, and Plotly gives the hover to the line's
-        // smaller point there: the line's hover at that commit says what the marker's does.
+        // A change point's marker sits on the fitted line where it jumps; the commit's own point
+        // may take the hover there, so its hover says what the marker's does.
         var stepAt = {};
         s.steps.forEach(function (st) {
           stepAt[st[0]] = "<br>change point (" + esc(st[4]) + "): " + stepText(st) + "<br>level " + fmtTime(st[1]) + " → " + fmtTime(st[2]);
         });
-        out.push(Object.assign({ x: xs, y: s.hi, mode: "lines", line: { width: 0, color: color }, hoverinfo: "skip", name: "rounds q3" }, common));
+        // WebGL past a thousand points: a chart of 10,000 commits still pans smoothly.
+        var type = s.sha.length > GL_POINTS && HAS_GL ? "scattergl" : "scatter";
+        out.push(Object.assign({ type: type, x: xs, y: s.hi, mode: "lines", line: { width: 0, color: color }, hoverinfo: "skip", name: "rounds q3" }, common));
         out.push(Object.assign({
-          x: xs, y: s.lo, mode: "lines", line: { width: 0, color: color }, hoverinfo: "skip", name: "rounds' quartiles",
+          type: type, x: xs, y: s.lo, mode: "lines", line: { width: 0, color: color }, hoverinfo: "skip", name: "rounds' quartiles",
           fill: "tonexty", fillcolor: rgba(color, 0.18)
         }, common));
+        // The line is the history's fitted levels (what the differ sees); each commit's level a faint point.
         out.push(Object.assign({}, common, {
-          x: xs, y: s.level, showlegend: true, mode: "lines+markers",
+          type: type, x: xs, y: fitted(s), mode: "lines", line: { color: color, width: 2.5, shape: "hv" },
+          hoverinfo: "skip", name: "fitted level", meta: { series: k, kind: "fitted" }
+        }));
+        out.push(Object.assign({}, common, {
+          type: type, x: xs, y: s.level, showlegend: true, mode: "markers",
           // Levels of several CPU models are each run's shift taken out; the legend says how many.
           name: esc(s.name) + (s.cpus && s.cpus.length > 1 ? " (" + s.cpus.length + " CPU models)" : ""),
-          line: { color: color, width: s.sha.length > 300 ? 1.5 : 2 }, marker: { color: color, size: s.sha.length > 300 ? 3 : 6 },
+          marker: { color: color, opacity: 0.45, size: s.sha.length > 300 ? 4 : 6 },
           customdata: s.sha.map(function (sha, i) {
             var runs = s.runs && s.runs[i] ? "<br>" + esc(s.runs[i]) : "";
             return about(sha).concat([s.lo[i], s.hi[i], stepAt[sha] || "", runs]);
@@ -170,7 +208,7 @@
         }));
         if (s.steps.length) {
           out.push(Object.assign({}, common, {
-            x: s.steps.map(function (st) { return x(st[0]); }), y: s.steps.map(function (st) { return st[5]; }),
+            x: s.steps.map(function (st) { return x(st[0]); }), y: s.steps.map(function (st) { return st[2]; }),  // on the fitted line, where it jumps
             name: "change points", mode: "markers+text",
             text: s.steps.map(stepText),
             textposition: "top center",
@@ -221,7 +259,7 @@
         legend: { orientation: "h", x: 0, y: 1.12 },
         hoverlabel: { namelength: -1, align: "left" },
         xaxis: xaxis,
-        yaxis: { title: { text: "level per run; band: quartiles of the rounds" }, tickformat: ".3s", ticksuffix: "s", automargin: true, gridcolor: "#eef1f5" },
+        yaxis: { title: { text: "level per run (line: fitted between change points; points: each commit); band: quartiles of the rounds" }, tickformat: ".3s", ticksuffix: "s", automargin: true, gridcolor: "#eef1f5" },
         plot_bgcolor: "#fff", paper_bgcolor: "#fff", font: { family: "system-ui, sans-serif", size: 12 }
       };
     }

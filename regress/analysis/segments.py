@@ -1,0 +1,59 @@
+"""The segmentation behind `changepoints`: the history's own noise scale, outliers clipped, change points placed."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import ruptures
+from scipy import stats as _sps
+from scipy.ndimage import median_filter
+
+# Penalty per change point, in squared units of the history's noise.
+PENALTY = 20.0
+# Running-median window and clipping distance (noise units) that tame outliers.
+WINDOW = 5
+CLIP = 3.0
+# Commits on a new level before it counts: 2, so one outlier is never a step.
+MIN_SEGMENT = 2
+# The noise scale never falls below this (log units), so a nearly constant
+# history doesn't turn every wobble into a step.
+MIN_NOISE = 0.002
+
+
+def noise_scale(logs: np.ndarray) -> float:
+    """Commit-to-commit noise: the scaled MAD of first differences over sqrt(2).
+
+    Differences cancel the level, so the few real steps barely move it.
+    """
+    if len(logs) < 3:
+        return MIN_NOISE
+    d = np.diff(logs)
+    return max(float(_sps.median_abs_deviation(d, scale="normal")) / math.sqrt(2), MIN_NOISE)
+
+
+def robust(logs: np.ndarray, scale: float) -> np.ndarray:
+    """Clip each level to within CLIP noise units of its neighbours' running median.
+
+    A wild commit is pulled back to the edge of the noise, so it weighs like
+    an ordinary one; a real step moves the running median along with it
+    once half the window is on the new level, so steps are left alone.
+    """
+    if len(logs) < 3:
+        return logs
+    local = median_filter(logs, size=WINDOW, mode="mirror")
+    return np.clip(logs, local - CLIP * scale, local + CLIP * scale)
+
+
+def breakpoints(clipped: np.ndarray, scale: float, *, penalty: float = PENALTY) -> list[int]:
+    """Start positions of every segment after the first.
+
+    Penalised least squares (ruptures' KernelCPD with a linear kernel: exact
+    optimal partitioning, in C) on the clipped log levels in noise units.
+    """
+    n = len(clipped)
+    if n < 2 * MIN_SEGMENT:
+        return []
+    z = clipped / scale
+    algo = ruptures.KernelCPD(kernel="linear", min_size=MIN_SEGMENT).fit((z - np.median(z)).reshape(-1, 1))
+    return [b for b in algo.predict(pen=penalty) if b < n]

@@ -1,0 +1,120 @@
+"""The issue regress opens when a commit on the default branch made benchmarks slower,
+and the comment it adds when later results show more of that commit's damage.
+
+Levels and changes are written as `regress regressions` writes them; the
+bisect command is `regress bisect`'s, the operator rows `regress explain`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from regress.analysis.changepoints import Step
+from regress.analysis.explanation import Explanation
+from regress.analysis.new_steps import Culprit
+from regress.core.records import BenchmarkId, CommitInfo
+from regress.core.units import fmt_time
+from regress.output.bisect import bisect_command
+from regress.output.explain import markdown_rows
+from regress.output.verdicts import md_cell, pct
+
+ChartUrl = Callable[[BenchmarkId], str]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def title(c: Culprit) -> str:
+    subject = c.commit.subject if len(c.commit.subject) <= 80 else c.commit.subject[:79] + "…"
+    return (
+        f"Performance regression in {c.commit.short}: {subject} "
+        f"({_plural(len(c.steps), 'benchmark')} slower, worst {pct(c.worst)})"
+    )
+
+
+def _table(steps: tuple[Step, ...] | list[Step], chart_url: ChartUrl | None) -> list[str]:
+    out = ["| benchmark | threads | before | after | change | chart |", "|---|---:|---:|---:|---:|---|"]
+    for s in steps:
+        name = md_cell(" / ".join(p for p in (s.id.label, s.id.sub_label, s.id.description) if p))
+        slide = f" (over {s.span} commits)" if s.span > 1 else ""
+        chart = f"[chart]({chart_url(s.id)})" if chart_url is not None else ""
+        out.append(
+            f"| {name} | {s.id.num_threads} | {fmt_time(s.before)} | {fmt_time(s.after)} | "
+            f"{pct(s.ratio)}{slide} | {chart} |"
+        )
+    return out
+
+
+def _details(c: Culprit, steps, *, gap: int, operators: list[Explanation], chart_url: ChartUrl | None) -> list[str]:
+    out = _table(steps, chart_url) + [""]
+    if gap and c.previous is not None:
+        out += [
+            f"Between `{c.previous.short}` and `{c.commit.short}`, {_plural(gap, 'commit')} "
+            f"{'was' if gap == 1 else 'were'} not measured, so the slowdown may come from any of them. "
+            "Find the first slow one with:",
+            "",
+            "```sh",
+            bisect_command(c.previous, c.commit, [s.id for s in steps]),
+            "```",
+            "",
+        ]
+    wanted = {s.id for s in steps}
+    shown = [e for e in operators if e.id in wanted]
+    if shown:
+        out += ["#### Operators behind the slowdown (torch.profiler, self CPU time per call)", ""]
+        for e in shown:
+            out += [f"**{md_cell(str(e.id))}**", ""] + markdown_rows(e)
+    return out
+
+
+def _footer(found_at: CommitInfo, run_url: str) -> str:
+    run = f" ([the run]({run_url}))" if run_url else ""
+    return (
+        f"_Found by `regress regressions` once {found_at.short} was measured{run}. "
+        "Closing this issue is respected: regress does not reopen it or comment on it again._"
+    )
+
+
+def body(
+    c: Culprit,
+    *,
+    machine: str,
+    env: str,
+    found_at: CommitInfo,
+    gap: int = 0,
+    operators: list[Explanation] = (),  # type: ignore[assignment]
+    chart_url: ChartUrl | None = None,
+    run_url: str = "",
+) -> str:
+    who = md_cell(c.commit.author)
+    since = f", against `{c.previous.short}` before it" if c.previous is not None else ""
+    out = [
+        f"**regress: {c.commit.sha} made {_plural(len(c.steps), 'benchmark')} slower (worst {pct(c.worst)})**",
+        "",
+        f"{md_cell(c.commit.subject)} ({who}), measured on `{md_cell(machine)}`, env `{md_cell(env)}`{since}.",
+        "",
+    ]
+    out += _details(c, c.steps, gap=gap, operators=list(operators), chart_url=chart_url)
+    out.append(_footer(found_at, run_url))
+    return "\n".join(out)
+
+
+def comment(
+    c: Culprit,
+    steps: list[Step],
+    *,
+    found_at: CommitInfo,
+    gap: int = 0,
+    operators: list[Explanation] = (),  # type: ignore[assignment]
+    chart_url: ChartUrl | None = None,
+    run_url: str = "",
+) -> str:
+    worst = max(s.ratio for s in steps)
+    out = [
+        f"**regress: {_plural(len(steps), 'more benchmark')} slower since {c.commit.short} (worst {pct(worst)})**",
+        "",
+    ]
+    out += _details(c, steps, gap=gap, operators=list(operators), chart_url=chart_url)
+    out.append(_footer(found_at, run_url))
+    return "\n".join(out)

@@ -1,0 +1,292 @@
+"""A compact summary of the results folder, so commands that read the history need not decode every file.
+
+`<results>/.summary.sqlite` holds, per result file, a *light* copy of its
+CommitResult: the same records with each round's block times reduced to the
+one figure the differ and the change points read (`stats.round_value`: the
+fastest block per execution, kept as a one-block round of one execution, so
+`round_values` gives it back exactly), each round's run and process kept,
+the reference workload's rounds reduced the same way, the commit, failures,
+fingerprint and runs as they are, the memory figures without their start
+times (equal ones shared), the compile, tracked and instruction figures as
+they are, and torch's pooled-block figures (quartiles,
+significant figures: `core/blocks.summarize_times`) for the Compare tables.
+Analysis code reads a light history as it reads a full one.
+
+Why SQLite: it is in the standard library, one file, updated one entry at a
+time in a transaction (a save rewrites one row, not the whole summary), safe
+with several readers and a writer, and a torn write rolls back. A columnar
+file would need pyarrow and a rewrite per save.
+
+The result files stay the record. Every read checks each file's entry
+against the file: its size and mtime, else its content digest, and the
+summary's own version (this module's and the results format's); an entry
+that disagrees, or a file without one, is rebuilt from the file, an entry
+without a file is dropped, and a summary that cannot be opened or written
+falls back to decoding the files. Saves and merges (`Store.save`,
+`Store.absorb`) update the entry of the file they wrote.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import hashlib
+import io
+import os
+import pickle
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+
+from regress.core import records
+from regress.core.blocks import summarize_times
+from regress.core.errors import RegressError
+from regress.core.history import history_order
+from regress.core.kinds import FailureKind
+from regress.storage import codec
+
+FILE = ".summary.sqlite"
+# Bump when what a light record holds (or how it is computed) changes: every entry is rebuilt.
+SUMMARY_VERSION = 2
+_VERSION = f"{SUMMARY_VERSION}/{codec.FORMAT_VERSION}"
+
+
+@dataclasses.dataclass(frozen=True)
+class LightResult(records.BenchmarkResult):
+    """A BenchmarkResult whose rounds hold only their round values, with torch's pooled-block
+    figures kept aside: (q1, median, q3, significant figures), empty when it has no times."""
+
+    torch_stats: tuple[float, ...] = ()
+
+
+def _light_samples(samples: tuple[records.Sample, ...]) -> tuple[records.Sample, ...]:
+    return tuple(
+        dataclasses.replace(
+            s, number_per_run=1, raw_times=(min(s.raw_times) / s.number_per_run,) if s.raw_times else ()
+        )
+        for s in samples
+    )
+
+
+def _light_result(r: records.BenchmarkResult, seen: dict) -> records.BenchmarkResult:
+    figures: tuple[float, ...] = ()
+    if r.ok and any(s.raw_times for s in r.samples):
+        times = np.concatenate([np.asarray(s.raw_times, dtype=np.float64) / s.number_per_run for s in r.samples])
+        q1, median, q3, sig = (a[0] for a in summarize_times(times[None, :]))
+        figures = (float(q1), float(median), float(q3), float(sig))
+    fields = {f.name: getattr(r, f.name) for f in dataclasses.fields(records.BenchmarkResult)}
+    fields["samples"] = _light_samples(r.samples)
+    # A round's memory figures without its start time: the rounds' figures are mostly equal,
+    # and one shared record for them halves what a light history costs to read.
+    fields["memory"] = tuple(seen.setdefault(m, m) for m in (dataclasses.replace(m, started_at=0.0) for m in r.memory))
+    return LightResult(**fields, torch_stats=figures)
+
+
+def light(result: records.CommitResult) -> records.CommitResult:
+    """The summary's copy of a result: what history readers need, without the block times."""
+    seen: dict = {}
+    return dataclasses.replace(
+        result,
+        results=tuple(_light_result(r, seen) for r in result.results),
+        reference=_light_samples(result.reference),
+    )
+
+
+# -- the file ------------------------------------------------------------------
+
+_RECORDS = [v for v in vars(records).values() if isinstance(v, type) and dataclasses.is_dataclass(v)]
+_ALLOWED = {(cls.__module__, cls.__name__): cls for cls in (*_RECORDS, LightResult, FailureKind)}
+
+
+class _Unpickler(pickle.Unpickler):
+    """Builds only the record classes (the summary may come from a restored folder)."""
+
+    def find_class(self, module: str, name: str):
+        try:
+            return _ALLOWED[(module, name)]
+        except KeyError:
+            raise pickle.UnpicklingError(f"refusing to load {module}.{name}") from None
+
+
+def _load(blob: bytes, kind: type):
+    value = _Unpickler(io.BytesIO(blob)).load()
+    if not isinstance(value, kind):
+        raise pickle.UnpicklingError(f"not a {kind.__name__}")
+    return value
+
+
+def _connect(root: Path) -> sqlite3.Connection:
+    try:
+        return _open(root)
+    except sqlite3.OperationalError:
+        raise
+    except sqlite3.DatabaseError:  # not a database (a torn copy, say): it is only a summary, start afresh
+        (root / FILE).unlink(missing_ok=True)
+        return _open(root)
+
+
+def _open(root: Path) -> sqlite3.Connection:
+    if not root.is_dir():
+        raise OSError(f"no results folder {root}")
+    db = sqlite3.connect(root / FILE, timeout=30, isolation_level=None)
+    db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    row = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+    if row is None or row[0] != _VERSION:
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("DROP TABLE IF EXISTS entries")
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (_VERSION,))
+        db.execute("COMMIT")
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS entries (machine TEXT, env TEXT, sha TEXT, size INTEGER, mtime_ns INTEGER,"
+        " digest TEXT, light BLOB, error TEXT, commit_info BLOB, PRIMARY KEY (machine, env, sha))"
+    )
+    return db
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=20).hexdigest()
+
+
+def record(root: Path, path: Path, result: records.CommitResult, data: bytes) -> None:
+    """After a save or a merge wrote `data` (`result`) to `path`: its entry, from the result in hand.
+
+    Best effort: a summary that cannot be written is rebuilt by the next read.
+    """
+    if result.commit.sha == records.WORKTREE:
+        return
+    try:
+        st = path.stat()
+        db = _connect(root)
+        try:
+            db.execute(
+                "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?)",
+                (
+                    result.machine,
+                    result.env,
+                    path.stem,
+                    st.st_size,
+                    st.st_mtime_ns,
+                    _digest(data),
+                    pickle.dumps(light(result), protocol=5),
+                    pickle.dumps(result.commit, protocol=5),
+                ),
+            )
+        finally:
+            db.close()
+    except (OSError, sqlite3.Error):
+        pass
+
+
+@dataclasses.dataclass(frozen=True)
+class Listed:
+    """A stored commit without its results: what `core.history.neighbours` looks up."""
+
+    commit: records.CommitInfo
+
+
+def history(store, machine: str, env: str) -> list[records.CommitResult]:
+    """Every commit measured on machine/env as light results, oldest first (as `Store.history`).
+
+    Files the summary does not know as they are now are decoded (and their
+    entries written); unreadable ones are listed in `store.refused`.
+    """
+    found = _read(store, machine, env, "light")
+    if found is None:
+        return [light(r) for r in store.history(machine, env)]
+    return _in_order(found)
+
+
+def commits(store, machine: str, env: str) -> list[Listed]:
+    """Every commit measured on machine/env, oldest first, without decoding any results."""
+    found = _read(store, machine, env, "commit_info")
+    if found is None:
+        return [Listed(r.commit) for r in store.history(machine, env)]
+    return _in_order([Listed(c) for c in found])
+
+
+def _in_order(found: list) -> list:
+    by_sha = {r.commit.sha: r for r in found if r.commit.sha != records.WORKTREE}
+    return [by_sha[c.sha] for c in history_order([r.commit for r in by_sha.values()])]
+
+
+def _read(store, machine: str, env: str, column: str) -> list | None:
+    """The `column` of every entry of machine/env, refreshed from the files; None if the summary is unusable."""
+    try:
+        db = _connect(store.root)
+    except (OSError, sqlite3.Error):
+        return None
+    was_enabled = gc.isenabled()
+    gc.disable()  # a hundred thousand small records: the cyclic collector would triple the load time
+    try:
+        return _refresh(store, db, machine, env, column)
+    except sqlite3.Error:
+        return None
+    finally:
+        db.close()
+        # Records hold no cycles: leave them out of every later collection, which would otherwise
+        # walk millions of them again and again (regressions spent 11 of its 25 s in the collector).
+        gc.freeze()
+        if was_enabled:
+            gc.enable()
+
+
+def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str) -> list:
+    folder = store.root / machine / env
+    files: dict[str, os.stat_result] = {}
+    if folder.is_dir():
+        with os.scandir(folder) as it:
+            for entry in it:
+                if entry.name.endswith(".pkl") and entry.name != f"{records.WORKTREE}.pkl" and entry.is_file():
+                    files[entry.name[: -len(".pkl")]] = entry.stat()
+    rows = {
+        sha: (size, mtime, digest, blob, error)
+        for sha, size, mtime, digest, blob, error in db.execute(
+            f"SELECT sha, size, mtime_ns, digest, {column}, error FROM entries WHERE machine = ? AND env = ?",
+            (machine, env),
+        )
+    }
+    out: list = []
+    writes, touches = [], []
+    for sha in sorted(files):
+        st = files[sha]
+        row = rows.get(sha)
+        if row is not None and row[0] == st.st_size and row[1] == st.st_mtime_ns:
+            blob, error = row[3], row[4]
+        else:
+            path = folder / f"{sha}.pkl"
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                store.refused.append(f"cannot read result file {path}: {exc.strerror}")
+                continue
+            digest = _digest(data)
+            if row is not None and row[2] == digest:
+                touches.append((st.st_size, st.st_mtime_ns, machine, env, sha))
+                blob, error = row[3], row[4]
+            else:
+                try:
+                    result = codec.decode(data, str(path))
+                    entry = (pickle.dumps(light(result), protocol=5), None, pickle.dumps(result.commit, protocol=5))
+                except RegressError as exc:
+                    entry = (None, str(exc), None)
+                writes.append((machine, env, sha, st.st_size, st.st_mtime_ns, digest, *entry))
+                blob, error = entry[0] if column == "light" else entry[2], entry[1]
+        if error is not None:
+            store.refused.append(error)
+            continue
+        try:
+            out.append(_load(blob, records.CommitResult if column == "light" else records.CommitInfo))
+        except (pickle.UnpicklingError, EOFError, TypeError, ValueError, AttributeError):
+            # An entry that does not read back is rebuilt from its file next time.
+            writes.append((machine, env, sha, -1, -1, "", None, None, None))
+            result = store.load_file(folder / f"{sha}.pkl")
+            out.append(light(result) if column == "light" else result.commit)
+    gone = [(machine, env, sha) for sha in rows if sha not in files]
+    if writes or touches or gone:
+        db.execute("BEGIN IMMEDIATE")
+        db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", writes)
+        db.executemany("UPDATE entries SET size = ?, mtime_ns = ? WHERE machine = ? AND env = ? AND sha = ?", touches)
+        db.executemany("DELETE FROM entries WHERE machine = ? AND env = ? AND sha = ?", gone)
+        db.execute("COMMIT")
+    return out
