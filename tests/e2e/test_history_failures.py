@@ -183,6 +183,9 @@ def gated_range(repo, tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C must reach it as a terminal's would, even when the suite itself was started
+        # in the background (where SIGINT is ignored, and Python then keeps ignoring it).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 120
     while not (gate / "waiting").exists():

@@ -244,7 +244,8 @@ def test_pages_say_what_the_numbers_and_colours_are(site):
     for page in [site / "index.html", label, *(site / "bench").glob("*.html")]:
         assert footer in html.unescape(page.read_text(encoding="utf-8")), page
     assert (
-        "level per run; band: quartiles of the rounds" in next((site / "assets").glob("regress-*.js")).read_text()
+        "level per run (line: fitted between change points; points: each commit); band: quartiles of the rounds"
+        in next((site / "assets").glob("regress-*.js")).read_text()
     )  # the axis title
 
     # The label page's data: verdict titles, kept inside the JSON, hostile names escaped.
