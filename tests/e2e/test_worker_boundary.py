@@ -113,12 +113,12 @@ def test_a_crafted_message_is_one_clear_failure(case, fake_python, tmp_path, mon
     req = one_commit.Request(info, Settings(timeout=30.0), tmp_path, tmp_path / "benchmarks", tmp_path)
     got = one_commit.measure_commit(cfg, req)
     failed = {k.sub_label: r.failure for k, r in got.results.items() if r.failure is not None}
-    problems = failed.get(blamed, None) if blamed else None
     if blamed is None:  # the worker's fault, not a benchmark's
         assert failed == {} and len(got.failures) == 1, got
         problems = got.failures[0]
     else:
         assert list(failed) == [blamed] and got.failures == [], got
+        problems = failed[blamed]
     assert problems.kind is FailureKind.CRASH and message in problems.message, problems
     measured = sorted(k.sub_label for k, r in got.results.items() if r.ok)
     # A crafted line before the list is known stops the commit; after it, a fresh worker takes the rest.
