@@ -144,7 +144,7 @@ def compare(
     """`regress compare`: with `measure`, first the rounds the noisy verdicts ask for
     (or `more_rounds` of every benchmark), base and head in turn."""
     if threshold is None:
-        threshold = diff.COUNT_THRESHOLD if counts else cfg.threshold_for(metric)
+        threshold = cfg.threshold_for(Metric.INSTRUCTIONS if counts else metric)
     for env in (sides.base_env, sides.head_env):
         check_name("env", env)
     if measure and (sides.base_env != sides.head_env or counts):

@@ -66,6 +66,7 @@ def build(
     baseline: str | None = None,
     repo_url: str = "",
     threshold: float = 0.05,
+    threshold_for,
     incremental: bool = False,
     title: str = "",
     code=None,
@@ -73,7 +74,8 @@ def build(
     """Write the site for everything in `store` into `out`.
 
     baseline: full sha the overview compares the newest commit against
-    (default: each series' oldest commit). With `incremental`, pages whose
+    (default: each series' oldest commit). `threshold_for`: Metric -> the project's threshold
+    (`Config.threshold_for`), which the metric tables judge with. With `incremental`, pages whose
     inputs did not change since the last build in `out` are kept as they are.
     `code`: shas -> {sha: code digest} (`storage.code_identity`): commits of identical code share a level.
     """
@@ -92,6 +94,7 @@ def build(
             plotly,
             repo_url=repo_url,
             threshold=threshold,
+            threshold_for=threshold_for,
             title=title or "regress",
             baseline=baseline,
         )
