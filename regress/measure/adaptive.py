@@ -35,9 +35,9 @@ class Budget:
     """The round plan of one `regress run` (per commit); its defaults are `Config`'s
     (min_rounds, max_rounds, budget), chosen on a shared 2-core runner (docs/statistics.md)."""
 
-    min_rounds: int
-    max_rounds: int
-    seconds: float  # of measuring per commit, after which only min_rounds are taken
+    min_rounds: int = DEFAULT.min_rounds
+    max_rounds: int = DEFAULT.max_rounds
+    seconds: float = DEFAULT.budget  # of measuring per commit, after which only min_rounds are taken
     settle: float = SETTLE_SHARE * DEFAULT.threshold  # floor gap (relative) at which a benchmark's rounds agree
     threshold: float = DEFAULT.threshold  # compare's: neighbours' levels this far apart are worth more rounds
 
