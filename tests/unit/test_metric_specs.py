@@ -109,7 +109,8 @@ def test_flag_help_says_the_defaults_that_apply():
 
 def test_the_round_constants_say_what_they_bound():
     from regress.analysis import stats
-    from regress.measure import adaptive, rounds
+    from regress.flows import rounds
+    from regress.measure import adaptive
 
     assert not hasattr(stats, "MIN_ROUNDS") and not hasattr(rounds, "MAX_ROUNDS")
     assert not hasattr(adaptive, "MIN_ROUNDS") and not hasattr(adaptive, "MAX_ROUNDS")
