@@ -47,21 +47,9 @@ def commit_failure_for(result: BenchmarkResult, commit: CommitResult) -> Failure
 
 def one_sided(bid: BenchmarkId, kind: Kind, reason: str, shown: Side | None = None, at: str = "base") -> Verdict:
     """A verdict with figures of one side at most (`at`: which)."""
-    s = shown or Side(None)
-    base, head = (s, Side(None)) if at == "base" else (Side(None), s)
-    return Verdict(
-        id=bid,
-        verdict=kind,
-        base_level=base.level,
-        head_level=head.level,
-        base_iqr=base.iqr,
-        head_iqr=head.iqr,
-        ratio=None,
-        p_value=None,
-        reason=reason,
-        base_rounds=base.rounds,
-        head_rounds=head.rounds,
-    )
+    s, none = shown or Side(None), Side(None)
+    b, h = (s, none) if at == "base" else (none, s)
+    return Verdict(bid, kind, b.level, h.level, b.iqr, h.iqr, None, None, reason, b.rounds, h.rounds)
 
 
 def pair(

@@ -11,18 +11,7 @@ from __future__ import annotations
 import json
 import re
 
-from regress.core.records import (
-    BenchmarkResult,
-    CommitInfo,
-    CommitResult,
-    CompileStats,
-    Fingerprint,
-    MemoryUse,
-    Sample,
-    Settings,
-    TaskSpec,
-    TrackedValue,
-)
+from regress.core import records as rec
 from regress.storage.store import Store
 
 THRESHOLDS = 'memory_threshold = "5%"\ncompile_time_threshold = "3%"\ntrack_threshold = "1%"\n'
@@ -39,31 +28,31 @@ JITTER = (1.0, 1.002, 0.999, 1.001, 1.0005)  # compile times vary a little betwe
 def _save(repo, sha: str, head: bool, later: int = 0) -> None:
     c = repo.git("show", "-s", "--format=%H%n%ct%n%s", sha).split("\n")
     when = int(c[1]) + later  # commits made in one second: the history's order must not be a tie
-    info = CommitInfo(c[0], (), "Test Author", "author@example.com", when, when, c[2])
+    info = rec.CommitInfo(c[0], (), "Test Author", "author@example.com", when, when, c[2])
 
     def figure(metric: str) -> float:
         base, ratio, _ = CHANGES[metric]
         return base * ratio if head else base
 
     rounds = range(len(JITTER))
-    timed = BenchmarkResult(
-        TaskSpec("f()", label="ops", sub_label="f"),
+    timed = rec.BenchmarkResult(
+        rec.TaskSpec("f()", label="ops", sub_label="f"),
         "benchmarks/b.py:1 f",
-        tuple(Sample(10, (1e-4, 1.01e-4), float(i)) for i in rounds),
-        memory=tuple(MemoryUse(int(figure("allocated")), int(figure("peak")), "cpu", float(i)) for i in rounds),
-        compiled=tuple(CompileStats(figure("compile_time") * j, 1, 0, 0, float(i)) for i, j in enumerate(JITTER)),
+        tuple(rec.Sample(10, (1e-4, 1.01e-4), float(i)) for i in rounds),
+        memory=tuple(rec.MemoryUse(int(figure("allocated")), int(figure("peak")), "cpu", float(i)) for i in rounds),
+        compiled=tuple(rec.CompileStats(figure("compile_time") * j, 1, 0, 0, float(i)) for i, j in enumerate(JITTER)),
     )
-    tracked = BenchmarkResult(
-        TaskSpec("track: track_params()", label="ops", sub_label="track_params"),
+    tracked = rec.BenchmarkResult(
+        rec.TaskSpec("track: track_params()", label="ops", sub_label="track_params"),
         "benchmarks/b.py:9 track_params",
-        tracked=tuple(TrackedValue(figure("tracked"), "parameters", "lower", float(i)) for i in rounds),
+        tracked=tuple(rec.TrackedValue(figure("tracked"), "parameters", "lower", float(i)) for i in rounds),
     )
     Store(repo.path / ".regress").save(
-        CommitResult(info, "testbox", "default", Fingerprint("testbox"), Settings(), (timed, tracked))
+        rec.CommitResult(info, "testbox", "default", rec.Fingerprint("testbox"), rec.Settings(), (timed, tracked))
     )
 
 
-def _site_verdicts(repo) -> dict[str, str]:
+def _site_verdicts(repo) -> dict[str, list[str]]:
     repo.regress("report", check=True)
     (label,) = (repo.path / "site" / "label").glob("*.html")
     data = json.loads(re.search(r'id="label-data">(.*?)</script>', label.read_text()).group(1))
