@@ -66,7 +66,7 @@ def build(
     *,
     baseline: str | None = None,
     repo_url: str = "",
-    threshold: float = 0.05,
+    threshold: float = DEFAULT.threshold,
     threshold_for=None,
     incremental: bool = False,
     title: str = "",
