@@ -49,7 +49,7 @@ _ROWS = (
     (Metric.TRACKED, "tracked value", "value", fmt_value, 0.05, "track_threshold", False, "tracked", "", "own"),
 )  # fmt: skip
 _FOOTNOTES = {
-    Metric.TIME: "times are each commit's fastest round (a round = one fresh process), ± half the IQR of its rounds",
+    Metric.TIME: "times are each commit's fastest round, a round being one fresh process, ± half the IQR of its rounds",
     Metric.INSTRUCTIONS: "instructions per call (callgrind), the median of each commit's runs",
     Metric.ALLOCATED: "bytes allocated per call by torch's allocator, from one profiled call a round (exact)",
     Metric.PEAK: "peak bytes held during a call above what was held before it (exact)",
