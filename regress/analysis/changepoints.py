@@ -90,7 +90,7 @@ def series(
     off = machine_outliers(history, threshold=threshold)
 
     def keep(i, commit, run, values) -> bool:
-        return not (len(values) >= stats.MIN_ROUNDS and _unsettled(values))
+        return not (len(values) >= stats.FEWEST_ROUNDS_TO_JUDGE and _unsettled(values))
 
     out: dict[BenchmarkId, tuple[list[int], list[float]]] = {}
     for bid, obs in levels.observations(history, code or {}, keep).items():
@@ -264,7 +264,7 @@ def _compare_agrees(
     judged by compare: None, and the history's own tests stand.
     """
     b, a = history[before].by_id().get(bid), history[after].by_id().get(bid)
-    if b is None or a is None or not b.ok or min(len(b.samples), len(a.samples)) < stats.MIN_ROUNDS:
+    if b is None or a is None or not b.ok or min(len(b.samples), len(a.samples)) < stats.FEWEST_ROUNDS_TO_JUDGE:
         return None
     v = diff.judge_one(history[before], history[after], bid, threshold=threshold, apart=apart)
     return v.verdict == ("regression" if ratio > 1 else "improvement")

@@ -56,7 +56,7 @@ class Metric(_Named):
     """What a verdict is about. Each has its own rule: exact figures (bytes,
     dynamo's counts) are decided by one round against a small threshold;
     time-like ones (wall time, compile time, a tracked value that varies) by
-    rounds and the differ."""
+    rounds and the differ. Its facts (unit, threshold, wording) are in `metric_specs`."""
 
     TIME = "time"
     INSTRUCTIONS = "instructions"
@@ -67,15 +67,6 @@ class Metric(_Named):
     GRAPH_BREAKS = "graph_breaks"
     RECOMPILES = "recompiles"
     TRACKED = "tracked"  # a track_* function's value
-
-    @property
-    def exact(self) -> bool:
-        """Load-independent: identical figures mean identical behaviour."""
-        return self in (Metric.INSTRUCTIONS, Metric.ALLOCATED, Metric.PEAK, *COUNTED)
-
-    @property
-    def unit(self) -> str:
-        return {Metric.TIME: "s", Metric.COMPILE_TIME: "s", Metric.ALLOCATED: "B", Metric.PEAK: "B"}.get(self, "")
 
 
 # dynamo's counts: any change is reported (their threshold is 0).

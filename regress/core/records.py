@@ -11,6 +11,7 @@ import statistics
 from dataclasses import dataclass
 
 from regress.core.kinds import FailureKind
+from regress.core.timing import Timing
 
 WORKTREE = "WORKTREE"  # the uncommitted working tree's name; can never be a sha
 # A track_* value's TaskSpec.stmt starts so: it is returned, not timed.
@@ -265,13 +266,10 @@ class Run:
 
 
 @dataclass(frozen=True)
-class Settings:
+class Settings(Timing):
     """How a commit was measured."""
 
     mode: str = "time"
-    min_run_time: float = 0.2
-    warmup: int = 1
-    timeout: float = 600.0
     benchmarks_from: str = "worktree"
     bench_filter: str = ""
     regress_version: str = ""

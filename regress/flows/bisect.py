@@ -87,7 +87,7 @@ def bisect(
     code = code_identity.code_ids(repo, cfg, path)
     wanted = re.compile(bench)
     store = Store(cfg.results_dir)
-    min_rounds = max(cfg.min_rounds, stats.MIN_ROUNDS)
+    min_rounds = max(cfg.min_rounds, stats.FEWEST_ROUNDS_TO_JUDGE)
     probes: dict[str, Probe] = {}
     run = engine.new_run("bisect")
     measured: set[str] = set()
@@ -119,7 +119,7 @@ def bisect(
         # As `compare --measure` would: more rounds of both ends, once, before giving up.
         more = max((v.rounds_needed or 0 for v in ends.values()), default=0) or stats.RECOMMENDED_ROUNDS
         say(f"bisect: GOOD against BAD is noisy; taking {more} more rounds of each")
-        measure([good, bad], min(more, rounds.MAX_ROUNDS))
+        measure([good, bad], min(more, rounds.MOST_ROUNDS_PER_SIDE))
         g, b = load(good), load(bad)
         ends = {i: diff.judge_one(g, b, i, threshold=cfg.threshold) for i in ids}
         moved = [i for i, v in ends.items() if v.verdict in CHANGES]

@@ -70,8 +70,8 @@ def measure_rounds(
         return {sha: store.load(cfg.machine_name, cfg.env, sha) for sha in shas}
 
 
-# Never take more than this many rounds in one `compare --measure`.
-MAX_ROUNDS = 40
+# The most rounds a side reaches when verdicts ask for more (`compare --measure`, bisect's ends).
+MOST_ROUNDS_PER_SIDE = 40
 
 
 def plan_more(verdicts, *, rounds: int | None = None) -> tuple[int, list]:
@@ -92,7 +92,7 @@ def plan_more(verdicts, *, rounds: int | None = None) -> tuple[int, list]:
     if not chosen:
         return 0, []
     have = min(min(v.base_rounds, v.head_rounds) for v in chosen)
-    return max(0, min(target, MAX_ROUNDS) - have), chosen
+    return max(0, min(target, MOST_ROUNDS_PER_SIDE) - have), chosen
 
 
 def exact_filter(ids) -> str:

@@ -15,27 +15,22 @@ from itertools import groupby
 
 from regress.analysis.changepoints import Step
 from regress.analysis.diff import Verdict
-from regress.core.kinds import Kind
+from regress.core.kinds import Kind, Metric
+from regress.core.metric_specs import spec
 from regress.core.records import CommitInfo
-from regress.core.units import fmt_count, fmt_time
+from regress.core.units import fmt_time
 from regress.core.units import percent as pct
-from regress.output import metric_units as units
 from regress.output import slides
 from regress.output.cells import markdown_cells
 from regress.output.cells import name as _name
 from regress.output.cells import spread as _spread
 
 JSON_VERSION = 1
-# compare --metric: `mode` names the metric, `unit` its unit.
-_UNIT = {
-    "allocated": "bytes",
-    "peak": "bytes",
-    "compile_time": "seconds",
-    "graphs": "count",
-    "graph_breaks": "count",
-    "recompiles": "count",
-    "tracked": "value",
-}
+
+
+def _shown(metric, counts: bool):
+    """The spec of the metric a table shows: `metric`, else instruction counts or wall time."""
+    return spec(metric or (Metric.INSTRUCTIONS if counts else Metric.TIME))
 
 
 def _threads(n: int) -> str:
@@ -66,7 +61,8 @@ def text(
     counts: bool = False,
     metric=None,
 ) -> str:
-    fmt = units.formatter(metric) if metric in units.FOOTNOTE else fmt_count if counts else fmt_time
+    shown = _shown(metric, counts)
+    fmt = shown.fmt
     lines = [_commit_line("base", base), _commit_line("head", head), ""]
     paint = {"regression": "31", "improvement": "32", "noisy": "33", "failed": "31;1"}
     for label, group in groupby(verdicts, key=lambda v: v.id.label):
@@ -92,13 +88,7 @@ def text(
         lines.append("why:")
         lines.extend(f"  {v.id}: {v.verdict}: {v.reason}" for v in notes)
         lines.append("")
-    what = (
-        "instructions per call (callgrind), the median of each commit's runs"
-        if counts
-        else "times are each commit's fastest round, ± half the IQR of its rounds"
-    )
-    what = units.FOOTNOTE.get(metric, what)
-    lines.append(f"{summary(verdicts)} (threshold {threshold * 100:g}%; {what})")
+    lines.append(f"{summary(verdicts)} (threshold {threshold * 100:g}%; {shown.footnote})")
     return "\n".join(lines)
 
 
@@ -119,7 +109,8 @@ def markdown(
     counts: bool = False,
     metric=None,
 ) -> str:
-    fmt = units.formatter(metric) if metric in units.FOOTNOTE else fmt_count if counts else fmt_time
+    shown = _shown(metric, counts)
+    fmt = shown.fmt
 
     def commit(info: CommitInfo | None) -> str:
         return "not measured" if info is None else f"`{info.short}` {_md(info.subject)}"
@@ -146,14 +137,10 @@ def markdown(
         out += ["<details><summary>Why</summary>", ""]
         out += [f"- **{_md(str(v.id))}**: {v.verdict}: {_md(v.reason)}" for v in notes]
         out += ["", "</details>", ""]
-    if metric in units.FOOTNOTE:
-        out.append(f"_{metric}: {units.FOOTNOTE[metric]}._")
+    if shown.metric in (Metric.TIME, Metric.INSTRUCTIONS):
+        out.append(f"_{shown.footnote[0].upper()}{shown.footnote[1:]}._")
     else:
-        out.append(
-            "_Instructions per call (callgrind), the median of each commit's runs._"
-            if counts
-            else "_Times are each commit's fastest round (a round = one fresh process); ± is half the IQR of the rounds._"
-        )
+        out.append(f"_{shown.metric}: {shown.footnote}._")
     return "\n".join(out)
 
 
@@ -218,7 +205,7 @@ def compare_json(
         "env": env,
         "base_env": base_env or env,
         "mode": mode,
-        "unit": _UNIT.get(mode, "instructions" if mode == "instructions" else "seconds"),
+        "unit": spec(Metric(mode)).unit,
         "threshold": threshold,
         "base": _commit_json(base),
         "head": _commit_json(head),

@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
 from regress.report import explain_panel
 from regress.report.builder import MANIFEST, SITE_FORMAT, Site
@@ -65,7 +66,8 @@ def build(
     *,
     baseline: str | None = None,
     repo_url: str = "",
-    threshold: float = 0.05,
+    threshold: float = DEFAULT.threshold,
+    threshold_for=None,
     incremental: bool = False,
     title: str = "",
     code=None,
@@ -73,8 +75,9 @@ def build(
     """Write the site for everything in `store` into `out`.
 
     baseline: full sha the overview compares the newest commit against
-    (default: each series' oldest commit). With `incremental`, pages whose
-    inputs did not change since the last build in `out` are kept as they are.
+    (default: each series' oldest commit). `threshold_for`: Metric -> the project's threshold
+    (`Config.threshold_for`; default: the defaults), which the metric tables judge with. With
+    `incremental`, pages whose inputs did not change since the last build in `out` are kept as they are.
     `code`: shas -> {sha: code digest} (`storage.code_identity`): commits of identical code share a level.
     """
     started = time.perf_counter()
@@ -92,6 +95,7 @@ def build(
             plotly,
             repo_url=repo_url,
             threshold=threshold,
+            threshold_for=threshold_for or DEFAULT.threshold_for,
             title=title or "regress",
             baseline=baseline,
         )

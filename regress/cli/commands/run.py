@@ -42,7 +42,10 @@ def add(sub) -> None:
         help="blocked_autorange min_run_time per benchmark",
     )
     p.add_argument(
-        "--timeout", type=flags.positive_float, metavar="SECONDS", help="per-benchmark time limit (default 600)"
+        "--timeout",
+        type=flags.positive_float,
+        metavar="SECONDS",
+        help=f"per-benchmark time limit (default {flags.default('timeout')})",
     )
     p.add_argument(
         "--shard",
