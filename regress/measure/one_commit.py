@@ -55,14 +55,11 @@ class NoProgress:
     def commit_finished(self, result, skipped=False): ...
 
 
-def _import_path(cfg: Config, code_dir: Path) -> Path:
+def import_path(cfg: Config, code_dir: Path) -> Path:
+    """Where a commit's package is imported from (also `profile`'s workers)."""
     if cfg.import_path:
         return code_dir / cfg.import_path
     return code_dir / "src" if (code_dir / "src").is_dir() else code_dir
-
-
-# Public: `profile` starts workers of its own for the same commit checkouts.
-import_path = _import_path
 
 
 def key(spec: TaskSpec) -> BenchmarkId:
@@ -104,7 +101,7 @@ def measure_commit(
     while True:
         job = {
             "cwd": str(code_dir),
-            "import_path": str(_import_path(cfg, code_dir)),
+            "import_path": str(import_path(cfg, code_dir)),
             "benchmarks_dir": str(suite_dir),
             "shown_root": str(shown_root),
             "machine": cfg.machine_name,

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from regress.core.config import Config
 from regress.core.errors import RegressError
-from regress.core.kinds import Kind
+from regress.core.kinds import BenchmarksFrom, Kind
 from regress.core.records import CommitInfo, CommitResult, Run
 from regress.measure import adaptive, engine, runner
 from regress.measure.worker_process import close_servers
@@ -44,7 +44,7 @@ def measure_rounds(
         gitrepo.prune_stale_worktrees(repo)
         stored = {sha: store.load(cfg.machine_name, cfg.env, sha) for sha in shas}
         if not cfg.benchmarks_dir.is_dir() and any(
-            r is None or r.settings.benchmarks_from == "worktree" for r in stored.values()
+            r is None or r.settings.benchmarks_from == BenchmarksFrom.WORKTREE for r in stored.values()
         ):
             raise RegressError(
                 f"no benchmark folder {cfg.benchmarks_dir}; create it with a bench_*.py suite, "
@@ -63,7 +63,7 @@ def measure_rounds(
 
         def settings_of(sha: str):
             existing = stored.get(sha)
-            benchmarks_from = existing.settings.benchmarks_from if existing is not None else "worktree"
+            benchmarks_from = existing.settings.benchmarks_from if existing is not None else BenchmarksFrom.WORKTREE
             base = runner.settings_for(cfg, runner.Options(bench=bench, benchmarks_from=benchmarks_from))
             return adaptive.with_plan(base, budget)
 
