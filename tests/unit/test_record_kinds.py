@@ -7,6 +7,8 @@ import dataclasses
 import io
 import pickle
 import pickletools
+import subprocess
+import sys
 from enum import Enum
 
 import factories
@@ -101,3 +103,16 @@ def test_the_summary_gives_the_enums_back_too(tmp_path):
         assert got.settings.mode is Mode.INSTRUCTIONS and got.settings.benchmarks_from is BenchmarksFrom.COMMIT
         assert [r for r in got.results if r.tracked][0].tracked[0].better is Better.HIGHER
     assert (tmp_path / ".summary.sqlite").is_file()
+
+
+def test_a_worker_that_purged_regress_from_sys_modules_still_builds_the_records():
+    # The worker imports the records, then drops regress's modules so the measured commit's own
+    # regress can load (`measure/worker.py`); a track value is built after that.
+    code = (
+        "import sys\n"
+        "from regress.core.records import Settings, TrackedValue\n"
+        "for m in [m for m in sys.modules if m.startswith('regress')]: del sys.modules[m]\n"
+        "print(TrackedValue(1.0, 'MB', 'higher').better.name, Settings(mode='instructions').mode.name)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["HIGHER", "INSTRUCTIONS"]
