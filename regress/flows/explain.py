@@ -18,7 +18,7 @@ from regress.core.records import WORKTREE
 from regress.flows import comparison, runner
 from regress.flows.rounds import exact_filter
 from regress.measure import engine
-from regress.measure.profile import profile_target
+from regress.measure.profile_commit import profile_target
 from regress.measure.worker_process import close_servers
 from regress.storage import gitrepo, profiles
 from regress.storage.store import Store

@@ -24,7 +24,7 @@ from regress.core.kinds import BenchmarksFrom, Mode
 from regress.core.merge import Conflict
 from regress.core.records import WORKTREE, CommitInfo, CommitResult, Settings
 from regress.core.reporter import QUIET
-from regress.measure.one_commit import Collector, measure_commit
+from regress.measure.one_commit import Collector, Request, measure_commit
 from regress.measure.shard import Shard
 from regress.measure.worker_process import close_servers, trace
 from regress.storage import gitrepo
@@ -67,16 +67,9 @@ def settings_for(cfg: Config, options: Options) -> Settings:
 def list_benchmarks(cfg: Config) -> Collector:
     """Discover the working tree's suites against the working tree's code."""
     require_suites(cfg)
-    return measure_commit(
-        cfg,
-        code_dir=cfg.root,
-        suite_dir=cfg.benchmarks_dir,
-        shown_root=cfg.root,
-        info=CommitInfo(WORKTREE, (), "", "", 0, 0, ""),
-        settings=Settings(timeout=cfg.timeout),
-        progress=QUIET,
-        mode="list",
-    )
+    info = CommitInfo(WORKTREE, (), "", "", 0, 0, "")
+    req = Request(info, Settings(timeout=cfg.timeout), cfg.root, cfg.benchmarks_dir, cfg.root, listing=True)
+    return measure_commit(cfg, req)
 
 
 def require_suites(cfg: Config) -> None:

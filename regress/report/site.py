@@ -169,11 +169,16 @@ def _read_manifest(out: Path) -> dict[str, str]:
 
 
 def _templates() -> Path:
-    """The templates folder, inside the package beside this module."""
-    folder = Path(__file__).resolve().parent / "templates"
-    if not (folder / "base.html").is_file():
-        raise RegressError(f"regress's report templates are missing ({folder}); reinstall regress")
-    return folder
+    """The templates folder: `regress/templates` in an installed wheel (pyproject.toml maps the
+    project's top-level `templates/` there), or that top-level folder itself beside the package
+    in a source checkout or an editable install."""
+    package = Path(__file__).resolve().parents[1]
+    installed, checkout = package / "templates", package.parent / "templates"
+    if (installed / "base.html").is_file():
+        return installed
+    if (package.parent / "pyproject.toml").is_file() and (checkout / "base.html").is_file():
+        return checkout
+    raise RegressError(f"regress's report templates are missing ({installed}); reinstall regress")
 
 
 def _plotly_js() -> tuple[str, Path]:
