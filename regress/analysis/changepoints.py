@@ -26,6 +26,7 @@ from scipy import stats as _sps
 
 from regress.analysis import diff, levels, runs, stats
 from regress.analysis.segments import PENALTY, breakpoints, noise_scale, robust
+from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, CommitResult
 
 # A new level held this many commits or fewer and then undone is a blip, not a step.
@@ -47,7 +48,7 @@ class Step:
     before: float  # level (seconds per run) before
     after: float  # level after
     ratio: float  # after / before
-    direction: str  # "regression" | "improvement"
+    direction: Kind  # REGRESSION or IMPROVEMENT
     p_value: float = 1.0  # Mann-Whitney between the levels before and after
     span: int = 1  # commits the move took: 1 for a clean step, more for a slide
     end_sha: str = ""  # last commit of the move (== sha for a clean step)
@@ -214,7 +215,7 @@ def find_steps(
                     before=math.exp(own_before),
                     after=math.exp(own_after),
                     ratio=math.exp(own_after - own_before),
-                    direction="regression" if ratio > 1 else "improvement",
+                    direction=Kind.REGRESSION if ratio > 1 else Kind.IMPROVEMENT,
                     p_value=p,
                     span=end - start + 1,
                     end_sha=history[end].commit.sha,

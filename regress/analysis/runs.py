@@ -73,11 +73,6 @@ def together(base: BenchmarkResult, head: BenchmarkResult) -> tuple[BenchmarkRes
     return base, head, Together(())
 
 
-def run_levels(result: BenchmarkResult) -> dict[str, float]:
-    """Each run's level of a benchmark at a commit: its fastest round in that run."""
-    return {run: stats.level(values) for run, values in by_run(result).items()}
-
-
 @dataclass(frozen=True)
 class Allowance:
     """The shift between separate runs allowed for, and where it came from."""

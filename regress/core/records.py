@@ -10,7 +10,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from regress.core.kinds import FailureKind
+from regress.core.kinds import BenchmarksFrom, Better, FailureKind, Mode
+from regress.core.plain_kinds import PlainKinds
 from regress.core.timing import Timing
 
 WORKTREE = "WORKTREE"  # the uncommitted working tree's name; can never be a sha
@@ -132,15 +133,15 @@ class CompileStats:
 
 
 @dataclass(frozen=True)
-class TrackedValue:
+class TrackedValue(PlainKinds):
     """What a `track_*` function returned at a commit, one per round.
 
-    better: "lower" or "higher" (which direction is an improvement).
+    better: which direction is an improvement (given as a Better or as its name).
     """
 
     value: float
     unit: str = ""
-    better: str = "lower"
+    better: Better = Better.LOWER
     started_at: float = 0.0
 
 
@@ -209,15 +210,6 @@ class BenchmarkResult:
     def median(self) -> float:
         return statistics.median(self.times)
 
-    @property
-    def quartiles(self) -> tuple[float, float, float]:
-        """25th, 50th and 75th percentile of `times` (one time: all three equal)."""
-        times = self.times
-        if len(times) < 2:
-            return (times[0],) * 3
-        q1, q2, q3 = statistics.quantiles(times, n=4, method="inclusive")
-        return q1, q2, q3
-
 
 @dataclass(frozen=True)
 class CommitInfo:
@@ -266,11 +258,11 @@ class Run:
 
 
 @dataclass(frozen=True)
-class Settings(Timing):
-    """How a commit was measured."""
+class Settings(Timing, PlainKinds):
+    """How a commit was measured (mode and benchmarks_from given as their Enums or their names)."""
 
-    mode: str = "time"
-    benchmarks_from: str = "worktree"
+    mode: Mode = Mode.TIME
+    benchmarks_from: BenchmarksFrom = BenchmarksFrom.WORKTREE
     bench_filter: str = ""
     regress_version: str = ""
     # The round plan (`adaptive.Budget`); results older than rounds by default read as 1/1/0.

@@ -9,7 +9,7 @@ comparison keeps what it measured.
 from __future__ import annotations
 
 from regress.core.config import Config
-from regress.core.kinds import Kind
+from regress.core.kinds import BenchmarksFrom, Kind
 from regress.core.records import CommitResult, Run
 from regress.core.reporter import QUIET, Reporter
 from regress.flows import runner
@@ -42,7 +42,7 @@ def measure_rounds(
     with store.lock():
         gitrepo.prune_stale_worktrees(repo)
         stored = {sha: store.load(cfg.machine_name, cfg.env, sha) for sha in shas}
-        if any(r is None or r.settings.benchmarks_from == "worktree" for r in stored.values()):
+        if any(r is None or r.settings.benchmarks_from == BenchmarksFrom.WORKTREE for r in stored.values()):
             runner.require_suites(cfg)
         mine = run.id if run is not None else None
         counted = stored
@@ -57,7 +57,7 @@ def measure_rounds(
 
         def settings_of(sha: str):
             existing = stored.get(sha)
-            benchmarks_from = existing.settings.benchmarks_from if existing is not None else "worktree"
+            benchmarks_from = existing.settings.benchmarks_from if existing is not None else BenchmarksFrom.WORKTREE
             base = runner.settings_for(cfg, runner.Options(bench=bench, benchmarks_from=benchmarks_from))
             return adaptive.with_plan(base, budget)
 

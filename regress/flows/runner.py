@@ -20,6 +20,7 @@ from regress import __version__
 from regress.core import config
 from regress.core.config import Config
 from regress.core.errors import RegressError
+from regress.core.kinds import BenchmarksFrom, Mode
 from regress.core.merge import Conflict
 from regress.core.records import WORKTREE, CommitInfo, CommitResult, Settings
 from regress.core.reporter import QUIET
@@ -35,8 +36,8 @@ class Options:
     revisions: tuple[str, ...] = ("HEAD",)
     skip_existing: bool = False
     bench: str = ""
-    benchmarks_from: str = "worktree"  # or "commit"
-    mode: str = "time"
+    benchmarks_from: BenchmarksFrom = BenchmarksFrom.WORKTREE
+    mode: Mode = Mode.TIME
     shard: Shard | None = None  # --shard K/N: only this share of the benchmarks
     paired: bool = False  # --paired: the newest measured ancestor measured again in the same run
     paths: tuple[str, ...] = ()  # `-- PATH...`: only the commits that touch these
@@ -146,7 +147,7 @@ def run(cfg: Config, options: Options, progress=None) -> RunSummary:
     _check(options)
     trace("run_start")
     repo = gitrepo.open_repo(cfg.root)
-    if options.benchmarks_from == "worktree":
+    if options.benchmarks_from == BenchmarksFrom.WORKTREE:
         require_suites(cfg)
     revs = list(options.revisions) or ["HEAD"]
     wants_worktree = WORKTREE in revs

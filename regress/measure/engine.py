@@ -22,7 +22,7 @@ from pathlib import Path
 
 from regress.analysis import stats
 from regress.core.config import Config
-from regress.core.kinds import FailureKind
+from regress.core.kinds import BenchmarksFrom, FailureKind
 from regress.core.merge import Conflict
 from regress.core.records import (
     WORKTREE,
@@ -216,7 +216,7 @@ def finish(t: Target, budget: adaptive.Budget) -> None:
 
 def suite_of(cfg: Config, code_dir: Path, settings: Settings) -> tuple[Path, Path]:
     """(suite folder, root its file names are shown relative to) for a commit."""
-    if settings.benchmarks_from == "commit":
+    if settings.benchmarks_from == BenchmarksFrom.COMMIT:
         return code_dir / cfg.benchmarks, code_dir
     return cfg.benchmarks_dir, cfg.root
 

@@ -107,7 +107,8 @@ class Site(ChartPages, OverviewPages):
 
     # -- shared bits ----------------------------------------------------------
 
-    def _context(self, root: str) -> dict:
+    def context(self, root: str) -> dict:
+        """What every page's template is rendered with (the explain panels' too)."""
         return {"root": root, "title": self.title, "assets": self.assets, "repo_url": self.repo_url}
 
     def _changes(self) -> list[dict]:
