@@ -52,12 +52,7 @@ class TaskSpec:
     @property
     def id(self) -> BenchmarkId:
         # torch's Compare names a row by sub_label, else by stmt.
-        return BenchmarkId(
-            self.label,
-            self.sub_label or self.stmt,
-            self.description or "",
-            self.num_threads,
-        )
+        return BenchmarkId(self.label, self.sub_label or self.stmt, self.description or "", self.num_threads)
 
 
 @dataclass(frozen=True)
@@ -134,10 +129,7 @@ class CompileStats:
 
 @dataclass(frozen=True)
 class TrackedValue(PlainKinds):
-    """What a `track_*` function returned at a commit, one per round.
-
-    better: which direction is an improvement (given as a Better or as its name).
-    """
+    """What a `track_*` function returned at a commit, one per round (`better`: a Better or its name)."""
 
     value: float
     unit: str = ""
@@ -147,10 +139,7 @@ class TrackedValue(PlainKinds):
 
 @dataclass(frozen=True)
 class Failure:
-    """Why a benchmark or a whole commit has no (or incomplete) samples.
-
-    kind: a FailureKind (given as one or as its name).
-    """
+    """Why a benchmark or a whole commit has no (or incomplete) samples (`kind`: a FailureKind or its name)."""
 
     kind: FailureKind
     message: str
