@@ -101,6 +101,21 @@ def bench(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bench", type=pattern, metavar="REGEX", default="", help="only benchmarks whose identity matches")
 
 
+def min_run_time(p: argparse.ArgumentParser, when: str = "") -> None:
+    p.add_argument(
+        "--min-run-time",
+        type=positive_float,
+        metavar="SECONDS",
+        help=f"{when}blocked_autorange min_run_time per round (default {default('min_run_time')})",
+    )
+
+
+# The epilog of the commands that take `-- PATH...` after their flags (`cli/paths.py`).
+PATHS_EPILOG = (
+    "after the flags, `-- PATH...` limits the commits to those touching the paths, as `git log A..B -- PATH` does"
+)
+
+
 def benchmarks_dir(p: argparse.ArgumentParser) -> None:
     p.add_argument("--benchmarks", metavar="DIR", help="benchmark folder (default: benchmarks)")
 

@@ -44,9 +44,7 @@ def add(sub) -> None:
     )
     github_flags.site_url(p)
     flags.benchmarks_dir(p)
-    p.add_argument(
-        "--min-run-time", type=flags.positive_float, metavar="SECONDS", help="blocked_autorange min_run_time per round"
-    )
+    flags.min_run_time(p)
     p.set_defaults(run=run)
 
 

@@ -36,12 +36,7 @@ def add(sub) -> None:
         help="with --measure: rounds per side to reach (default: what the noisy verdicts ask for)",
     )
     flags.benchmarks_dir(p)
-    p.add_argument(
-        "--min-run-time",
-        type=flags.positive_float,
-        metavar="SECONDS",
-        help="with --measure: blocked_autorange min_run_time per round",
-    )
+    flags.min_run_time(p, "with --measure: ")
     p.add_argument(
         "--mode",
         choices=("time", "instructions"),

@@ -13,7 +13,7 @@ def add(sub) -> None:
         "run",
         help="measure commits (default HEAD)",
         usage="regress run [options] [REV ...] [-- PATH ...]",
-        epilog="after the flags, `-- PATH...` limits the commits to those touching the paths, as `git log A..B -- PATH` does",
+        epilog=flags.PATHS_EPILOG,
     )
     flags.common(p)
     p.add_argument(
@@ -35,12 +35,7 @@ def add(sub) -> None:
         help="wall time (default) or callgrind instruction counts (needs valgrind)",
     )
     p.add_argument("--python", metavar="PATH", help="interpreter the benchmarks run under")
-    p.add_argument(
-        "--min-run-time",
-        type=flags.positive_float,
-        metavar="SECONDS",
-        help="blocked_autorange min_run_time per benchmark",
-    )
+    flags.min_run_time(p)
     p.add_argument(
         "--timeout",
         type=flags.positive_float,
