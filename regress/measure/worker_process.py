@@ -21,7 +21,7 @@ from typing import IO
 
 from regress.core.config import Config
 from regress.core.errors import RegressError
-from regress.measure import callgrind, launch, pool, protocol
+from regress.measure import bytecode, callgrind, launch, pool, protocol
 from regress.measure.job import JobMode, WorkerJob
 
 # A report line longer than this is no message regress's worker sends.
@@ -128,8 +128,8 @@ def worker_command(cfg: Config, job: WorkerJob, fd: int) -> tuple[list[str], dic
         # One valgrind process for the whole suite. One OpenMP/MKL thread and a
         # fixed hash seed keep repeated counts identical.
         cmd = callgrind.command(callgrind_plan(), cfg.python_exe) + cmd[1:]
-        # No bytecode writing either: whether a .pyc is written depends on what an
-        # earlier run left, and it moved counts by about 2%.
+        # No bytecode writing either: `bytecode.write_for` has written it all before the
+        # first count, so every count reads the same .pyc files, whatever earlier runs left.
         env.update(PYTHONHASHSEED="0", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
     return cmd, env
 
@@ -183,6 +183,8 @@ def start_worker(cfg: Config, job: WorkerJob, timeout: float) -> Worker:
         else:
             os.close(write_fd)
             return Worker(proc, read_fd, log, timeout)
+    if job.mode is JobMode.INSTRUCTIONS:
+        bytecode.write_for(cfg, job, worker_command)
     cmd, env = worker_command(cfg, job, write_fd)
     try:
         popen = subprocess.Popen(
