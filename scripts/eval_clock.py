@@ -162,7 +162,8 @@ def replay(path: Path) -> bool:
 
 def measure(commits: int, out: Path) -> bool:
     from regress.core.config import load
-    from regress.measure import adaptive, engine, runner
+    from regress.flows import runner
+    from regress.measure import adaptive, engine
     from regress.measure.one_commit import Collector  # noqa: F401 - imported before timing starts
 
     work = Path(tempfile.mkdtemp(prefix="regress-clock-"))

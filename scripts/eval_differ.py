@@ -183,7 +183,7 @@ def make_project(path: Path) -> dict[str, str]:
 
 def measure(args) -> None:
     from regress.core import config
-    from regress.measure import runner
+    from regress.flows import runner
 
     out = Path(args.dir).resolve()
     meta_path = out / "meta.json"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,7 +13,8 @@ from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.kinds import Kind
 from regress.core.records import CommitInfo
-from regress.measure import comparison
+from regress.core.reporter import QUIET, Reporter
+from regress.flows import comparison, top_up
 from regress.output import verdicts as render
 from regress.storage import gitrepo
 
@@ -67,7 +67,7 @@ def check(
     threshold: float | None = None,
     ok_label: str = OK_LABEL,
     labels: set[str] = frozenset(),  # type: ignore[assignment]
-    announce: Callable[[int, int, CommitInfo], None] | None = None,
+    reporter: Reporter = QUIET,
     explain: bool = True,
 ) -> Checked:
     """Measure the merge base of `base_rev` and `head_rev` and the head in turn, and judge.
@@ -83,7 +83,7 @@ def check(
     if base == head:
         raise RegressError(f"{head_rev} ({head[:10]}) is already part of {base_rev}: no changes to check")
     sides = comparison.Sides(base, head, cfg.env, cfg.env, base_rev, head_rev)
-    got = comparison.measured_in_turn(cfg, sides, rounds_each=rounds, threshold=threshold, announce=announce)
+    got = top_up.measured_in_turn(cfg, sides, reporter, rounds_each=rounds, threshold=threshold)
     n = sum(v.verdict == Kind.REGRESSION for v in got.verdicts)
     md = render.markdown(got.verdicts, base=got.base, head=got.head, threshold=got.threshold)
     metrics = tuple(comparison.beyond_time(cfg, sides))
@@ -122,7 +122,7 @@ TOP_OPS = 5
 
 def operator_rows(cfg: Config, base: str, head: str, regressions: list) -> str:
     """Under the verdicts: each regression's top operators (`regress explain`), or why they are missing."""
-    from regress.measure import explain
+    from regress.flows import explain
     from regress.output import explain as explain_render
 
     chosen = regressions[:EXPLAINED]

@@ -70,7 +70,7 @@ class Found:
 
 def find(cfg: Config, rev: str, *, threshold: float | None = None, store: Store | None = None) -> Found:
     """The culprits of regressions newly found once `rev`'s results are in the history."""
-    from regress.measure import explain
+    from regress.flows import explain
 
     repo = gitrepo.open_repo(cfg.root)
     sha = gitrepo.resolve_one(repo, rev, what="notify", worktree=False)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from regress.core.reporter import Reporter
+
 
 def err(line: str) -> None:
     print(line, file=sys.stderr)
@@ -13,8 +15,19 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' if n != 1 else ''}"
 
 
-def announce_round(k: int, n: int, info) -> None:
-    err(f"round {k}/{n}: {info.short} {info.subject[:60]}")
+class RoundLines(Reporter):
+    """A line on stderr per round of a topped-up comparison or a bisect, and each note."""
+
+    most = 0
+
+    def say(self, line: str) -> None:
+        err(line)
+
+    def rounds_planned(self, most: int) -> None:
+        self.most = most
+
+    def round_started(self, k, i, n, info, left) -> None:
+        err(f"round {k}/{self.most}: {info.short} {info.subject[:60]}")
 
 
 def refused(conflicts, done: str) -> int:

@@ -1,1 +1,2 @@
-"""Worker processes, one commit, rounds and ranges, the compare flow: imports core, suite, storage and analysis."""
+"""The worker machinery: worker processes and fork servers, one commit, the round engine and its plan.
+Imports core, suite, storage and analysis; the flows that use it live in `regress/flows/`."""

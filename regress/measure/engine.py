@@ -34,6 +34,7 @@ from regress.core.records import (
     Run,
     Settings,
 )
+from regress.core.reporter import QUIET, Reporter
 from regress.measure import adaptive, build, clock, one_commit
 from regress.storage import gitrepo
 from regress.storage.store import Store
@@ -92,16 +93,6 @@ class Target:
             self.stopped = True  # the build failed or the suites didn't import: more rounds won't help
 
 
-class RoundProgress:
-    """What a person watching sees; `ConsoleProgress` draws it."""
-
-    def round_started(self, k: int, i: int, n: int, info: CommitInfo, left: float | None) -> None: ...
-    def benchmarks_found(self, total: int) -> None: ...
-    def benchmark_started(self, name: str) -> None: ...
-    def benchmark_finished(self) -> None: ...
-    def commit_finished(self, result: CommitResult | None, skipped: bool = False) -> None: ...
-
-
 def time_left(targets: list[Target], budget: adaptive.Budget) -> float | None:
     """Seconds of measuring left: the plan's rounds, extra ones included, at the pace so far (`clock`)."""
     return clock.time_left(targets, budget)
@@ -112,7 +103,7 @@ def take_round(
     store: Store,
     t: Target,
     budget: adaptive.Budget,
-    progress,
+    progress: Reporter,
     shard=None,
     measure=one_commit.measure_commit,
     run: Run | None = None,
@@ -174,7 +165,7 @@ def measure_targets(
     store: Store,
     targets: list[Target],
     budget: adaptive.Budget,
-    progress=None,
+    progress: Reporter = QUIET,
     *,
     shard=None,
     measure=one_commit.measure_commit,
@@ -186,7 +177,6 @@ def measure_targets(
 
     `run`: an invocation that measures in several steps (bisect) passes its own.
     """
-    progress = progress or RoundProgress()
     run = run or new_run(kind)
     for before, after in zip(targets, targets[1:]):
         before.neighbours.append(after.values)

@@ -7,7 +7,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
 
 from regress.core.config import Config
 from regress.core.kinds import FailureKind
@@ -24,6 +23,7 @@ from regress.core.records import (
     Settings,
     TaskSpec,
 )
+from regress.core.reporter import Reporter
 from regress.measure import callgrind, protocol
 from regress.measure.shard import Shard
 from regress.measure.worker_process import (
@@ -39,20 +39,6 @@ from regress.storage.store import Store
 # Finished benchmarks of a long commit are written at least this often, so a
 # SIGKILL loses at most this much measuring.
 CHECKPOINT_S = 30.0
-
-
-class Progress(Protocol):
-    def benchmarks_found(self, total: int) -> None: ...
-    def benchmark_started(self, name: str) -> None: ...
-    def benchmark_finished(self) -> None: ...
-    def commit_finished(self, result: CommitResult | None, skipped: bool = False) -> None: ...
-
-
-class NoProgress:
-    def benchmarks_found(self, total): ...
-    def benchmark_started(self, name): ...
-    def benchmark_finished(self): ...
-    def commit_finished(self, result, skipped=False): ...
 
 
 def _import_path(cfg: Config, code_dir: Path) -> Path:
@@ -91,7 +77,7 @@ def measure_commit(
     shown_root: Path,
     info: CommitInfo,
     settings: Settings,
-    progress: Progress,
+    progress: Reporter,
     skip: set[BenchmarkId] = frozenset(),  # type: ignore[assignment]
     mode: str = "measure",
     collector: Collector | None = None,
@@ -133,7 +119,7 @@ def measure_commit(
             return got
 
 
-def _drive(cfg, job, got: Collector, progress: Progress, settings: Settings, *, first: bool, on_result=None) -> bool:
+def _drive(cfg, job, got: Collector, progress: Reporter, settings: Settings, *, first: bool, on_result=None) -> bool:
     """One worker's life. True when the suite is done, False to start another."""
     trace("worker_start", sha_dir=job["cwd"])
     worker = start_worker(cfg, job, max(settings.timeout, DISCOVERY_TIMEOUT_FLOOR))

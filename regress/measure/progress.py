@@ -6,6 +6,7 @@ import sys
 import time
 
 from regress.core.records import CommitInfo, CommitResult
+from regress.core.reporter import Reporter
 
 
 def time_left(elapsed: float, k: int, n: int, done: int, total: int | None) -> float | None:
@@ -29,7 +30,7 @@ def format_seconds(seconds: float) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
-class ConsoleProgress:
+class ConsoleProgress(Reporter):
     """A live display on a terminal (rich), one line per commit otherwise (CI logs)."""
 
     def __init__(self, stream=None, clock=time.monotonic) -> None:
@@ -94,6 +95,12 @@ class ConsoleProgress:
             left = self.left()
             tail = f" ({format_seconds(left)} left)" if left is not None else ""
             print(f"[round {k}, {i}/{n}] {info.short} {info.subject[:60]}{tail}", file=self.stream, flush=True)
+
+    def say(self, line: str) -> None:
+        if self._bar:
+            self._bar.console.print(line, markup=False, highlight=False)
+        else:
+            print(line, file=self.stream, flush=True)
 
     def benchmarks_found(self, total: int) -> None:
         self.total = total

@@ -302,7 +302,7 @@ def test_plan_more_takes_what_noisy_verdicts_ask_for():
 
     from regress.analysis.diff import Verdict
     from regress.core.records import BenchmarkId
-    from regress.measure.rounds import MAX_ROUNDS, exact_filter, plan_more
+    from regress.flows.rounds import MAX_ROUNDS, exact_filter, plan_more
 
     def v(sub, verdict, b, h, needed=None):
         return Verdict(

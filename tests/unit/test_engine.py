@@ -11,6 +11,7 @@ from factories import bench, commit, rounds_of
 from regress.analysis import changepoints, context, diff
 from regress.core.config import Config
 from regress.core.records import BenchmarkResult, CommitInfo, Settings, TaskSpec
+from regress.core.reporter import Reporter
 from regress.measure import adaptive, engine, one_commit
 from regress.storage.store import Store
 
@@ -287,7 +288,7 @@ def test_time_left_counts_the_extra_rounds_the_adaptive_plan_takes(tmp_path):
     targets = targets_for(tmp_path, ["a", "b", "c", "d", "e"])
     shown = []
 
-    class Watch(engine.RoundProgress):
+    class Watch(Reporter):
         def round_started(self, k, i, n, info, left):
             shown.append((fake.now, left))
 

@@ -15,10 +15,11 @@ ALLOWED = {
     "storage": {"core"},
     "analysis": {"core"},
     "measure": {"core", "suite", "storage", "analysis"},
+    "flows": {"core", "measure", "storage", "analysis"},
     "output": {"core", "analysis"},
     "report": {"core", "storage", "analysis", "output"},
-    "ci": {"core", "storage", "analysis", "measure", "output"},
-    "cli": {"core", "storage", "analysis", "measure", "output", "report", "ci"},
+    "ci": {"core", "storage", "analysis", "flows", "output"},
+    "cli": {"core", "storage", "analysis", "measure", "flows", "output", "report", "ci"},
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from regress.cli import flags
-from regress.cli.console import announce_round, err, plural
+from regress.cli.console import RoundLines, err, plural
 from regress.core.errors import RegressError
 
 
@@ -32,7 +32,7 @@ def add(sub) -> None:
 
 
 def run(args) -> int:
-    from regress.measure import bisect
+    from regress.flows import bisect
     from regress.output import bisect as render
     from regress.storage import gitrepo
 
@@ -43,7 +43,7 @@ def run(args) -> int:
     good = gitrepo.resolve_one(repo, args.good, what="bisect", worktree=False)
     bad = gitrepo.resolve_one(repo, args.bad, what="bisect", worktree=False)
     paths = getattr(args, "paths", ())
-    got = bisect.bisect(cfg, good, bad, bench=args.bench, announce=announce_round, say=err, paths=paths)
+    got = bisect.bisect(cfg, good, bad, bench=args.bench, reporter=RoundLines(), paths=paths)
     err(f"regress: measured {plural(got.measured, 'commit')} of {got.commits}")
     print(json.dumps(render.as_json(got), indent=2, allow_nan=False) if args.format == "json" else render.text(got))
     return 0

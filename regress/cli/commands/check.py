@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from regress.cli import flags, github_flags
-from regress.cli.console import announce_round, err, plural
+from regress.cli.console import RoundLines, err, plural
 
 
 def add(sub) -> None:
@@ -60,7 +60,7 @@ def run(args) -> int:
         threshold=args.threshold,
         ok_label=args.ok_label,
         labels=check.event_labels(os.environ.get("GITHUB_EVENT_PATH")),
-        announce=announce_round,
+        reporter=RoundLines(),
         explain=not args.no_explain,
     )
     print(checked.markdown)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from regress.cli import flags
-from regress.cli.console import announce_round, err
+from regress.cli.console import RoundLines
 from regress.core.errors import RegressError
 from regress.core.kinds import Metric
 from regress.core.records import WORKTREE
@@ -66,7 +66,7 @@ def add(sub) -> None:
 
 def run(args) -> int:
     from regress.analysis import diff
-    from regress.measure import comparison
+    from regress.flows import comparison
     from regress.output import verdicts as render
 
     cfg = flags.load_config(args)
@@ -83,19 +83,15 @@ def run(args) -> int:
         base_rev=args.base,
         head_rev=args.head,
     )
-    got = comparison.compare(
-        cfg,
-        sides,
-        threshold=args.threshold,
-        counts=counts,
-        bench=args.bench,
-        wanted=flags.bench_pattern(args.bench),
-        metric=metric,
-        measure=args.measure,
-        more_rounds=args.rounds,
-        announce=announce_round,
-        say=err,
-    )
+    request = comparison.Request(sides, metric=metric, threshold=args.threshold, bench=args.bench)
+    if args.rounds is not None and not args.measure:
+        raise RegressError("--rounds only applies with --measure (it sets how many rounds to take)")
+    if args.measure:
+        from regress.flows import top_up
+
+        got = top_up.compare(cfg, request, RoundLines(), more_rounds=args.rounds)
+    else:
+        got = comparison.compare(cfg, request)
     v, base, head, threshold = got.verdicts, got.base, got.head, got.threshold
     if args.format == "json":
         print(

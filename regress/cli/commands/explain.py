@@ -26,7 +26,7 @@ def add(sub) -> None:
 
 
 def run(args) -> int:
-    from regress.measure import explain
+    from regress.flows import explain
     from regress.output import explain as render
     from regress.storage import gitrepo
 

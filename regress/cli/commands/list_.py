@@ -15,7 +15,7 @@ def add(sub) -> None:
 
 
 def run(args) -> int:
-    from regress.measure import runner
+    from regress.flows import runner
 
     found = runner.list_benchmarks(flags.load_config(args))
     for spec, origin, skip in found.listed:

@@ -62,7 +62,7 @@ def add(sub) -> None:
 
 
 def run(args) -> int:
-    from regress.measure import runner
+    from regress.flows import runner
     from regress.measure.progress import ConsoleProgress
 
     cfg = flags.load_config(args)

@@ -8,13 +8,12 @@ comparison keeps what it measured.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from regress.core.config import Config
-from regress.core.errors import RegressError
 from regress.core.kinds import Kind
-from regress.core.records import CommitInfo, CommitResult, Run
-from regress.measure import adaptive, engine, runner
+from regress.core.records import CommitResult, Run
+from regress.core.reporter import QUIET, Reporter
+from regress.flows import runner
+from regress.measure import adaptive, engine
 from regress.measure.worker_process import close_servers
 from regress.storage import gitrepo
 from regress.storage.store import Store
@@ -26,7 +25,7 @@ def measure_rounds(
     *,
     rounds: int | None = None,
     bench: str = "",
-    announce: Callable[[int, int, CommitInfo], None] | None = None,
+    reporter: Reporter = QUIET,
     run: Run | None = None,
 ) -> dict[str, CommitResult]:
     """Top every commit in `shas` up, in turn; return what is stored after.
@@ -43,13 +42,8 @@ def measure_rounds(
     with store.lock():
         gitrepo.prune_stale_worktrees(repo)
         stored = {sha: store.load(cfg.machine_name, cfg.env, sha) for sha in shas}
-        if not cfg.benchmarks_dir.is_dir() and any(
-            r is None or r.settings.benchmarks_from == "worktree" for r in stored.values()
-        ):
-            raise RegressError(
-                f"no benchmark folder {cfg.benchmarks_dir}; create it with a bench_*.py suite, "
-                'or set benchmarks = "..." in [tool.regress] of pyproject.toml'
-            )
+        if any(r is None or r.settings.benchmarks_from == "worktree" for r in stored.values()):
+            runner.require_suites(cfg)
         mine = run.id if run is not None else None
         counted = stored
         if rounds is None:
@@ -67,22 +61,13 @@ def measure_rounds(
             base = runner.settings_for(cfg, runner.Options(bench=bench, benchmarks_from=benchmarks_from))
             return adaptive.with_plan(base, budget)
 
-        progress = _Announce(announce, budget.max_rounds)
+        reporter.rounds_planned(budget.max_rounds)
         try:
             with engine.checked_out(cfg, repo, shas, settings_of, counted, mine) as targets:
-                engine.measure_targets(cfg, store, targets, budget, progress, run=run, kind="measure")
+                engine.measure_targets(cfg, store, targets, budget, reporter, run=run, kind="measure")
         finally:
             close_servers()
         return {sha: store.load(cfg.machine_name, cfg.env, sha) for sha in shas}
-
-
-class _Announce(engine.RoundProgress):
-    def __init__(self, announce, most: int) -> None:
-        self.announce, self.most = announce, most
-
-    def round_started(self, k, i, n, info, left) -> None:
-        if self.announce is not None:
-            self.announce(k, self.most, info)
 
 
 # Never take more than this many rounds in one `compare --measure`.

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
 from dataclasses import replace
 
 from regress.analysis import diff, runs, stats
@@ -23,8 +22,10 @@ from regress.analysis.explanation import Bisected, Probe
 from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.kinds import CHANGES, Kind
-from regress.core.records import BenchmarkId, CommitInfo, CommitResult
-from regress.measure import engine, rounds
+from regress.core.records import BenchmarkId, CommitResult
+from regress.core.reporter import QUIET, Reporter
+from regress.flows import rounds
+from regress.measure import engine
 from regress.storage import code_identity, gitrepo
 from regress.storage.store import Store
 
@@ -69,13 +70,13 @@ def bisect(
     bad: str,
     *,
     bench: str,
-    announce: Callable[[int, int, CommitInfo], None] | None = None,
-    say: Callable[[str], None] = lambda line: None,
+    reporter: Reporter = QUIET,
     paths: tuple[str, ...] = (),
 ) -> Bisected:
     """Everything it judges it measures in one run of its own: the ends first, then each probe
     beside the commits that bracket it, so a probe is never judged against rounds of another
     run (another minute, another machine). Stored rounds of other runs stay as they were."""
+    say = reporter.say
     repo = gitrepo.open_repo(cfg.root)
     if good == bad:
         raise RegressError("GOOD and BAD are the same commit; bisect needs a good commit and a later bad one")
@@ -95,7 +96,7 @@ def bisect(
         for sha in shas:
             if sha not in measured:
                 say(f"bisect: measuring {info[sha].short} {info[sha].subject[:60]}")
-        rounds.measure_rounds(cfg, shas, rounds=n, bench=bench, announce=announce, run=run)
+        rounds.measure_rounds(cfg, shas, rounds=n, bench=bench, reporter=reporter, run=run)
         measured.update(shas)
 
     def load(sha: str) -> CommitResult | None:

@@ -1,23 +1,22 @@
 """Two commits' verdicts, from what is stored, optionally measuring more first.
 
-The one flow behind `regress compare` (with or without --measure) and the
-pull-request check: load both sides, judge them, and read the history around
-them only when a verdict is a change that neighbours could show to be a blip.
+The one flow behind `regress compare` and the pull-request check: load both
+sides, judge them, and read the history around them only when a verdict is a
+change that neighbours could show to be a blip. It measures nothing and imports
+none of the worker machinery (`top_up` takes the rounds a comparison asks for).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from regress.analysis import diff, metrics, runs, stats
+from regress.analysis import diff, metrics, runs
 from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.history import neighbours
 from regress.core.kinds import CHANGES, Metric
 from regress.core.records import WORKTREE, CommitInfo, CommitResult
-from regress.measure import engine, rounds
 from regress.storage import code_identity, summary
 from regress.storage.store import Store, check_name
 
@@ -42,7 +41,10 @@ class Comparison:
     threshold: float
 
 
-def _load(cfg: Config, sides: Sides) -> tuple[CommitResult | None, CommitResult | None]:
+def load(cfg: Config, sides: Sides) -> tuple[CommitResult | None, CommitResult | None]:
+    """What is stored for both sides (None where a side has nothing)."""
+    for env in (sides.base_env, sides.head_env):
+        check_name("env", env)
     store = Store(cfg.results_dir)
     return (
         store.load(cfg.machine_name, sides.base_env, sides.base),
@@ -127,49 +129,37 @@ def judge(
     return [v for v in verdicts if wanted is None or wanted.search(str(v.id))]
 
 
-def compare(
-    cfg: Config,
-    sides: Sides,
-    *,
-    threshold: float | None = None,
-    counts: bool = False,
-    bench: str = "",
-    wanted: re.Pattern | None = None,
-    metric: Metric = Metric.TIME,
-    measure: bool = False,
-    more_rounds: int | None = None,
-    announce: Callable[[int, int, CommitInfo], None] | None = None,
-    say: Callable[[str], None] = lambda line: None,
-) -> Comparison:
-    """`regress compare`: with `measure`, first the rounds the noisy verdicts ask for
-    (or `more_rounds` of every benchmark), base and head in turn."""
-    if threshold is None:
-        threshold = diff.COUNT_THRESHOLD if counts else cfg.threshold_for(metric)
-    for env in (sides.base_env, sides.head_env):
-        check_name("env", env)
-    if measure and (sides.base_env != sides.head_env or counts):
-        raise RegressError(
-            "--measure takes wall-time rounds in one environment; measure each side with "
-            "`regress run REV --env NAME [--python PATH] [--mode instructions]` instead"
-        )
-    if more_rounds is not None and not measure:
-        raise RegressError("--rounds only applies with --measure (it sets how many rounds to take)")
-    base, head = _load(cfg, sides)
-    if measure:
-        if base is None or head is None:
-            take, only = more_rounds or stats.RECOMMENDED_ROUNDS, bench
-        else:
-            take, chosen = rounds.plan_more(
-                judge(cfg, sides, base, head, threshold=threshold, wanted=wanted), rounds=more_rounds
-            )
-            only = rounds.exact_filter(v.id for v in chosen)
-        if take:
-            rounds.measure_rounds(
-                cfg, list(dict.fromkeys((sides.base, sides.head))), rounds=take, bench=only, announce=announce
-            )
-            base, head = _load(cfg, sides)
-        else:
-            say("regress: nothing to measure: no verdict is noisy (use --rounds N to take more anyway)")
+@dataclass(frozen=True)
+class Request:
+    """What `regress compare` asks: which sides, which metric, which benchmarks, at what threshold."""
+
+    sides: Sides
+    metric: Metric = Metric.TIME
+    threshold: float | None = None  # None: the metric's own (the config's, else its default)
+    bench: str = ""  # the --bench regex; "" is every benchmark
+
+    @property
+    def counts(self) -> bool:
+        return self.metric is Metric.INSTRUCTIONS
+
+    @property
+    def wanted(self) -> re.Pattern | None:
+        return re.compile(self.bench) if self.bench else None
+
+    def threshold_in(self, cfg: Config) -> float:
+        if self.threshold is not None:
+            return self.threshold
+        return diff.COUNT_THRESHOLD if self.counts else cfg.threshold_for(self.metric)
+
+
+def compare(cfg: Config, request: Request) -> Comparison:
+    """`regress compare` from what is stored (`top_up.compare` measures first)."""
+    return judged(cfg, request, *load(cfg, request.sides))
+
+
+def judged(cfg: Config, request: Request, base: CommitResult | None, head: CommitResult | None) -> Comparison:
+    """Both sides' verdicts, or one line saying how to measure the side that has no results."""
+    sides = request.sides
     for result, sha, rev, env in (
         (base, sides.base, sides.base_rev, sides.base_env),
         (head, sides.head, sides.head_rev, sides.head_env),
@@ -180,26 +170,11 @@ def compare(
                 f"no results for {rev or sha[:10]} ({sha[:10]}) on machine '{cfg.machine_name}', env '{env}' "
                 f"in {cfg.results_dir}; measure it with `regress run {rev or sha}{env_flag}`, or add --measure"
             )
-    verdicts = judge(cfg, sides, base, head, threshold=threshold, counts=counts, wanted=wanted, metric=metric)
+    threshold = request.threshold_in(cfg)
+    verdicts = judge(
+        cfg, sides, base, head, threshold=threshold, counts=request.counts, wanted=request.wanted, metric=request.metric
+    )
     return Comparison(verdicts, base.commit, head.commit, threshold)
-
-
-def measured_in_turn(
-    cfg: Config,
-    sides: Sides,
-    *,
-    rounds_each: int | None = None,
-    threshold: float | None = None,
-    announce: Callable[[int, int, CommitInfo], None] | None = None,
-) -> Comparison:
-    """The pull-request check's comparison: both sides topped up by the round
-    engine (the adaptive plan, or `rounds_each` more), then judged as compare does."""
-    threshold = cfg.threshold if threshold is None else threshold
-    # One run of its own that measures both sides: the verdict is then paired, whatever is stored.
-    run = engine.new_run("check")
-    rounds.measure_rounds(cfg, [sides.base, sides.head], rounds=rounds_each, announce=announce, run=run)
-    base, head = _load(cfg, sides)
-    return Comparison(judge(cfg, sides, base, head, threshold=threshold), base.commit, head.commit, threshold)
 
 
 # What the pull-request check judges besides wall time: the exact metrics, each with its own threshold.
@@ -208,7 +183,7 @@ CHECKED_METRICS = (Metric.ALLOCATED, Metric.PEAK, Metric.GRAPH_BREAKS, Metric.RE
 
 def beyond_time(cfg: Config, sides: Sides) -> list[tuple[Metric, list[diff.Verdict], float]]:
     """The exact metrics' verdicts from what is stored for both sides, those with a change only."""
-    base, head = _load(cfg, sides)
+    base, head = load(cfg, sides)
     out = []
     for metric in CHECKED_METRICS:
         threshold = cfg.threshold_for(metric)

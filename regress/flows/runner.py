@@ -22,7 +22,8 @@ from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.merge import Conflict
 from regress.core.records import WORKTREE, CommitInfo, CommitResult, Settings
-from regress.measure.one_commit import Collector, NoProgress, measure_commit
+from regress.core.reporter import QUIET
+from regress.measure.one_commit import Collector, measure_commit
 from regress.measure.shard import Shard
 from regress.measure.worker_process import close_servers, trace
 from regress.storage import gitrepo
@@ -64,7 +65,7 @@ def settings_for(cfg: Config, options: Options) -> Settings:
 
 def list_benchmarks(cfg: Config) -> Collector:
     """Discover the working tree's suites against the working tree's code."""
-    _require_suites(cfg)
+    require_suites(cfg)
     return measure_commit(
         cfg,
         code_dir=cfg.root,
@@ -72,12 +73,13 @@ def list_benchmarks(cfg: Config) -> Collector:
         shown_root=cfg.root,
         info=CommitInfo(WORKTREE, (), "", "", 0, 0, ""),
         settings=Settings(timeout=cfg.timeout),
-        progress=NoProgress(),
+        progress=QUIET,
         mode="list",
     )
 
 
-def _require_suites(cfg: Config) -> None:
+def require_suites(cfg: Config) -> None:
+    """One line when the configured benchmark folder is missing."""
     if not cfg.benchmarks_dir.is_dir():
         raise RegressError(
             f"no benchmark folder {cfg.benchmarks_dir}; create it with a bench_*.py suite, "
@@ -147,12 +149,12 @@ def run(cfg: Config, options: Options, progress=None) -> RunSummary:
     """Measure the commits `options` names, interleaved in rounds; each round saved as it finishes."""
     from regress.measure import adaptive, engine
 
-    progress = progress or engine.RoundProgress()
+    progress = progress or QUIET
     _check(options)
     trace("run_start")
     repo = gitrepo.open_repo(cfg.root)
     if options.benchmarks_from == "worktree":
-        _require_suites(cfg)
+        require_suites(cfg)
     revs = list(options.revisions) or ["HEAD"]
     wants_worktree = WORKTREE in revs
     shas = gitrepo.resolve(repo, [r for r in revs if r != WORKTREE], options.paths) if revs != [WORKTREE] else []

@@ -15,9 +15,10 @@ from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.kinds import CHANGES
 from regress.core.records import WORKTREE
-from regress.measure import comparison, engine, runner
+from regress.flows import comparison, runner
+from regress.flows.rounds import exact_filter
+from regress.measure import engine
 from regress.measure.profile import profile_target
-from regress.measure.rounds import exact_filter
 from regress.measure.worker_process import close_servers
 from regress.storage import gitrepo, profiles
 from regress.storage.store import Store
