@@ -32,7 +32,8 @@ from pathlib import Path
 from regress.core.errors import RegressError
 from regress.report import explain_panel
 from regress.report.builder import MANIFEST, SITE_FORMAT, Site
-from regress.report.data import VERDICT_COMMITS, Series, summarize
+from regress.report.data import Series, summarize
+from regress.report.verdict_cache import CachedCompare
 from regress.storage import summary
 from regress.storage.store import Store
 
@@ -129,21 +130,18 @@ def _load(store: Store, threshold: float, code=None) -> list[Series]:
     series = []
     for machine in store.machines():
         for env in store.envs(machine):
-            history = _recent_in_full(store, summary.history(store, machine, env))
+            history = summary.history(store, machine, env)
             if history:
                 ids = code([c.commit.sha for c in history]) if code is not None else {}
-                series.append(summarize(Series(machine, env, history), threshold=threshold, code=ids))
+                # The recent verdicts decode their commits in full, or come from the last build's.
+                judge = CachedCompare(store, machine, env)
+                try:
+                    series.append(summarize(Series(machine, env, history), threshold=threshold, code=ids, judge=judge))
+                finally:
+                    judge.close()
     if not series:
         raise RegressError(f"no results in {store.root}; measure some commits first with `regress run`")
     return series
-
-
-def _recent_in_full(store: Store, history: list) -> list:
-    """The summary's light history with its newest commits decoded in full: the recent verdicts
-    (`data.judge_recent`, with a neighbour either side) see every block, as `regress compare` does."""
-    first = max(0, len(history) - VERDICT_COMMITS - 1)
-    tail = [store.load(c.machine, c.env, c.commit.sha) for c in history[first:]]
-    return history[:first] + [full if full is not None else light for full, light in zip(tail, history[first:])]
 
 
 # -- reading the folder ------------------------------------------------------

@@ -1,0 +1,81 @@
+"""Figures computed from the results, kept beside the summary under a digest of everything they came from.
+
+A site build judges the newest commits of every series (`report/verdict_cache.py`);
+after one new commit all but one of those verdicts are the same as last
+time. This table keeps each under a key that is a digest of every input (the
+result files' content digests, the settings, the analysis code), so an
+entry is found again only when nothing it depends on changed, and what
+reads it rechecks whatever it could not put in the key. It lives in the
+summary's SQLite file (`summary.FILE`), so CI's cache of the summary keeps
+it too. It is only a cache: any entry may be missing; an unusable file
+means every figure is computed afresh.
+
+Each build marks what it used; entries no build used for KEEP_BUILDS builds are dropped.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from regress.storage import summary
+
+KEEP_BUILDS = 3
+
+
+class Computed:
+    """get/put of bytes by key, for one build; `close` writes what was put and drops what is unused."""
+
+    def __init__(self, root: Path, kind: str):
+        self.kind = kind
+        self._puts: list[tuple[str, str, bytes]] = []
+        self._used: list[tuple[str, str]] = []
+        self._db: sqlite3.Connection | None = None
+        self._build = 0
+        try:
+            if root.is_dir():
+                db = sqlite3.connect(root / summary.FILE, timeout=30, isolation_level=None)
+                db.execute(
+                    "CREATE TABLE IF NOT EXISTS computed (kind TEXT, key TEXT, value BLOB, build INTEGER,"
+                    " PRIMARY KEY (kind, key))"
+                )
+                row = db.execute("SELECT MAX(build) FROM computed WHERE kind = ?", (kind,)).fetchone()
+                self._build = (row[0] or 0) + 1
+                self._db = db
+        except sqlite3.Error:
+            self._db = None
+
+    def get(self, key: str) -> bytes | None:
+        if self._db is None:
+            return None
+        try:
+            row = self._db.execute("SELECT value FROM computed WHERE kind = ? AND key = ?", (self.kind, key)).fetchone()
+        except sqlite3.Error:
+            return None
+        if row is not None:
+            self._used.append((self.kind, key))
+        return row[0] if row is not None else None
+
+    def put(self, key: str, value: bytes) -> None:
+        self._puts.append((self.kind, key, value))
+
+    def close(self) -> None:
+        if self._db is None:
+            return
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany(
+                "INSERT OR REPLACE INTO computed VALUES (?, ?, ?, ?)", [(*p, self._build) for p in self._puts]
+            )
+            self._db.executemany(
+                "UPDATE computed SET build = ? WHERE kind = ? AND key = ?", [(self._build, *u) for u in self._used]
+            )
+            self._db.execute(
+                "DELETE FROM computed WHERE kind = ? AND build <= ?", (self.kind, self._build - KEEP_BUILDS)
+            )
+            self._db.execute("COMMIT")
+        except sqlite3.Error:
+            pass
+        finally:
+            self._db.close()
+            self._db = None
