@@ -12,6 +12,7 @@ default plan stores (scripts/fabricate_history.py: 5-15 rounds a benchmark of
 
   full, summary rebuilt `regress report` into an empty folder, the results summary deleted first
   full report           `regress report` again, every page rewritten (the summary as the last build left it)
+  full, verdicts afresh `regress report` with the recent verdicts the last build kept forgotten
   incremental report    `regress report --incremental` after one new commit's results
   regressions           `regress regressions`
   compare               `regress compare A B` across a step (a change: the neighbour rule reads the history)
@@ -88,6 +89,16 @@ def _project(project: Path, results: Path, n: int) -> list[str]:
     return out.stdout.decode().split()
 
 
+def _forget_verdicts(path: Path) -> None:
+    """The recent verdicts the last build kept (storage/computed.py): gone, so this build judges every one."""
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'computed'").fetchone():
+            db.execute("DELETE FROM computed")
+    db.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--commits", type=int, default=1000)
@@ -144,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     (results / ".summary.sqlite").unlink(missing_ok=True)  # storage/summary.py's (a regress without it ignores this)
     row("full, summary rebuilt", report)
     row("full report", report)
+    _forget_verdicts(results / ".summary.sqlite")
+    row("full, verdicts afresh", report)
     fabricate(results, machines=(MACHINE,), which=[a.commits], **shape)
     row("incremental report", [*report, "--incremental"])
     found = json.loads(row("regressions", [*regress, "regressions", "--format", "json"]))
