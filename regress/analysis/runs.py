@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import stats as _sps
+from scipy import special as _special
 
 from regress.analysis import stats
 from regress.analysis.judge import judge
@@ -165,7 +165,7 @@ def allowance(pairs: dict[BenchmarkId, list[float]], bid: BenchmarkId, *, cores:
         return Allowance(fixed, 0)
     d = np.abs(np.asarray(own, dtype=float))
     # |d| of a zero-centred normal: its median is 0.674 sigma.
-    sigma = float(np.median(d)) / float(_sps.norm.ppf(0.75))
+    sigma = float(np.median(d)) / float(_special.ndtri(0.75))
     return Allowance(max(sigma, fixed), len(own))
 
 
