@@ -93,7 +93,9 @@ class Series:
         return set(self.tracks) | set(self.failed) | set(self.counts)
 
 
-def summarize(series: Series, *, threshold: float, code: dict[str, str] | None = None, judge=compare) -> Series:
+def summarize(
+    series: Series, *, threshold: float, code: dict[str, str] | None = None, judge=compare, steps=find_steps
+) -> Series:
     """Fill in tracks, failures, change points and recent verdicts from the series' history.
 
     The times of every successful result are gathered into one flat array
@@ -183,7 +185,7 @@ def summarize(series: Series, *, threshold: float, code: dict[str, str] | None =
             band[0, i] * moved,
             band[1, i] * moved,
         )
-    series.steps = find_steps(series.history, threshold=threshold, code=code)
+    series.steps = steps(series.history, threshold=threshold, code=code)  # or kept ones (report/steps_cache.py)
     judge_recent(series, threshold=threshold, code=code, judge=judge)
     return series
 

@@ -29,8 +29,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from regress.analysis.changepoints import find_steps
 from regress.core.errors import RegressError
-from regress.report import explain_panel
+from regress.report import explain_panel, steps_cache
 from regress.report.builder import MANIFEST, SITE_FORMAT, Site
 from regress.report.data import Series, summarize
 from regress.report.verdict_cache import CachedCompare
@@ -136,12 +137,26 @@ def _load(store: Store, threshold: float, code=None) -> list[Series]:
                 # The recent verdicts decode their commits in full, or come from the last build's.
                 judge = CachedCompare(store, machine, env)
                 try:
-                    series.append(summarize(Series(machine, env, history), threshold=threshold, code=ids, judge=judge))
+                    found = Series(machine, env, history)
+                    series.append(
+                        summarize(found, threshold=threshold, code=ids, judge=judge, steps=_kept(store, found))
+                    )
                 finally:
                     judge.close()
     if not series:
         raise RegressError(f"no results in {store.root}; measure some commits first with `regress run`")
     return series
+
+
+def _kept(store: Store, s: Series):
+    """find_steps, or the steps the last build or `regressions` found for these very files."""
+
+    def steps(history, *, threshold, code):
+        shas = [c.commit.sha for c in history]
+        compute = lambda: find_steps(history, threshold=threshold, code=code)
+        return steps_cache.steps_for(store, s.machine, s.env, shas, threshold=threshold, code=code, compute=compute)
+
+    return steps
 
 
 # -- reading the folder ------------------------------------------------------

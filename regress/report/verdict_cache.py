@@ -21,38 +21,28 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from pathlib import Path
 
-from regress import __version__
 from regress.analysis.diff import compare
 from regress.analysis.runs import Allowance
 from regress.analysis.verdict import Verdict
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, CommitResult
 from regress.storage import summary
-from regress.storage.computed import Computed
+from regress.storage.computed import Computed, analysis_code
 
 _FIELDS = [f.name for f in dataclasses.fields(Verdict)]
 
 
-def _code_digest() -> str:
-    """The analysis and core code the verdicts come from: a changed rule is a new key."""
-    root = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256(__version__.encode())
-    for path in sorted([*(root / "analysis").glob("*.py"), *(root / "core").glob("*.py")]):
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()
-
-
-def _bid(b: BenchmarkId) -> list:
+def bid_fields(b: BenchmarkId) -> list:
     return [b.label, b.sub_label, b.description, b.num_threads]
 
 
 def encode(verdicts: list[Verdict], asked: dict[BenchmarkId, Allowance]) -> bytes:
     rows = [
-        {**{f: getattr(v, f) for f in _FIELDS}, "id": _bid(v.id), "verdict": Kind(v.verdict).value} for v in verdicts
+        {**{f: getattr(v, f) for f in _FIELDS}, "id": bid_fields(v.id), "verdict": Kind(v.verdict).value}
+        for v in verdicts
     ]
-    apart = [[_bid(b), a.sigma, a.pairs] for b, a in asked.items()]
+    apart = [[bid_fields(b), a.sigma, a.pairs] for b, a in asked.items()]
     return json.dumps({"verdicts": rows, "apart": apart}).encode()
 
 
@@ -69,7 +59,7 @@ class CachedCompare:
         self.store = store
         self.digests = summary.digests(store, machine, env)
         self.cache = Computed(store.root, f"verdicts {machine}/{env}")
-        self.code = _code_digest()
+        self.code = analysis_code()
         self.full: dict[str, CommitResult] = {}
         self.hits = self.misses = 0
 

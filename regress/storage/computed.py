@@ -15,12 +15,26 @@ Each build marks what it used; entries no build used for KEEP_BUILDS builds are 
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import sqlite3
 from pathlib import Path
 
+from regress import __version__
 from regress.storage import summary
 
 KEEP_BUILDS = 3
+
+
+@functools.cache
+def analysis_code() -> str:
+    """A digest of the code figures are computed by (regress's version, its analysis and core source):
+    a changed rule is a new key, whatever the version says."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256(__version__.encode())
+    for path in sorted([*(root / "analysis").glob("*.py"), *(root / "core").glob("*.py")]):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
 
 
 class Computed:

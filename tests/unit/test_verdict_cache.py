@@ -92,3 +92,34 @@ def test_without_a_summary_nothing_is_kept_and_the_verdicts_are_the_same(folder)
     verdicts, judge = cached(folder)
     assert verdicts == afresh(folder)
     assert judge.hits == 0
+
+
+def test_steps_are_kept_for_the_same_files_and_found_afresh_when_one_changes(folder):
+    from regress.analysis.changepoints import find_steps
+    from regress.report import steps_cache
+
+    store = Store(folder)
+    calls = []
+
+    def steps():
+        history = summary.history(store, MACHINE, ENV)
+        shas = [c.commit.sha for c in history]
+
+        def compute():
+            calls.append(len(history))
+            return find_steps(history, threshold=0.05)
+
+        return steps_cache.steps_for(store, MACHINE, ENV, shas, threshold=0.05, code={}, compute=compute)
+
+    first = steps()
+    assert first and first == find_steps(Store(folder).history(MACHINE, ENV), threshold=0.05)
+    assert steps() == first and calls == [SHAPE["commits"]]  # kept: not computed again
+    fabricate(folder, machines=(MACHINE,), which=[SHAPE["commits"]], **SHAPE)
+    assert steps() == find_steps(Store(folder).history(MACHINE, ENV), threshold=0.05)
+    assert calls == [SHAPE["commits"], SHAPE["commits"] + 1]
+    db = sqlite3.connect(folder / summary.FILE)
+    db.execute("UPDATE computed SET value = x'5b7b7d5d' WHERE kind LIKE 'steps %'")  # [{}]: garbled
+    db.commit()
+    db.close()
+    assert steps() == find_steps(Store(folder).history(MACHINE, ENV), threshold=0.05)
+    assert len(calls) == 3
