@@ -85,6 +85,12 @@ def _project(project: Path, results: Path, n: int) -> list[str]:
         subprocess.run(["git", "checkout", "-q", "main"], cwd=project, check=True)
         (project / ".commits").write_text(str(n))
         (project / ".git" / "info" / "exclude").write_text(".commits\n")
+    # Every commit is other code (a changed module, as most pushes are): `counter.txt` is what the
+    # benchmarks import. Without it all commits would be one code (`storage/code_identity.py` leaves
+    # *.txt out) and be judged as one point, with no steps. In the working tree only: shas unchanged.
+    text = (project / "pyproject.toml").read_text()
+    if "code_paths" not in text:
+        (project / "pyproject.toml").write_text(text + 'code_paths = ["counter.txt"]\n')
     out = subprocess.run(["git", "rev-list", "--reverse", "main"], cwd=project, check=True, capture_output=True)
     return out.stdout.decode().split()
 
