@@ -169,6 +169,20 @@ def allowance(pairs: dict[BenchmarkId, list[float]], bid: BenchmarkId, *, cores:
     return Allowance(max(sigma, fixed), len(own))
 
 
+# The last history's pairs: a site build's change points and its recent verdicts ask for the same
+# history's (a pass over every round of it, seconds at 1,000 commits). Held with the history's records,
+# so a match is the very same records, not look-alikes.
+_LAST: list = []
+
+
+def _pairs_of(history: list[CommitResult], code: dict[str, str]) -> dict[BenchmarkId, list[float]]:
+    if _LAST and len(_LAST[0]) == len(history) and _LAST[1] == code and all(a is b for a, b in zip(_LAST[0], history)):
+        return _LAST[2]
+    pairs = same_code_pairs(history, code)
+    _LAST[:] = [tuple(history), dict(code), pairs]
+    return pairs
+
+
 def apart_for(
     history: list[CommitResult], code: dict[str, str], *, cores: int = 0
 ) -> Callable[[BenchmarkId], Allowance]:
@@ -178,7 +192,7 @@ def apart_for(
     def given(bid: BenchmarkId) -> Allowance:
         nonlocal pairs
         if pairs is None:
-            pairs = same_code_pairs(history, code)
+            pairs = _pairs_of(history, code)
         return allowance(pairs, bid, cores=cores)
 
     return given
