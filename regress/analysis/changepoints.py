@@ -25,6 +25,7 @@ import numpy as np
 
 from regress.analysis import diff, levels, runs, stats
 from regress.analysis.segments import PENALTY, breakpoints, noise_scale, robust
+from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, CommitResult
 
 # A new level held this many commits or fewer and then undone is a blip, not a step.
@@ -46,7 +47,7 @@ class Step:
     before: float  # level (seconds per run) before
     after: float  # level after
     ratio: float  # after / before
-    direction: str  # "regression" | "improvement"
+    direction: Kind  # REGRESSION or IMPROVEMENT
     p_value: float = 1.0  # Mann-Whitney between the levels before and after
     span: int = 1  # commits the move took: 1 for a clean step, more for a slide
     end_sha: str = ""  # last commit of the move (== sha for a clean step)
@@ -89,7 +90,7 @@ def series(
     off = machine_outliers(history, threshold=threshold)
 
     def keep(i, commit, run, values) -> bool:
-        return not (len(values) >= stats.MIN_ROUNDS and _unsettled(values))
+        return not (len(values) >= stats.FEWEST_ROUNDS_TO_JUDGE and _unsettled(values))
 
     out: dict[BenchmarkId, tuple[list[int], list[float]]] = {}
     for bid, obs in levels.observations(history, code or {}, keep).items():
@@ -215,7 +216,7 @@ def find_steps(
                     before=math.exp(own_before),
                     after=math.exp(own_after),
                     ratio=math.exp(own_after - own_before),
-                    direction="regression" if ratio > 1 else "improvement",
+                    direction=Kind.REGRESSION if ratio > 1 else Kind.IMPROVEMENT,
                     p_value=p,
                     span=end - start + 1,
                     end_sha=history[end].commit.sha,
@@ -265,7 +266,7 @@ def _compare_agrees(
     judged by compare: None, and the history's own tests stand.
     """
     b, a = history[before].by_id().get(bid), history[after].by_id().get(bid)
-    if b is None or a is None or not b.ok or min(len(b.samples), len(a.samples)) < stats.MIN_ROUNDS:
+    if b is None or a is None or not b.ok or min(len(b.samples), len(a.samples)) < stats.FEWEST_ROUNDS_TO_JUDGE:
         return None
     v = diff.judge_one(history[before], history[after], bid, threshold=threshold, apart=apart)
     return v.verdict == ("regression" if ratio > 1 else "improvement")

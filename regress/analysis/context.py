@@ -89,9 +89,9 @@ def machine_shift(base: CommitResult | None, head: CommitResult | None, *, thres
     if common:
         bc = [stats.round_value(s) for s in base.reference if s.run in common]
         hc = [stats.round_value(s) for s in head.reference if s.run in common]
-        if min(len(bc), len(hc)) >= stats.MIN_ROUNDS:
+        if min(len(bc), len(hc)) >= stats.FEWEST_ROUNDS_TO_JUDGE:
             b, h = bc, hc
-    if len(b) < stats.MIN_ROUNDS or len(h) < stats.MIN_ROUNDS:
+    if len(b) < stats.FEWEST_ROUNDS_TO_JUDGE or len(h) < stats.FEWEST_ROUNDS_TO_JUDGE:
         return None
     s = stats.shift(b, h)
     if s.significant and abs(math.log(s.ratio)) >= math.log1p(MACHINE_SHARE * threshold):

@@ -6,21 +6,23 @@ import math
 
 import numpy as np
 
+from regress.analysis import pairing
 from regress.analysis.verdict import Verdict, order_key
-from regress.core.kinds import FailureKind, Kind
+from regress.core.kinds import Kind, Metric
+from regress.core.metric_specs import spec
 from regress.core.records import BenchmarkResult, CommitResult
 from regress.core.units import percent as pct
 
-# Counts are nearly deterministic (repeated runs agree exactly here), so a far
-# smaller change is real than with wall times.
-COUNT_THRESHOLD = 0.01
+# Counts are nearly deterministic (repeated runs agree exactly), so a far
+# smaller change is real than with wall times: the spec's default.
+_THRESHOLD = spec(Metric.INSTRUCTIONS).threshold
 
 
 def _count_values(r: BenchmarkResult) -> tuple[int, ...]:
     return tuple(c.value for c in r.counts)
 
 
-def judge_counts(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = COUNT_THRESHOLD) -> Verdict:
+def judge_counts(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = _THRESHOLD) -> Verdict:
     """Instruction counts of two commits: the median of each side's callgrind runs.
 
     No significance test: callgrind has no timing noise. What can still move a
@@ -58,36 +60,18 @@ def judge_counts(base: BenchmarkResult, head: BenchmarkResult, *, threshold: flo
     return Verdict(verdict=Kind.UNCHANGED, reason=f"{pct(ratio)}, within {threshold * 100:g}%", **common)
 
 
+COUNTS = pairing.Figures(
+    "instruction counts",
+    lambda r: r.counted,
+    lambda r: pairing.Side(float(np.median(_count_values(r))), None, len(r.counts)),
+    "; run `regress run --mode instructions` on it",
+)
+
+
 def compare_counts(
-    base: CommitResult | None, head: CommitResult | None, *, threshold: float = COUNT_THRESHOLD
+    base: CommitResult | None, head: CommitResult | None, *, threshold: float = _THRESHOLD
 ) -> list[Verdict]:
     """Like `compare`, on instruction counts (`regress run --mode instructions`)."""
-    b = {bid: r for bid, r in (base.by_id() if base else {}).items()}
-    h = {bid: r for bid, r in (head.by_id() if head else {}).items()}
-    verdicts = []
-    for bid in {**b, **h}:
-        br, hr = b.get(bid), h.get(bid)
-        if hr is not None and hr.failure is not None and hr.failure.kind != FailureKind.SKIPPED:
-            verdicts.append(
-                Verdict(bid, Kind.FAILED, None, None, None, None, None, None, f"failed at head: {hr.failure}")
-            )
-        elif hr is None or not hr.counted:
-            why = "not counted at head" + ("" if head is None else "; run `regress run --mode instructions` on it")
-            verdicts.append(Verdict(bid, Kind.MISSING, None, None, None, None, None, None, why))
-        elif br is None or not br.counted:
-            verdicts.append(
-                Verdict(
-                    bid,
-                    Kind.NEW,
-                    None,
-                    float(np.median(_count_values(hr))),
-                    None,
-                    None,
-                    None,
-                    None,
-                    "not counted at base",
-                )
-            )
-        else:
-            verdicts.append(judge_counts(br, hr, threshold=threshold))
+    b, h = (c.by_id() if c is not None else {} for c in (base, head))
+    verdicts = pairing.pair_all(b, h, base, head, COUNTS, lambda br, hr: judge_counts(br, hr, threshold=threshold))
     return sorted(verdicts, key=order_key)

@@ -9,41 +9,21 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from regress.analysis import context, runs, stats
-from regress.analysis.counts import COUNT_THRESHOLD, compare_counts, judge_counts  # noqa: F401 - re-exported
+from regress.analysis import context, pairing, runs, stats
+from regress.analysis.counts import compare_counts, judge_counts  # noqa: F401 - re-exported
 from regress.analysis.judge import MIN_ESTIMATE_SHARE, iqr, judge  # noqa: F401 - re-exported
 from regress.analysis.verdict import Verdict, any_regression, order_key  # noqa: F401 - re-exported
-from regress.core.kinds import FailureKind, Kind
-from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult, Failure
+from regress.core.kinds import Kind
+from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 
 
-def _commit_failure_for(result: BenchmarkResult, commit: CommitResult) -> Failure | None:
-    """The commit-wide failure (build, suite file) that explains a benchmark's absence."""
-    origin_file = result.origin.split(":", 1)[0]
-    for f in commit.failures:
-        if f.kind in (FailureKind.BUILD, FailureKind.CHECKOUT):
-            return f
-        if f.kind == FailureKind.SUITE and origin_file and f.where.split(":", 1)[0] == origin_file:
-            return f
-    return None
+def _side(r: BenchmarkResult) -> pairing.Side:
+    values = stats.round_values(r)
+    return pairing.Side(stats.level(values), iqr(values), len(values))
 
 
-def _only(r: BenchmarkResult, verdict: str, reason: str, side: str) -> Verdict:
-    values = stats.round_values(r) if r.ok else ()
-    level = stats.level(values) if values else None
-    return Verdict(
-        id=r.id,
-        verdict=verdict,
-        base_level=level if side == "base" else None,
-        head_level=level if side == "head" else None,
-        base_iqr=iqr(values) if side == "base" else None,
-        head_iqr=iqr(values) if side == "head" else None,
-        ratio=None,
-        p_value=None,
-        reason=reason,
-        base_rounds=len(values) if side == "base" else 0,
-        head_rounds=len(values) if side == "head" else 0,
-    )
+# Wall times: a result's samples, each round's fastest block (see `stats`).
+TIMES = pairing.Figures("samples", lambda r: r.ok, _side)
 
 
 def _pair(
@@ -57,37 +37,9 @@ def _pair(
     apart=None,
     same_code: str = "",
 ) -> Verdict:
-    if h is not None and h.failure is not None:
-        # A skip (say, a CUDA benchmark on a machine without a GPU) is not a failure.
-        verdict = "missing" if h.failure.kind == FailureKind.SKIPPED else "failed"
-        reason = f"{'skipped' if verdict == 'missing' else 'failed'} at head: {h.failure}"
-        if b is None or not b.ok:
-            return Verdict(bid, verdict, None, None, None, None, None, None, reason)
-        return replace(_only(b, verdict, "", "base"), reason=reason)
-    if h is None or not h.samples:
-        if b is None or not b.ok:
-            why = f"failed at base: {b.failure}" if b is not None and b.failure else "no samples at either commit"
-            return Verdict(bid, Kind.MISSING, None, None, None, None, None, None, why)
-        if head is None:
-            return _only(b, Kind.MISSING, "head was not measured", "base")
-        failure = _commit_failure_for(b, head)
-        if failure is not None:
-            return _only(b, Kind.FAILED, f"failed at head: {failure}", "base")
-        if not head.complete:
-            why = "not measured at head: that run was interrupted; `regress run --skip-existing` measures the rest"
-        elif head.settings.bench_filter:
-            why = f"not measured at head (--bench {head.settings.bench_filter!r} left it out)"
-        else:
-            why = "not measured at head: the benchmark no longer exists there"
-        return _only(b, Kind.MISSING, why, "base")
-    if b is None or not b.ok:
-        if b is not None and b.failure is not None:
-            why = f"failed at base ({b.failure}); measured at head"
-        elif base is None:
-            why = "base was not measured"
-        else:
-            why = "not measured at base"
-        return _only(h, Kind.NEW, why, "head")
+    unpaired = pairing.pair(bid, b, h, base, head, TIMES)
+    if unpaired is not None:
+        return unpaired
     v = runs.judge_together(b, h, threshold=threshold, cores=cores, apart=apart)
     if same_code and v.verdict != Kind.UNCHANGED:
         return replace(v, verdict=Kind.UNCHANGED, reason=_same(same_code, v), rounds_needed=None)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from regress.analysis.diff import Verdict
 from regress.analysis.opdiff import OpDiff
-from regress.core.kinds import Kind
+from regress.core.kinds import Kind, ProbeState
 from regress.core.records import BenchmarkId, CommitInfo
 
 
@@ -37,7 +37,7 @@ class Probe:
     """One commit a bisection looked at."""
 
     info: CommitInfo
-    state: str  # "good" | "bad" | "skip"
+    state: ProbeState
     why: str = ""
     measured: bool = False  # by this run (not only read from the store)
 
@@ -65,4 +65,4 @@ class Bisected:
 
     @property
     def skipped(self) -> list[Probe]:
-        return [p for p in self.probes if p.state == "skip"]
+        return [p for p in self.probes if p.state == ProbeState.SKIP]

@@ -111,13 +111,13 @@ def judge(
     )
     spec_note = "" if base.spec == head.spec else "; note: the benchmark's definition differs between the commits"
     have = min(len(bv), len(hv))
-    if have < stats.MIN_ROUNDS:
+    if have < stats.FEWEST_ROUNDS_TO_JUDGE:
         return Verdict(
             verdict=Kind.NOISY,
             p_value=None,
             reason=(
                 f"{pct(ratio)} so far, but only {len(bv)} round(s) of base and {len(hv)} of head: a level needs "
-                f"{stats.MIN_ROUNDS} fresh processes that agree, {stats.RECOMMENDED_ROUNDS} to catch a "
+                f"{stats.FEWEST_ROUNDS_TO_JUDGE} fresh processes that agree, {stats.RECOMMENDED_ROUNDS} to catch a "
                 f"{threshold * 100:g}% change reliably; take more with `regress compare BASE HEAD --measure`{spec_note}"
             ),
             rounds_needed=stats.RECOMMENDED_ROUNDS,

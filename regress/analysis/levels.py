@@ -125,9 +125,3 @@ def adjusted(
         levels, _ = fit(obs)
         out[bid] = {o.position: math.exp(levels[o.node]) for o in obs}
     return out
-
-
-def nodes_of(history: list[CommitResult], code: dict[str, str] | None = None) -> list[str]:
-    """Each history position's code identity (its sha when unknown)."""
-    code = code or {}
-    return [code.get(c.commit.sha) or c.commit.sha for c in history]

@@ -13,26 +13,17 @@ from __future__ import annotations
 import math
 import statistics
 
-from regress.analysis import diff, stats
+from regress.analysis import diff, pairing, stats
 from regress.analysis.verdict import order_key
-from regress.core.kinds import COUNTED, FailureKind, Kind, Metric
+from regress.core.kinds import COUNTED, MEMORY, Kind, Metric
+from regress.core.metric_specs import spec
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 from regress.core.units import percent as pct
-
-WHAT = {
-    Metric.ALLOCATED: "bytes allocated per call",
-    Metric.PEAK: "peak bytes per call",
-    Metric.COMPILE_TIME: "compile time of the first call",
-    Metric.GRAPHS: "graphs",
-    Metric.GRAPH_BREAKS: "graph breaks",
-    Metric.RECOMPILES: "recompiles",
-    Metric.TRACKED: "tracked value",
-}
 
 
 def values(r: BenchmarkResult, metric: Metric) -> tuple[float, ...]:
     """One figure a round. Memory: the CUDA allocator's when the benchmark used CUDA, else the CPU's."""
-    if metric in (Metric.ALLOCATED, Metric.PEAK):
+    if metric in MEMORY:
         device = "cuda" if any(m.device == "cuda" for m in r.memory) else "cpu"
         return tuple(float(getattr(m, metric.value)) for m in r.memory if m.device == device)
     if metric == Metric.COMPILE_TIME:
@@ -58,7 +49,7 @@ def carries(r: BenchmarkResult, metric: Metric) -> bool:
 
 
 def _better_higher(r: BenchmarkResult, metric: Metric) -> bool:
-    return metric == Metric.TRACKED and bool(r.tracked) and r.tracked[-1].better == "higher"
+    return spec(metric).better == "own" and bool(r.tracked) and r.tracked[-1].better == "higher"
 
 
 def _fmt(metric: Metric, x: float) -> str:
@@ -69,11 +60,11 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, metric: Metric, *, thres
     """One benchmark measured at both commits."""
     b, h = values(base, metric), values(head, metric)
     higher = _better_higher(head, metric)
-    exact = metric.exact or (metric == Metric.TRACKED and len(set(b)) == 1 and len(set(h)) == 1)
+    exact = spec(metric).exact or (metric == Metric.TRACKED and len(set(b)) == 1 and len(set(h)) == 1)
     if metric in COUNTED:
         threshold = 0.0
     b_level, h_level = statistics.median(b), statistics.median(h)
-    what = WHAT.get(metric, metric.value)
+    what = spec(metric).what
     common = {
         "id": head.id,
         "base_level": b_level,
@@ -101,10 +92,10 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, metric: Metric, *, thres
             return diff.Verdict(verdict=Kind.UNCHANGED, reason=f"{change}, within {threshold * 100:g}%", **common)
         worse = up != higher
         return diff.Verdict(verdict=Kind.REGRESSION if worse else Kind.IMPROVEMENT, reason=change, **common)
-    if min(len(b), len(h)) < stats.MIN_ROUNDS:
+    if min(len(b), len(h)) < stats.FEWEST_ROUNDS_TO_JUDGE:
         return diff.Verdict(
             verdict=Kind.NOISY,
-            reason=f"{change}, but it varies between rounds and has {len(b)} and {len(h)}; take {stats.MIN_ROUNDS} or more",
+            reason=f"{change}, but it varies between rounds and has {len(b)} and {len(h)}; take {stats.FEWEST_ROUNDS_TO_JUDGE} or more",
             rounds_needed=stats.RECOMMENDED_ROUNDS,
             **common,
         )
@@ -128,8 +119,14 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, metric: Metric, *, thres
     )
 
 
-def _empty(bid: BenchmarkId, kind: Kind, reason: str, level: float | None = None) -> diff.Verdict:
-    return diff.Verdict(bid, kind, None, level, None, None, None, None, reason)
+def figures(metric: Metric) -> pairing.Figures:
+    """`metric`'s figures in a result, for pairing: each round's figure, the median shown."""
+
+    def side(r: BenchmarkResult) -> pairing.Side:
+        got = values(r, metric)
+        return pairing.Side(statistics.median(got), None, len(got))
+
+    return pairing.Figures(spec(metric).what, lambda r: r.failure is None and bool(values(r, metric)), side)
 
 
 def compare(
@@ -142,29 +139,14 @@ def compare(
         return diff.compare_counts(only(base, metric), only(head, metric), threshold=threshold)
     b = {r.id: r for r in (base.results if base else ()) if carries(r, metric)}
     h = {r.id: r for r in (head.results if head else ()) if carries(r, metric)}
-    if metric not in (Metric.ALLOCATED, Metric.PEAK, Metric.TRACKED):
+    if spec(metric).field == "compiled":
         # A failed benchmark counts for compile metrics only where the other side compiled it.
         b = {k: r for k, r in b.items() if r.compiled or (k in h and h[k].compiled)}
         h = {k: r for k, r in h.items() if r.compiled or (k in b and b[k].compiled)}
-    out = []
-    for bid in {**b, **h}:
-        br, hr = b.get(bid), h.get(bid)
-        if hr is not None and hr.failure is not None:
-            skipped = hr.failure.kind == FailureKind.SKIPPED
-            out.append(
-                _empty(
-                    bid,
-                    Kind.MISSING if skipped else Kind.FAILED,
-                    f"{'skipped' if skipped else 'failed'} at head: {hr.failure}",
-                )
-            )
-        elif hr is None or not values(hr, metric):
-            out.append(_empty(bid, Kind.MISSING, f"no {WHAT[metric]} at head"))
-        elif br is None or br.failure is not None or not values(br, metric):
-            out.append(_empty(bid, Kind.NEW, f"no {WHAT[metric]} at base", statistics.median(values(hr, metric))))
-        else:
-            out.append(judge(br, hr, metric, threshold=threshold))
-    return sorted(out, key=order_key)
+    judged = pairing.pair_all(
+        b, h, base, head, figures(metric), lambda br, hr: judge(br, hr, metric, threshold=threshold)
+    )
+    return sorted(judged, key=order_key)
 
 
 def only(result: CommitResult | None, metric: Metric) -> CommitResult | None:

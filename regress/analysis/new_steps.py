@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from regress.analysis import changepoints
 from regress.analysis.changepoints import Step
 from regress.core.errors import RegressError
+from regress.core.kinds import Kind
 from regress.core.records import CommitInfo, CommitResult
 
 # A step found again this many history positions away from where it was is the same step.
@@ -45,7 +46,7 @@ def newly_found(history: list[CommitResult], sha: str, *, threshold: float) -> l
     at = shas.index(sha)
 
     def regressions(part: list[CommitResult]) -> list[Step]:
-        return [s for s in changepoints.find_steps(part, threshold=threshold) if s.direction == "regression"]
+        return [s for s in changepoints.find_steps(part, threshold=threshold) if s.direction == Kind.REGRESSION]
 
     before = regressions(history[:at])
     return [

@@ -67,15 +67,10 @@ def together(base: BenchmarkResult, head: BenchmarkResult) -> tuple[BenchmarkRes
     if common:
         nb = sum(len(b[r]) for r in common)
         nh = sum(len(h[r]) for r in common)
-        if min(nb, nh) >= stats.MIN_ROUNDS:
+        if min(nb, nh) >= stats.FEWEST_ROUNDS_TO_JUDGE:
             keep = set(common)
             return only_runs(base, keep), only_runs(head, keep), Together(tuple(common))
     return base, head, Together(())
-
-
-def run_levels(result: BenchmarkResult) -> dict[str, float]:
-    """Each run's level of a benchmark at a commit: its fastest round in that run."""
-    return {run: stats.level(values) for run, values in by_run(result).items()}
 
 
 @dataclass(frozen=True)
@@ -105,7 +100,7 @@ def same_code_pairs(history: list[CommitResult], code: dict[str, str]) -> dict[B
             if not r.ok:
                 continue
             for run, values in by_run(r).items():
-                if run and len(values) >= stats.MIN_ROUNDS:
+                if run and len(values) >= stats.FEWEST_ROUNDS_TO_JUDGE:
                     levels[(r.id, node)][run].append(stats.level(values))
     out: dict[BenchmarkId, list[float]] = defaultdict(list)
     for (bid, _node), runs in levels.items():

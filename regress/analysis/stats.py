@@ -32,7 +32,7 @@ from regress.core.records import BenchmarkResult, Sample
 # Two-sided level: the interval is 1 - ALPHA, and p < ALPHA exactly when it excludes 1.
 ALPHA = 0.05
 # Below this many rounds a side has no trustworthy floor (the gap needs three).
-MIN_ROUNDS = 3
+FEWEST_ROUNDS_TO_JUDGE = 3
 # Rounds per commit that meet the documented error rates on a shared 2-core machine.
 RECOMMENDED_ROUNDS = 10
 # Drift of the floor between separate runs that rounds of one run can't show

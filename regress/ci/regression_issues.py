@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from regress.analysis import new_steps
+from regress.analysis import new_steps, opdiff
+from regress.analysis.explanation import Explanation
 from regress.analysis.new_steps import Culprit
 from regress.ci.github import GitHub
 from regress.core.config import Config
@@ -25,7 +26,7 @@ from regress.core.errors import RegressError
 from regress.core.records import CommitInfo
 from regress.output import regression_issue as render
 from regress.output.pr_comment import fit
-from regress.storage import gitrepo
+from regress.storage import gitrepo, profiles
 from regress.storage.store import Store
 
 LABEL = "performance-regression"
@@ -70,8 +71,6 @@ class Found:
 
 def find(cfg: Config, rev: str, *, threshold: float | None = None, store: Store | None = None) -> Found:
     """The culprits of regressions newly found once `rev`'s results are in the history."""
-    from regress.flows import explain
-
     repo = gitrepo.open_repo(cfg.root)
     sha = gitrepo.resolve_one(repo, rev, what="notify", worktree=False)
     history = (store or Store(cfg.results_dir)).history(cfg.machine_name, cfg.env)
@@ -85,7 +84,10 @@ def find(cfg: Config, rev: str, *, threshold: float | None = None, store: Store 
             gaps[c.commit.sha] = gitrepo.count_between(repo, c.previous.sha, c.commit.sha) or 0
         except Exception:  # noqa: BLE001 - a shallow clone or a commit git no longer has: nothing to count
             gaps[c.commit.sha] = 0
-        operators[c.commit.sha] = explain.stored(cfg, c.previous.sha, c.commit.sha)
+        kept = profiles.pairs(cfg.results_dir, cfg.machine_name, cfg.env, c.previous.sha, c.commit.sha)
+        operators[c.commit.sha] = [
+            Explanation(i, None, opdiff.diff(b.table, h.table), b.trace, h.trace) for i, (b, h) in kept.items()
+        ]
     at = next(c.commit for c in history if c.commit.sha == sha)
     return Found(at, culprits, gaps, operators)
 
@@ -134,16 +136,12 @@ def file_issues(
     out = []
     for c in found.culprits:
         mark = issue_marker(machine, env, c.commit.sha)
-        extra = {
-            "found_at": found.at,
-            "gap": found.gaps.get(c.commit.sha, 0),
-            "operators": found.operators.get(c.commit.sha, []),
-            "chart_url": chart_url,
-            "run_url": run_url,
-        }
+        ctx = render.Context(
+            found.at, found.gaps.get(c.commit.sha, 0), tuple(found.operators.get(c.commit.sha, ())), chart_url, run_url
+        )
         mine = [i for i in issues if mark in str(i.get("body") or "").splitlines()]
         if not mine:
-            text = render.body(c, machine=machine, env=env, **extra)
+            text = render.body(c, ctx, machine=machine, env=env)
             made = gh.post(
                 f"{repo}/issues",
                 {
@@ -170,7 +168,7 @@ def file_issues(
         if not fresh:
             out.append(Filed(c.commit.sha, "known", number, str(issue.get("html_url", ""))))
             continue
-        text = render.comment(c, fresh, **extra)
+        text = render.comment(c, fresh, ctx)
         made = gh.post(
             f"{repo}/issues/{number}/comments",
             {"body": fit(text, tail=bench_marker(fresh))},

@@ -7,6 +7,7 @@ import re
 
 from regress.core import config
 from regress.core.errors import RegressError
+from regress.core.metric_specs import THRESHOLD_KEYS
 
 
 class Parser(argparse.ArgumentParser):
@@ -57,23 +58,62 @@ def project_only(p: argparse.ArgumentParser) -> None:
     p.set_defaults(machine=None, env=None)
 
 
+def default(name: str) -> str:
+    """A [tool.regress] key's default as a flag's help writes it, read from its one definition
+    (`config.DEFAULT`; a metric's threshold from `metric_specs`)."""
+    value = THRESHOLD_KEYS[name] if name in THRESHOLD_KEYS else getattr(config.DEFAULT, name)
+    return f"{value * 100:g}%%" if "threshold" in name else f"{value:g}"
+
+
 def round_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--min-rounds", type=count, metavar="N", help="rounds every benchmark gets at each commit (default 5)"
+        "--min-rounds",
+        type=count,
+        metavar="N",
+        help=f"rounds every benchmark gets at each commit (default {default('min_rounds')})",
     )
     p.add_argument(
-        "--max-rounds", type=count, metavar="N", help="rounds a benchmark whose rounds disagree may get (default 15)"
+        "--max-rounds",
+        type=count,
+        metavar="N",
+        help=f"rounds a benchmark whose rounds disagree may get (default {default('max_rounds')})",
     )
     p.add_argument(
         "--budget",
         type=positive_float,
         metavar="SECONDS",
-        help="seconds of measuring per commit before only --min-rounds are taken (default 25)",
+        help=f"seconds of measuring per commit before only --min-rounds are taken (default {default('budget')})",
+    )
+
+
+def threshold_flag(p: argparse.ArgumentParser, what: str, *, per_metric: bool = False) -> None:
+    """--threshold: without it, `threshold` of [tool.regress] (with --metric, that metric's own)."""
+    own = "; with --metric, that metric's own" if per_metric else ""
+    p.add_argument(
+        "--threshold",
+        type=threshold,
+        metavar="PCT",
+        help=f"{what} (default: threshold in [tool.regress], {default('threshold')}{own})",
     )
 
 
 def bench(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bench", type=pattern, metavar="REGEX", default="", help="only benchmarks whose identity matches")
+
+
+def min_run_time(p: argparse.ArgumentParser, when: str = "") -> None:
+    p.add_argument(
+        "--min-run-time",
+        type=positive_float,
+        metavar="SECONDS",
+        help=f"{when}blocked_autorange min_run_time per round (default {default('min_run_time')})",
+    )
+
+
+# The epilog of the commands that take `-- PATH...` after their flags (`cli/paths.py`).
+PATHS_EPILOG = (
+    "after the flags, `-- PATH...` limits the commits to those touching the paths, as `git log A..B -- PATH` does"
+)
 
 
 def benchmarks_dir(p: argparse.ArgumentParser) -> None:

@@ -1,1 +1,1 @@
-"""Records, kinds, the merge policy, config and units: imports nothing else of regress."""
+"""Records, kinds, the metric specs, the merge policy, config and units: imports nothing else of regress."""

@@ -8,6 +8,9 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from regress.core.errors import RegressError
+from regress.core.kinds import Metric
+from regress.core.metric_specs import THRESHOLD_KEYS, spec
+from regress.core.timing import Timing
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -16,7 +19,9 @@ else:  # pragma: no cover
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Timing):
+    """The measured project's settings: `[tool.regress]` keys, with the timing ones (`Timing`) shared with results."""
+
     root: Path
     benchmarks: str = "benchmarks"
     results: str = ".regress"
@@ -24,23 +29,19 @@ class Config:
     # "" picks "src" when the commit has one, else the root.
     import_path: str = ""
     build_command: str = ""
-    min_run_time: float = 0.2
-    warmup: int = 1
-    timeout: float = 600.0
     machine: str = ""
     env: str = "default"
     python: str = ""
     repo_url: str = ""
     # The published site's address: the pull-request comment and the issues link charts there.
     site_url: str = ""
-    threshold: float = 0.05
-    # Per-metric thresholds (`regress compare --metric`): bytes per call are
-    # exact, so a small change is real; dynamo's counts have none (any change counts).
-    memory_threshold: float = 0.01
-    compile_time_threshold: float = 0.10
-    track_threshold: float = 0.05
-    # The round plan of `regress run` (see adaptive.py): rounds per benchmark
-    # and seconds of measuring per commit.
+    threshold: float = spec(Metric.TIME).threshold
+    # The other metrics' thresholds set in [tool.regress] (`memory_threshold = "2%"`), by key;
+    # a key not set reads its metric's default (`metric_specs`).
+    metric_thresholds: tuple[tuple[str, float], ...] = ()
+    # The round plan of `regress run` (see adaptive.py), chosen on a shared 2-core runner
+    # (docs/statistics.md): rounds every benchmark gets at a commit, rounds one whose
+    # rounds disagree may reach, and seconds of measuring per commit.
     min_rounds: int = 5
     max_rounds: int = 15
     budget: float = 25.0
@@ -60,16 +61,12 @@ class Config:
     def results_dir(self) -> Path:
         return self.root / self.results
 
-    def threshold_for(self, metric) -> float:
-        """The `[tool.regress]` threshold of a `Metric` (by its name)."""
-        name = str(metric)
-        if name in ("allocated", "peak"):
-            return self.memory_threshold
-        if name == "instructions":
-            return 0.01
-        if name in ("graphs", "graph_breaks", "recompiles"):
-            return 0.0
-        return {"compile_time": self.compile_time_threshold, "tracked": self.track_threshold}.get(name, self.threshold)
+    def threshold_for(self, metric: Metric) -> float:
+        """The threshold `metric` is judged with: its `[tool.regress]` key's value, else its default."""
+        s = spec(metric)
+        if s.config_key == "threshold":
+            return self.threshold
+        return dict(self.metric_thresholds).get(s.config_key, s.threshold)
 
     @property
     def machine_name(self) -> str:
@@ -80,8 +77,10 @@ class Config:
         return self.python or sys.executable
 
 
-_TYPES = {f.name: f.type for f in fields(Config)}
-_KNOWN = sorted(n for n in _TYPES if n != "root")
+# Every setting's default, for the flags' help: the fields above are its one definition.
+DEFAULT = Config(root=Path())
+# The [tool.regress] keys: Config's fields, and the per-metric thresholds in place of `metric_thresholds`.
+_KEYS = {f.name for f in fields(Config)} - {"root", "metric_thresholds"} | set(THRESHOLD_KEYS)
 
 
 # -- value checks: one per kind of setting, shared with the command-line flags.
@@ -183,9 +182,7 @@ CHECKS = {
     "timeout": positive_float,
     "warmup": zero_or_more,
     "threshold": threshold,
-    "memory_threshold": threshold,
-    "compile_time_threshold": threshold,
-    "track_threshold": threshold,
+    **dict.fromkeys(THRESHOLD_KEYS, threshold),
     "min_rounds": count,
     "max_rounds": count,
     "budget": positive_float,
@@ -214,13 +211,15 @@ def load(root: Path, **overrides) -> Config:
         table = data.get("tool", {}).get("regress", {})
         if not isinstance(table, dict):
             raise RegressError(f"{pyproject}: [tool.regress] must be a table")
-    values = {}
+    values, per_metric = {}, {}
     for key, value in table.items():
         name = key.replace("-", "_")
-        if name not in _TYPES or name == "root":
-            raise RegressError(f"{pyproject}: unknown key '{key}' in [tool.regress]; known keys: {', '.join(_KNOWN)}")
-        values[name] = _checked(name, value, str(pyproject))
-    cfg = Config(root=root, **values)
+        if name not in _KEYS:
+            raise RegressError(
+                f"{pyproject}: unknown key '{key}' in [tool.regress]; known keys: {', '.join(sorted(_KEYS))}"
+            )
+        (per_metric if name in THRESHOLD_KEYS else values)[name] = _checked(name, value, str(pyproject))
+    cfg = Config(root=root, metric_thresholds=tuple(sorted(per_metric.items())), **values)
     flags = {k: v for k, v in overrides.items() if v is not None}
     cfg = replace(cfg, **flags) if flags else cfg
     if cfg.max_rounds < cfg.min_rounds:

@@ -56,7 +56,7 @@ class Metric(_Named):
     """What a verdict is about. Each has its own rule: exact figures (bytes,
     dynamo's counts) are decided by one round against a small threshold;
     time-like ones (wall time, compile time, a tracked value that varies) by
-    rounds and the differ."""
+    rounds and the differ. Its facts (unit, threshold, wording) are in `metric_specs`."""
 
     TIME = "time"
     INSTRUCTIONS = "instructions"
@@ -68,16 +68,40 @@ class Metric(_Named):
     RECOMPILES = "recompiles"
     TRACKED = "tracked"  # a track_* function's value
 
-    @property
-    def exact(self) -> bool:
-        """Load-independent: identical figures mean identical behaviour."""
-        return self in (Metric.INSTRUCTIONS, Metric.ALLOCATED, Metric.PEAK, *COUNTED)
-
-    @property
-    def unit(self) -> str:
-        return {Metric.TIME: "s", Metric.COMPILE_TIME: "s", Metric.ALLOCATED: "B", Metric.PEAK: "B"}.get(self, "")
-
 
 # dynamo's counts: any change is reported (their threshold is 0).
 COUNTED = (Metric.GRAPHS, Metric.GRAPH_BREAKS, Metric.RECOMPILES)
 MEMORY = (Metric.ALLOCATED, Metric.PEAK)
+
+
+# The settings a result records, and the states a bisection gives a commit: each a str Enum,
+# so it reads, prints and serialises as the plain name older result files hold.
+
+
+class Mode(_Named):
+    """What a commit was measured for (`Settings.mode`, `regress run --mode`)."""
+
+    TIME = "time"  # wall time
+    INSTRUCTIONS = "instructions"  # callgrind's instruction counts
+
+
+class BenchmarksFrom(_Named):
+    """Where the suite's definitions come from (`Settings.benchmarks_from`, `--benchmarks-from`)."""
+
+    WORKTREE = "worktree"
+    COMMIT = "commit"  # each measured commit's own benchmark folder
+
+
+class Better(_Named):
+    """Which way a `track_*` value improves (`TrackedValue.better`)."""
+
+    LOWER = "lower"
+    HIGHER = "higher"
+
+
+class ProbeState(_Named):
+    """Where a bisection placed a commit it looked at."""
+
+    GOOD = "good"
+    BAD = "bad"
+    SKIP = "skip"  # could not be measured for the moved benchmarks

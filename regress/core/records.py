@@ -10,7 +10,9 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from regress.core.kinds import FailureKind
+from regress.core.kinds import BenchmarksFrom, Better, FailureKind, Mode
+from regress.core.plain_kinds import PlainKinds
+from regress.core.timing import Timing
 
 WORKTREE = "WORKTREE"  # the uncommitted working tree's name; can never be a sha
 # A track_* value's TaskSpec.stmt starts so: it is returned, not timed.
@@ -50,12 +52,7 @@ class TaskSpec:
     @property
     def id(self) -> BenchmarkId:
         # torch's Compare names a row by sub_label, else by stmt.
-        return BenchmarkId(
-            self.label,
-            self.sub_label or self.stmt,
-            self.description or "",
-            self.num_threads,
-        )
+        return BenchmarkId(self.label, self.sub_label or self.stmt, self.description or "", self.num_threads)
 
 
 @dataclass(frozen=True)
@@ -131,24 +128,18 @@ class CompileStats:
 
 
 @dataclass(frozen=True)
-class TrackedValue:
-    """What a `track_*` function returned at a commit, one per round.
-
-    better: "lower" or "higher" (which direction is an improvement).
-    """
+class TrackedValue(PlainKinds):
+    """What a `track_*` function returned at a commit, one per round (`better`: a Better or its name)."""
 
     value: float
     unit: str = ""
-    better: str = "lower"
+    better: Better = Better.LOWER
     started_at: float = 0.0
 
 
 @dataclass(frozen=True)
 class Failure:
-    """Why a benchmark or a whole commit has no (or incomplete) samples.
-
-    kind: a FailureKind (given as one or as its name).
-    """
+    """Why a benchmark or a whole commit has no (or incomplete) samples (`kind`: a FailureKind or its name)."""
 
     kind: FailureKind
     message: str
@@ -208,15 +199,6 @@ class BenchmarkResult:
     def median(self) -> float:
         return statistics.median(self.times)
 
-    @property
-    def quartiles(self) -> tuple[float, float, float]:
-        """25th, 50th and 75th percentile of `times` (one time: all three equal)."""
-        times = self.times
-        if len(times) < 2:
-            return (times[0],) * 3
-        q1, q2, q3 = statistics.quantiles(times, n=4, method="inclusive")
-        return q1, q2, q3
-
 
 @dataclass(frozen=True)
 class CommitInfo:
@@ -265,14 +247,11 @@ class Run:
 
 
 @dataclass(frozen=True)
-class Settings:
-    """How a commit was measured."""
+class Settings(Timing, PlainKinds):
+    """How a commit was measured (mode and benchmarks_from given as their Enums or their names)."""
 
-    mode: str = "time"
-    min_run_time: float = 0.2
-    warmup: int = 1
-    timeout: float = 600.0
-    benchmarks_from: str = "worktree"
+    mode: Mode = Mode.TIME
+    benchmarks_from: BenchmarksFrom = BenchmarksFrom.WORKTREE
     bench_filter: str = ""
     regress_version: str = ""
     # The round plan (`adaptive.Budget`); results older than rounds by default read as 1/1/0.

@@ -30,15 +30,20 @@ def fmt_count(count: float | None) -> str:
 _BINARY = ("B", "KiB", "MiB", "GiB", "TiB")
 
 
+def binary_unit(n: float) -> tuple[int, str]:
+    """(scale, name) of the largest binary unit that keeps `n` bytes at 1 or more: (1024, "KiB")."""
+    k = 0
+    while k < len(_BINARY) - 1 and abs(n) >= 1024 ** (k + 1):
+        k += 1
+    return 1024**k, _BINARY[k]
+
+
 def fmt_bytes(n: float | None) -> str:
     """1536 -> '1.50 KiB'; exact below 1 KiB."""
     if n is None:
         return "-"
-    value, unit = float(n), 0
-    while abs(value) >= 1024 and unit < len(_BINARY) - 1:
-        value /= 1024
-        unit += 1
-    return f"{int(value)} B" if unit == 0 else f"{value:.2f} {_BINARY[unit]}"
+    scale, unit = binary_unit(float(n))
+    return f"{int(n)} B" if scale == 1 else f"{n / scale:.2f} {unit}"
 
 
 def fmt_value(x: float | None) -> str:

@@ -21,7 +21,7 @@ from regress.analysis import diff, runs, stats
 from regress.analysis.explanation import Bisected, Probe
 from regress.core.config import Config
 from regress.core.errors import RegressError
-from regress.core.kinds import CHANGES, Kind
+from regress.core.kinds import CHANGES, Kind, ProbeState
 from regress.core.records import BenchmarkId, CommitResult
 from regress.core.reporter import QUIET, Reporter
 from regress.flows import rounds
@@ -87,7 +87,7 @@ def bisect(
     code = code_identity.code_ids(repo, cfg, path)
     wanted = re.compile(bench)
     store = Store(cfg.results_dir)
-    min_rounds = max(cfg.min_rounds, stats.MIN_ROUNDS)
+    min_rounds = max(cfg.min_rounds, stats.FEWEST_ROUNDS_TO_JUDGE)
     probes: dict[str, Probe] = {}
     run = engine.new_run("bisect")
     measured: set[str] = set()
@@ -119,7 +119,7 @@ def bisect(
         # As `compare --measure` would: more rounds of both ends, once, before giving up.
         more = max((v.rounds_needed or 0 for v in ends.values()), default=0) or stats.RECOMMENDED_ROUNDS
         say(f"bisect: GOOD against BAD is noisy; taking {more} more rounds of each")
-        measure([good, bad], min(more, rounds.MAX_ROUNDS))
+        measure([good, bad], min(more, rounds.MOST_ROUNDS_PER_SIDE))
         g, b = load(good), load(bad)
         ends = {i: diff.judge_one(g, b, i, threshold=cfg.threshold) for i in ids}
         moved = [i for i, v in ends.items() if v.verdict in CHANGES]
@@ -145,8 +145,8 @@ def bisect(
         )
     direction = ends[moved[0]].verdict
     moved = [i for i in moved if ends[i].verdict == direction]
-    probes[good] = Probe(info[good], "good", measured=True)
-    probes[bad] = Probe(info[bad], "bad", measured=True)
+    probes[good] = Probe(info[good], ProbeState.GOOD, measured=True)
+    probes[bad] = Probe(info[bad], ProbeState.BAD, measured=True)
     faster = 0.0 if direction == Kind.REGRESSION else 1.0  # where the faster of the two levels lies
 
     # A commit placed by its code (the same as a measured one's) is read through that one.
@@ -154,7 +154,7 @@ def bisect(
 
     def classify(k: int, lo: int, hi: int) -> Probe:
         sha = path[k]
-        for end, state in ((path[lo], "good"), (path[hi], "bad")):
+        for end, state in ((path[lo], ProbeState.GOOD), (path[hi], ProbeState.BAD)):
             if code.get(sha) and code.get(sha) == code.get(end):
                 say(f"bisect: {info[sha].short} is the same code as {info[end].short} ({state}); not measured")
                 stand[sha] = stand.get(end, end)
@@ -165,7 +165,7 @@ def bisect(
         why = _skip_reason(res, moved)
         if why:
             say(f"bisect: skipping {info[sha].short} ({why})")
-            return Probe(info[sha], "skip", why, True)
+            return Probe(info[sha], ProbeState.SKIP, why, True)
         mine = [i for i in moved if i in res.by_id() and res.by_id()[i].ok]
         unsure = [i for i in mine if abs(_leaning(res, lo_res, hi_res, i) - faster) > UNDECIDED]
         if unsure:  # not at the faster level: more rounds of all three before it is placed
@@ -177,7 +177,7 @@ def bisect(
             v = diff.judge_one(lo_res, res, i, threshold=cfg.threshold)
             # Unchanged against the good side is good; otherwise the level it is nearer decides.
             votes.append(v.verdict != Kind.UNCHANGED and _leaning(res, lo_res, hi_res, i) > 0.5)
-        state = "bad" if sum(votes) * 2 > len(votes) else "good"
+        state = ProbeState.BAD if sum(votes) * 2 > len(votes) else ProbeState.GOOD
         return Probe(info[sha], state, measured=True)
 
     lo, hi = 0, len(path) - 1
@@ -188,9 +188,9 @@ def bisect(
         mid = (lo + hi) // 2
         k = min(open_, key=lambda k: (abs(k - mid), k))
         p = probes[path[k]] = classify(k, lo, hi)
-        if p.state == "good":
+        if p.state == ProbeState.GOOD:
             lo = k
-        elif p.state == "bad":
+        elif p.state == ProbeState.BAD:
             hi = k
     candidates = [info[path[k]] for k in range(lo + 1, hi + 1) if not _same_as_parent(code, path, k)]
     ends_ = (stand.get(path[lo], path[lo]), stand.get(path[hi], path[hi]))

@@ -149,7 +149,7 @@ class Request:
     def threshold_in(self, cfg: Config) -> float:
         if self.threshold is not None:
             return self.threshold
-        return diff.COUNT_THRESHOLD if self.counts else cfg.threshold_for(self.metric)
+        return cfg.threshold_for(self.metric)
 
 
 def compare(cfg: Config, request: Request) -> Comparison:

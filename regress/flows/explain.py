@@ -18,7 +18,7 @@ from regress.core.records import WORKTREE
 from regress.flows import comparison, runner
 from regress.flows.rounds import exact_filter
 from regress.measure import engine
-from regress.measure.profile import profile_target
+from regress.measure.profile_commit import profile_target
 from regress.measure.worker_process import close_servers
 from regress.storage import gitrepo, profiles
 from regress.storage.store import Store
@@ -83,13 +83,3 @@ def explain(cfg: Config, base: str, head: str, *, bench: str = "", ids: list | N
         items.append(Explanation(bid, verdicts.get(bid), d, traces[0], traces[1], "; ".join(failures)))
     note = "" if items else f"no benchmark matches {wanted!r} at either commit"
     return Explained(info[base], info[head], items, problems, note)
-
-
-def stored(cfg: Config, base: str, head: str) -> list[Explanation]:
-    """What an earlier `explain` kept for these two commits (the report reads this; it never measures)."""
-    b = profiles.load_all(cfg.results_dir, cfg.machine_name, cfg.env, base)
-    h = profiles.load_all(cfg.results_dir, cfg.machine_name, cfg.env, head)
-    return [
-        Explanation(i, None, opdiff.diff(b[i].table, h[i].table), b[i].trace, h[i].trace)
-        for i in sorted(set(b) & set(h))
-    ]

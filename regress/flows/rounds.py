@@ -9,13 +9,13 @@ comparison keeps what it measured.
 from __future__ import annotations
 
 from regress.core.config import Config
-from regress.core.kinds import Kind
+from regress.core.kinds import BenchmarksFrom, Kind
 from regress.core.records import CommitResult, Run
 from regress.core.reporter import QUIET, Reporter
 from regress.flows import runner
 from regress.measure import adaptive, engine
 from regress.measure.worker_process import close_servers
-from regress.storage import gitrepo
+from regress.storage import gitrepo, worktrees
 from regress.storage.store import Store
 
 
@@ -40,9 +40,9 @@ def measure_rounds(
     store = Store(cfg.results_dir)
     shas = list(dict.fromkeys(shas))
     with store.lock():
-        gitrepo.prune_stale_worktrees(repo)
+        worktrees.prune_stale(repo)
         stored = {sha: store.load(cfg.machine_name, cfg.env, sha) for sha in shas}
-        if any(r is None or r.settings.benchmarks_from == "worktree" for r in stored.values()):
+        if any(r is None or r.settings.benchmarks_from == BenchmarksFrom.WORKTREE for r in stored.values()):
             runner.require_suites(cfg)
         mine = run.id if run is not None else None
         counted = stored
@@ -57,7 +57,7 @@ def measure_rounds(
 
         def settings_of(sha: str):
             existing = stored.get(sha)
-            benchmarks_from = existing.settings.benchmarks_from if existing is not None else "worktree"
+            benchmarks_from = existing.settings.benchmarks_from if existing is not None else BenchmarksFrom.WORKTREE
             base = runner.settings_for(cfg, runner.Options(bench=bench, benchmarks_from=benchmarks_from))
             return adaptive.with_plan(base, budget)
 
@@ -70,8 +70,8 @@ def measure_rounds(
         return {sha: store.load(cfg.machine_name, cfg.env, sha) for sha in shas}
 
 
-# Never take more than this many rounds in one `compare --measure`.
-MAX_ROUNDS = 40
+# The most rounds a side reaches when verdicts ask for more (`compare --measure`, bisect's ends).
+MOST_ROUNDS_PER_SIDE = 40
 
 
 def plan_more(verdicts, *, rounds: int | None = None) -> tuple[int, list]:
@@ -92,7 +92,7 @@ def plan_more(verdicts, *, rounds: int | None = None) -> tuple[int, list]:
     if not chosen:
         return 0, []
     have = min(min(v.base_rounds, v.head_rounds) for v in chosen)
-    return max(0, min(target, MAX_ROUNDS) - have), chosen
+    return max(0, min(target, MOST_ROUNDS_PER_SIDE) - have), chosen
 
 
 def exact_filter(ids) -> str:

@@ -20,13 +20,14 @@ from regress import __version__
 from regress.core import config
 from regress.core.config import Config
 from regress.core.errors import RegressError
+from regress.core.kinds import BenchmarksFrom, Mode
 from regress.core.merge import Conflict
 from regress.core.records import WORKTREE, CommitInfo, CommitResult, Settings
 from regress.core.reporter import QUIET
-from regress.measure.one_commit import Collector, measure_commit
+from regress.measure.one_commit import Collector, Request, measure_commit
 from regress.measure.shard import Shard
 from regress.measure.worker_process import close_servers, trace
-from regress.storage import gitrepo
+from regress.storage import gitrepo, worktrees
 from regress.storage.store import Store
 
 
@@ -35,8 +36,8 @@ class Options:
     revisions: tuple[str, ...] = ("HEAD",)
     skip_existing: bool = False
     bench: str = ""
-    benchmarks_from: str = "worktree"  # or "commit"
-    mode: str = "time"
+    benchmarks_from: BenchmarksFrom = BenchmarksFrom.WORKTREE
+    mode: Mode = Mode.TIME
     shard: Shard | None = None  # --shard K/N: only this share of the benchmarks
     paired: bool = False  # --paired: the newest measured ancestor measured again in the same run
     paths: tuple[str, ...] = ()  # `-- PATH...`: only the commits that touch these
@@ -66,16 +67,9 @@ def settings_for(cfg: Config, options: Options) -> Settings:
 def list_benchmarks(cfg: Config) -> Collector:
     """Discover the working tree's suites against the working tree's code."""
     require_suites(cfg)
-    return measure_commit(
-        cfg,
-        code_dir=cfg.root,
-        suite_dir=cfg.benchmarks_dir,
-        shown_root=cfg.root,
-        info=CommitInfo(WORKTREE, (), "", "", 0, 0, ""),
-        settings=Settings(timeout=cfg.timeout),
-        progress=QUIET,
-        mode="list",
-    )
+    info = CommitInfo(WORKTREE, (), "", "", 0, 0, "")
+    req = Request(info, Settings(timeout=cfg.timeout), cfg.root, cfg.benchmarks_dir, cfg.root, listing=True)
+    return measure_commit(cfg, req)
 
 
 def require_suites(cfg: Config) -> None:
@@ -153,7 +147,7 @@ def run(cfg: Config, options: Options, progress=None) -> RunSummary:
     _check(options)
     trace("run_start")
     repo = gitrepo.open_repo(cfg.root)
-    if options.benchmarks_from == "worktree":
+    if options.benchmarks_from == BenchmarksFrom.WORKTREE:
         require_suites(cfg)
     revs = list(options.revisions) or ["HEAD"]
     wants_worktree = WORKTREE in revs
@@ -163,7 +157,7 @@ def run(cfg: Config, options: Options, progress=None) -> RunSummary:
     settings = adaptive.with_plan(settings_for(cfg, options), budget)
     summary = RunSummary()
     with _sigterm_as_interrupt(), store.lock():
-        gitrepo.prune_stale_worktrees(repo)
+        worktrees.prune_stale(repo)
         plan: list[str] = []
         top_up: dict[str, CommitResult | None] = {}
         for sha in shas:

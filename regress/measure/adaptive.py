@@ -22,14 +22,9 @@ import math
 from dataclasses import dataclass, replace
 
 from regress.analysis import stats
-from regress.core.config import Config
+from regress.core.config import DEFAULT, Config
 from regress.core.records import Settings
 
-# Defaults, chosen on a shared 2-core runner (docs/statistics.md): a range of
-# 8 commits x 8 one-thread benchmarks stays near 30 s a commit in all.
-MIN_ROUNDS = 5
-MAX_ROUNDS = 15
-BUDGET_SECONDS = 25.0
 # Floor agreement that needs no more rounds, as a share of the threshold:
 # a quarter of a 5% threshold is 1.25% between the fastest and third-fastest round.
 SETTLE_SHARE = 0.25
@@ -37,13 +32,14 @@ SETTLE_SHARE = 0.25
 
 @dataclass(frozen=True)
 class Budget:
-    """The round plan of one `regress run` (per commit)."""
+    """The round plan of one `regress run` (per commit); its defaults are `Config`'s
+    (min_rounds, max_rounds, budget), chosen on a shared 2-core runner (docs/statistics.md)."""
 
-    min_rounds: int = MIN_ROUNDS
-    max_rounds: int = MAX_ROUNDS
-    seconds: float = BUDGET_SECONDS  # of measuring per commit, after which only min_rounds are taken
-    settle: float = SETTLE_SHARE * 0.05  # floor gap (relative) at which a benchmark's rounds agree
-    threshold: float = 0.05  # compare's: neighbours' levels this far apart are worth more rounds
+    min_rounds: int = DEFAULT.min_rounds
+    max_rounds: int = DEFAULT.max_rounds
+    seconds: float = DEFAULT.budget  # of measuring per commit, after which only min_rounds are taken
+    settle: float = SETTLE_SHARE * DEFAULT.threshold  # floor gap (relative) at which a benchmark's rounds agree
+    threshold: float = DEFAULT.threshold  # compare's: neighbours' levels this far apart are worth more rounds
 
     @classmethod
     def for_threshold(cls, threshold: float, **fields) -> Budget:
@@ -56,7 +52,7 @@ class Budget:
 
 def settled(values, budget: Budget) -> bool:
     """The rounds agree on a floor: the third-fastest is within `settle` of the fastest."""
-    return len(values) >= stats.MIN_ROUNDS and stats.floor_gap(values) <= math.log1p(budget.settle)
+    return len(values) >= stats.FEWEST_ROUNDS_TO_JUDGE and stats.floor_gap(values) <= math.log1p(budget.settle)
 
 
 # Level differences between neighbouring commits worth more rounds, as shares

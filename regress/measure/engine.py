@@ -22,11 +22,12 @@ from pathlib import Path
 
 from regress.analysis import stats
 from regress.core.config import Config
-from regress.core.kinds import FailureKind
+from regress.core.kinds import BenchmarksFrom, FailureKind
 from regress.core.merge import Conflict
 from regress.core.records import (
     WORKTREE,
     BenchmarkId,
+    BenchmarkResult,
     CommitInfo,
     CommitResult,
     Failure,
@@ -36,7 +37,7 @@ from regress.core.records import (
 )
 from regress.core.reporter import QUIET, Reporter
 from regress.measure import adaptive, build, clock, one_commit
-from regress.storage import gitrepo
+from regress.storage import gitrepo, worktrees
 from regress.storage.store import Store
 
 
@@ -82,13 +83,11 @@ class Target:
 
     def absorb(self, got: one_commit.Collector) -> None:
         for key, res in got.results.items():
-            if res.ok:
-                self.values.setdefault(key, []).extend(stats.round_values(res))
-            elif res.failure is None and res.tracked and all(t.value > 0 for t in res.tracked):
-                # A track_* value: rounds like a time when it varies (the plan reads positive values only).
-                self.values.setdefault(key, []).extend(t.value for t in res.tracked)
-            else:
+            counted = counting(res, self.settings.mode)
+            if not counted:  # a round that counted nothing: another would not either
                 self.final.add(key)
+            else:
+                self.values.setdefault(key, []).extend(counted)
         if not got.results and (got.failures or self.build_failure):
             self.stopped = True  # the build failed or the suites didn't import: more rounds won't help
 
@@ -133,19 +132,10 @@ def take_round(
                 Failure(FailureKind.SUITE, f"no benchmark folder {cfg.benchmarks}/ in this commit", t.info.short)
             )
         else:
-            measure(
-                cfg,
-                code_dir=t.code_dir,
-                suite_dir=t.suite_dir,
-                shown_root=t.shown_root,
-                info=t.info,
-                settings=t.settings,
-                progress=progress,
-                skip=t.skip(budget),
-                collector=got,
-                on_result=lambda: saver.checkpoint(got),
-                shard=shard,
+            req = one_commit.Request(
+                t.info, t.settings, t.code_dir, t.suite_dir, t.shown_root, frozenset(t.skip(budget)), shard
             )
+            measure(cfg, req, progress, collector=got, on_result=lambda: saver.checkpoint(got))
         complete = True
     finally:
         if complete:
@@ -226,30 +216,40 @@ def finish(t: Target, budget: adaptive.Budget) -> None:
 
 def suite_of(cfg: Config, code_dir: Path, settings: Settings) -> tuple[Path, Path]:
     """(suite folder, root its file names are shown relative to) for a commit."""
-    if settings.benchmarks_from == "commit":
+    if settings.benchmarks_from == BenchmarksFrom.COMMIT:
         return code_dir / cfg.benchmarks, code_dir
     return cfg.benchmarks_dir, cfg.root
 
 
 def stored_values(
-    result: CommitResult | None, run: str | None = None
+    result: CommitResult | None, run: str | None = None, mode: str = "time"
 ) -> tuple[dict[BenchmarkId, list[float]], set[BenchmarkId]]:
-    """Round values and final (failed) benchmarks of what is stored, to top up from (`run`: its rounds only)."""
+    """Round values and final benchmarks of what is stored, to top up from (`run`: its rounds only; `counting`)."""
     values: dict[BenchmarkId, list[float]] = {}
     final: set[BenchmarkId] = set()
     for r in result.results if result is not None else ():
-        key = one_commit.key(r.spec)
-        if r.ok and run is not None:
-            mine = [stats.round_value(s) for s in r.samples if s.run == run]
-            if mine:
-                values[key] = mine
-        elif r.ok:
-            values[key] = list(stats.round_values(r))
-        elif r.failure is None and r.tracked and all(t.value > 0 for t in r.tracked):
-            values[key] = [t.value for t in r.tracked]
-        elif r.failure is not None:
-            final.add(key)
+        counted = counting(r, mode, run)
+        if counted is None:
+            final.add(one_commit.key(r.spec))
+        elif counted:
+            values[one_commit.key(r.spec)] = counted
     return values, final
+
+
+def counting(res: BenchmarkResult, mode: str = "time", run: str | None = None) -> list[float] | None:
+    """The one rule for which of a result's rounds count toward a `mode` plan (`run`: only that run's).
+
+    None: no more rounds (failed, skipped; counted, in instructions mode; a tracked value not positive,
+    as the plan reads positive values only). What only another mode measured counts no rounds yet."""
+    if res.failure is not None:
+        return None
+    if mode == "instructions":
+        return None if res.counts else []
+    if res.samples:
+        return [stats.round_value(s) for s in res.samples if run is None or s.run == run]
+    if res.tracked:
+        return [t.value for t in res.tracked] if all(t.value > 0 for t in res.tracked) else None
+    return []
 
 
 @contextlib.contextmanager
@@ -270,14 +270,14 @@ def checked_out(
             info = gitrepo.worktree_info(repo) if sha == WORKTREE else gitrepo.commit_info(repo, sha)
             settings = settings_of(sha)
             try:
-                code_dir = cfg.root if sha == WORKTREE else stack.enter_context(gitrepo.worktree(repo, sha))
-            except gitrepo.CheckoutFailed as exc:
+                code_dir = cfg.root if sha == WORKTREE else stack.enter_context(worktrees.worktree(repo, sha))
+            except worktrees.CheckoutFailed as exc:
                 # Recorded for this commit, like a failed build; the range goes on.
                 failed = Failure(FailureKind.CHECKOUT, str(exc))
                 targets.append(Target(info, settings, cfg.root, cfg.root, cfg.root, failed))
                 continue
             suite_dir, shown_root = suite_of(cfg, code_dir, settings)
-            values, final = stored_values(top_up.get(sha), run)
+            values, final = stored_values(top_up.get(sha), run, settings.mode)
             targets.append(
                 Target(info, settings, code_dir, suite_dir, shown_root, build.build(cfg, code_dir), values, final)
             )
@@ -297,4 +297,4 @@ def add_stored_parents(cfg: Config, store: Store, targets: list[Target]) -> None
         if parent and parent not in shas:
             stored = store.load(cfg.machine_name, cfg.env, parent)
             if stored is not None:
-                t.neighbours.append(stored_values(stored)[0])
+                t.neighbours.append(stored_values(stored, mode=t.settings.mode)[0])

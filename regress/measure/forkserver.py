@@ -23,7 +23,6 @@ import os
 import socket
 import sys
 import traceback
-from pathlib import Path
 
 MAX_MESSAGE = 1 << 22
 
@@ -65,8 +64,9 @@ def _shuffle_layout() -> None:
 
 
 def _child(server: socket.socket, job: dict, report_fd: int, log_fd: int) -> None:
-    """The forked worker: its own session, output to its log, then the job."""
+    """The forked worker: its own session, output to its log, then the job (checked here, in the child)."""
     from regress.measure import worker
+    from regress.measure.job import WorkerJob
 
     code = 0
     try:
@@ -78,7 +78,7 @@ def _child(server: socket.socket, job: dict, report_fd: int, log_fd: int) -> Non
         os.close(log_fd)
         worker.die_with_parent(os.getppid())
         with os.fdopen(report_fd, "wb", buffering=0) as out:
-            worker.run_job(job, out)
+            worker.run_job(WorkerJob.parse(job), out)
     except BaseException:  # noqa: BLE001 - anything the job raises ends this child only
         traceback.print_exc()
         code = 1
@@ -86,6 +86,11 @@ def _child(server: socket.socket, job: dict, report_fd: int, log_fd: int) -> Non
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
+
+
+def main() -> None:
+    """Started by `launch.command`: the socket to serve is argv[1]."""
+    serve(int(sys.argv[1]))
 
 
 def serve(fd: int) -> None:
@@ -96,7 +101,7 @@ def serve(fd: int) -> None:
     import torch
     import torch.utils.benchmark  # noqa: F401
 
-    from regress.measure import protocol, shard  # noqa: F401 - what every worker imports, imported once
+    from regress.measure import job, protocol  # noqa: F401 - what every worker imports, imported once
     from regress.suite import discover, machine, reference, timing  # noqa: F401
 
     server.send(json.dumps({"ready": os.getpid()}).encode())
@@ -122,10 +127,3 @@ def serve(fd: int) -> None:
             flags = os.WNOHANG if req["op"] == "poll" else 0
             answer = {"status": _status(int(req["pid"]), flags)}
         server.send(json.dumps(answer).encode())
-
-
-if __name__ == "__main__":
-    # As for worker.py: regress is imported from its parent folder, so its
-    # module names never shadow the user's.
-    sys.path[0] = str(Path(__file__).resolve().parents[2])
-    serve(int(sys.argv[1]))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -23,17 +22,12 @@ from regress.core.records import (
     Settings,
     TaskSpec,
 )
-from regress.core.reporter import Reporter
+from regress.core.reporter import QUIET, Reporter
 from regress.measure import callgrind, protocol
+from regress.measure.conversation import Conversation
+from regress.measure.job import Callgrind, JobMode, WorkerJob
 from regress.measure.shard import Shard
-from regress.measure.worker_process import (
-    DISCOVERY_TIMEOUT_FLOOR,
-    WorkerDied,
-    WorkerHung,
-    callgrind_plan,
-    start_worker,
-    trace,
-)
+from regress.measure.worker_process import DISCOVERY_TIMEOUT_FLOOR, callgrind_plan, start_worker, trace
 from regress.storage.store import Store
 
 # Finished benchmarks of a long commit are written at least this often, so a
@@ -41,19 +35,56 @@ from regress.storage.store import Store
 CHECKPOINT_S = 30.0
 
 
-def _import_path(cfg: Config, code_dir: Path) -> Path:
+def import_path(cfg: Config, code_dir: Path) -> Path:
+    """Where a commit's code is imported from: `import_path` of the config, else src/ if it has one."""
     if cfg.import_path:
         return code_dir / cfg.import_path
     return code_dir / "src" if (code_dir / "src").is_dir() else code_dir
 
 
-# Public: `profile` starts workers of its own for the same commit checkouts.
-import_path = _import_path
-
-
 def key(spec: TaskSpec) -> BenchmarkId:
     """What a commit's results are keyed by: the benchmark's identity, whole."""
     return spec.id
+
+
+@dataclass(frozen=True)
+class Request:
+    """One commit to measure: where its code and suite are, how, and what to leave out."""
+
+    info: CommitInfo
+    settings: Settings
+    code_dir: Path
+    suite_dir: Path
+    shown_root: Path  # file names in origins are shown relative to it
+    skip: frozenset[BenchmarkId] = frozenset()
+    shard: Shard | None = None
+    listing: bool = False  # discover only (`regress list`)
+
+
+def job_for(cfg: Config, req: Request, *, mode: JobMode | None = None, trace_dir: Path | None = None) -> WorkerJob:
+    """The worker's job for `req`: the one place a job is built (`mode`: other than the settings' mode)."""
+    mode = mode or (JobMode.LIST if req.listing else JobMode(req.settings.mode))
+    counter = None
+    if mode is JobMode.INSTRUCTIONS:
+        plan = callgrind_plan()
+        counter = Callgrind(plan.out_dir, plan.helper, callgrind.NUMBER, callgrind.REPEATS)
+    return WorkerJob(
+        cwd=req.code_dir,
+        import_path=import_path(cfg, req.code_dir),
+        benchmarks_dir=req.suite_dir,
+        shown_root=req.shown_root,
+        machine=cfg.machine_name,
+        env=cfg.env,
+        mode=mode,
+        min_run_time=req.settings.min_run_time,
+        warmup=req.settings.warmup,
+        bench_filter=req.settings.bench_filter,
+        shard=req.shard,
+        skip=tuple(sorted(req.skip)),
+        reference=mode is JobMode.TIME,
+        callgrind=counter,
+        trace_dir=trace_dir,
+    )
 
 
 @dataclass
@@ -71,47 +102,18 @@ class Collector:
 
 def measure_commit(
     cfg: Config,
+    req: Request,
+    progress: Reporter = QUIET,
     *,
-    code_dir: Path,
-    suite_dir: Path,
-    shown_root: Path,
-    info: CommitInfo,
-    settings: Settings,
-    progress: Reporter,
-    skip: set[BenchmarkId] = frozenset(),  # type: ignore[assignment]
-    mode: str = "measure",
     collector: Collector | None = None,
     on_result: Callable[[], None] | None = None,
-    shard: Shard | None = None,
 ) -> Collector:
-    """Run the suite against `code_dir` in as many workers as it takes."""
+    """Run the suite of `req` in as many workers as it takes (`on_result`: after each benchmark)."""
     got = collector if collector is not None else Collector()
     restarts = 0
     while True:
-        job = {
-            "cwd": str(code_dir),
-            "import_path": str(_import_path(cfg, code_dir)),
-            "benchmarks_dir": str(suite_dir),
-            "shown_root": str(shown_root),
-            "machine": cfg.machine_name,
-            "env": cfg.env,
-            "min_run_time": settings.min_run_time,
-            "warmup": settings.warmup,
-            "bench_filter": settings.bench_filter,
-            "shard": [shard.index, shard.total] if shard else None,
-            "skip": [dataclasses.astuple(k) for k in set(skip) | set(got.results)],
-            "mode": "list" if mode == "list" else settings.mode,
-            "reference": mode != "list",
-        }
-        if job["mode"] == "instructions":
-            plan = callgrind_plan()
-            job.update(
-                callgrind_dir=str(plan.out_dir),
-                callgrind_helper=str(plan.helper) if plan.helper else None,
-                instr_number=callgrind.NUMBER,
-                instr_repeats=callgrind.REPEATS,
-            )
-        if _drive(cfg, job, got, progress, settings, first=restarts == 0, on_result=on_result):
+        job = job_for(cfg, replace(req, skip=frozenset(req.skip) | set(got.results)))
+        if not _drive(cfg, job, got, progress, req.settings, first=restarts == 0, on_result=on_result):
             return got
         restarts += 1
         if restarts > (got.total or 0) + 2:  # every benchmark had its chance
@@ -119,104 +121,65 @@ def measure_commit(
             return got
 
 
-def _drive(cfg, job, got: Collector, progress: Reporter, settings: Settings, *, first: bool, on_result=None) -> bool:
-    """One worker's life. True when the suite is done, False to start another."""
-    trace("worker_start", sha_dir=job["cwd"])
+def _drive(cfg, job: WorkerJob, got: Collector, progress: Reporter, settings: Settings, *, first: bool, on_result):
+    """One worker's life; True when a fresh worker should take the benchmarks left."""
+    trace("worker_start", sha_dir=str(job.cwd))
     worker = start_worker(cfg, job, max(settings.timeout, DISCOVERY_TIMEOUT_FLOOR))
-    todo: list[tuple[TaskSpec, str]] = []
-    current: int | None = None
-    discovered = False
-    try:
-        for msg in worker.messages():
-            kind = msg["type"]
-            if kind == "hello":
+    with Conversation(worker, settings.timeout) as talk:
+        for msg in talk.messages():
+            if isinstance(msg, protocol.Hello):
                 trace("hello")
-                got.fingerprint = protocol.fingerprint(msg["fingerprint"])
-            elif kind == "discovered":
-                trace("discovered", count=len(msg["benchmarks"]))
-                discovered = True
-                worker.timeout = settings.timeout  # from here on, the per-benchmark limit
-                todo = [(protocol.spec(b["spec"]), b["origin"]) for b in msg["benchmarks"]]
-                got.listed = [(spec, origin, b.get("skip")) for (spec, origin), b in zip(todo, msg["benchmarks"])]
+                got.fingerprint = msg.fingerprint
+            elif isinstance(msg, protocol.Discovered):
+                trace("discovered", count=len(msg.benchmarks))
+                got.listed = [(b.spec, b.origin, b.skip) for b in msg.benchmarks]
                 if first:
-                    got.failures.extend(protocol.failure(f) for f in msg["failures"])
-                    got.total = len(todo)
-                    progress.benchmarks_found(len(todo))
-            elif kind == "start":
-                trace("bench_start", index=msg["index"])
-                current = msg["index"]
-                progress.benchmark_started(str(todo[current][0].id))
-            elif kind in ("result", "counted", "failed"):
-                trace("bench_end", index=msg["index"])
-                spec, origin = todo[msg["index"]]
-                if kind == "result":
-                    res = BenchmarkResult(
-                        spec,
-                        origin,
-                        (_stamped(msg["sample"], got, worker),) if msg.get("sample") else (),
-                        memory=protocol.memory(msg.get("memory")),
-                        compiled=protocol.compiled(msg.get("compiled")),
-                        tracked=protocol.tracked(msg.get("tracked")),
-                    )
-                elif kind == "counted":
-                    res = BenchmarkResult(spec, origin, counts=(protocol.count(msg["count"]),))
-                else:
-                    res = BenchmarkResult(spec, origin, failure=protocol.failure(msg["failure"]))
-                got.results[key(spec)] = res
-                current = None
+                    got.failures.extend(msg.failures)
+                    got.total = len(msg.benchmarks)
+                    progress.benchmarks_found(len(msg.benchmarks))
+            elif isinstance(msg, protocol.Start):
+                trace("bench_start", index=msg.index)
+                progress.benchmark_started(str(talk.listed[msg.index].spec.id))
+            elif isinstance(msg, protocol.ENDS_ONE):
+                trace("bench_end", index=msg.index)
+                _record(got, talk.listed[msg.index], msg, worker)
                 progress.benchmark_finished()
                 if on_result is not None:
                     on_result()
-            elif kind == "reference":
+            elif isinstance(msg, protocol.Reference):
                 trace("reference")
-                got.reference.append(_stamped(msg["sample"], got, worker))
-            elif kind == "done":
+                got.reference.append(_stamped(msg.sample, got, worker))
+            elif isinstance(msg, protocol.Done):
                 trace("worker_done")
-                return True
-    except WorkerHung:
-        worker.kill()
-        if current is None:
-            phase = "importing the suites" if not discovered else "between benchmarks"
-            got.failures.append(
-                Failure(
-                    FailureKind.TIMEOUT,
-                    f"worker silent for {worker.timeout:g}s while {phase}; {worker.tail() or 'no output'}",
-                )
-            )
-            return True
-        spec, origin = todo[current]
-        got.results[key(spec)] = BenchmarkResult(
-            spec,
-            origin,
-            failure=Failure(
-                FailureKind.TIMEOUT,
-                f"still running after {settings.timeout:g}s (timeout; raise it with --timeout)",
-                origin,
-            ),
-        )
-        progress.benchmark_finished()
-        return False
-    except WorkerDied:
-        why = worker.death()
-        if current is None:
-            if not discovered:
-                got.failures.append(Failure(FailureKind.CRASH, f"{why} while importing the suites"))
-                return True
-            # Died between benchmarks: nothing to blame; a fresh worker takes the rest.
-            got.failures.append(Failure(FailureKind.CRASH, f"{why} between benchmarks"))
-            return False
-        spec, origin = todo[current]
-        got.results[key(spec)] = BenchmarkResult(spec, origin, failure=Failure(FailureKind.CRASH, why, origin))
-        progress.benchmark_finished()
-        return False
-    finally:
-        worker.kill()
-    return True
+    if talk.failure is not None:
+        blamed = talk.blamed
+        if blamed is None:
+            got.failures.append(talk.failure)
+        else:
+            got.results[key(blamed.spec)] = BenchmarkResult(blamed.spec, blamed.origin, failure=talk.failure)
+            progress.benchmark_finished()
+    return talk.restart
 
 
-def _stamped(raw, got: Collector, worker) -> Sample:
+def _record(got: Collector, b: protocol.Listed, msg, worker) -> None:
+    """One benchmark's end, as the result kept for it."""
+    if isinstance(msg, protocol.Result):
+        samples = (_stamped(msg.sample, got, worker),) if msg.sample is not None else ()
+        tracked = (msg.tracked,) if msg.tracked is not None else ()
+        compiled = (msg.compiled,) if msg.compiled is not None else ()
+        res = BenchmarkResult(b.spec, b.origin, samples, memory=msg.memory, compiled=compiled, tracked=tracked)
+    elif isinstance(msg, protocol.Counted):
+        res = BenchmarkResult(b.spec, b.origin, counts=(msg.count,))
+    elif isinstance(msg, protocol.Failed):
+        res = BenchmarkResult(b.spec, b.origin, failure=msg.failure)
+    else:  # a profile is not a measurement: `profile_commit` reads those
+        res = BenchmarkResult(b.spec, b.origin, failure=Failure(FailureKind.CRASH, "profiled when asked to measure"))
+    got.results[key(b.spec)] = res
+
+
+def _stamped(sample: Sample, got: Collector, worker) -> Sample:
     """A reported round, with the run and the process it came from."""
-    return replace(protocol.sample(raw), run=got.run, process=worker.proc.origin)
+    return replace(sample, run=got.run, process=worker.proc.origin)
 
 
 @dataclass

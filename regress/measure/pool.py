@@ -17,12 +17,12 @@ import socket
 import subprocess
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO
 
 from regress.core.errors import RegressError
+from regress.measure import launch
+from regress.measure.job import WorkerJob
 
-SERVER = Path(__file__).with_name("forkserver.py")
 # The server imports torch; on a loaded machine that can take a while.
 SERVER_START_TIMEOUT = 600.0
 
@@ -104,7 +104,7 @@ class ForkServer:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self._proc = subprocess.Popen(
-                [self.python, str(SERVER), str(theirs.fileno())],
+                launch.command(self.python, "regress.measure.forkserver", str(theirs.fileno())),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
@@ -151,18 +151,19 @@ class ForkServer:
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
-    def fork(self, job: dict, report_fd: int, log: IO[bytes]) -> Forked:
+    def fork(self, job: WorkerJob, report_fd: int, log: IO[bytes]) -> Forked:
         """A new worker running `job`; it reports on `report_fd` and prints to `log`."""
         if not self.alive:
             self.close()
             self._start()
+        request = {"op": "fork", "job": job.plain()}
         try:
-            pid = int(self._ask({"op": "fork", "job": job}, [report_fd, log.fileno()])["pid"])
+            pid = int(self._ask(request, [report_fd, log.fileno()])["pid"])
         except (OSError, ServerFailed):
             # The server died between rounds (killed, out of memory): one more try on a new one.
             self.close()
             self._start()
-            pid = int(self._ask({"op": "fork", "job": job}, [report_fd, log.fileno()])["pid"])
+            pid = int(self._ask(request, [report_fd, log.fileno()])["pid"])
         self.forks += 1
         return Forked(self, pid)
 
@@ -208,7 +209,7 @@ class ServerPool:
     def start_seconds(self) -> float:
         return self.servers[(self.forks - 1) % len(self.servers)].start_seconds
 
-    def fork(self, job: dict, report_fd: int, log: IO[bytes]) -> Forked:
+    def fork(self, job: WorkerJob, report_fd: int, log: IO[bytes]) -> Forked:
         server = self.servers[self.forks % len(self.servers)]
         self.forks += 1
         return server.fork(job, report_fd, log)

@@ -1,15 +1,22 @@
 """What the worker tells the runner: one JSON object a line, on a pipe of its own.
 
 JSON rather than pickle, so a confused or hostile worker can at worst send
-bad data, never code. The benchmark's own stdout/stderr go to a log file.
+bad data, never code. Each message is a frozen record below, named by its
+`type` (a `Message`); `parse` builds it with the field checks a results file
+passes (`core/checks.py`), so a malformed line is one `Malformed` naming what
+is wrong, never a crash or an arbitrary object. The benchmark's own
+stdout/stderr go to a log file.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
+from dataclasses import dataclass
+from enum import Enum
 
+from regress.core.checks import Invalid, from_plain
+from regress.core.ops import Op
 from regress.core.records import (
     CompileStats,
     Failure,
@@ -22,66 +29,126 @@ from regress.core.records import (
 )
 
 
-def encode(kind: str, **fields: Any) -> bytes:
-    return (json.dumps({"type": kind, **fields}, default=_plain) + "\n").encode()
+class Message(str, Enum):
+    HELLO = "hello"
+    DISCOVERED = "discovered"
+    START = "start"
+    RESULT = "result"
+    COUNTED = "counted"
+    FAILED = "failed"
+    PROFILED = "profiled"
+    REFERENCE = "reference"
+    DONE = "done"
 
 
-def decode(line: bytes) -> dict:
-    return json.loads(line)
+class Malformed(Exception):
+    """A line that is not one of the messages below; the text says what is wrong with it."""
 
 
-def _plain(obj: Any):
-    if dataclasses.is_dataclass(obj):
-        return dataclasses.asdict(obj)
-    raise TypeError(f"cannot send {type(obj).__name__}")
+@dataclass(frozen=True)
+class Hello:
+    pid: int
+    fingerprint: Fingerprint
 
 
-def spec(d: dict) -> TaskSpec:
-    return TaskSpec(**d)
+@dataclass(frozen=True)
+class Listed:
+    """A discovered benchmark: its spec, where it is defined, and why it cannot run here (if so)."""
+
+    spec: TaskSpec
+    origin: str
+    skip: str | None = None
 
 
-def sample(d: dict) -> Sample:
-    return Sample(int(d["number_per_run"]), tuple(float(t) for t in d["raw_times"]), float(d["started_at"]))
+@dataclass(frozen=True)
+class Discovered:
+    benchmarks: tuple[Listed, ...]
+    failures: tuple[Failure, ...] = ()
 
 
-def failure(d: dict) -> Failure:
-    return Failure(str(d["kind"]), str(d["message"]), str(d.get("where", "")))
+@dataclass(frozen=True)
+class Start:
+    index: int
 
 
-def fingerprint(d: dict) -> Fingerprint:
-    return Fingerprint(**d)
+@dataclass(frozen=True)
+class Result:
+    """A measured benchmark: its round (None for a tracked value) and what else that round found."""
+
+    index: int
+    sample: Sample | None = None
+    memory: tuple[MemoryUse, ...] = ()
+    compiled: CompileStats | None = None
+    tracked: TrackedValue | None = None
 
 
-def count(d: dict) -> InstructionCount:
-    return InstructionCount(int(d["number"]), tuple(int(c) for c in d["per_call"]), float(d["started_at"]))
+@dataclass(frozen=True)
+class Counted:
+    index: int
+    count: InstructionCount
 
 
-# A "result" message carries, besides its sample (None for a tracked value):
-# memory (a list of MemoryUse), compiled (CompileStats or None) and tracked
-# (TrackedValue or None); a worker of an older regress sends only the sample.
+@dataclass(frozen=True)
+class Failed:
+    index: int
+    failure: Failure
 
 
-def memory(items: list | None) -> tuple[MemoryUse, ...]:
-    return tuple(
-        MemoryUse(int(d["allocated"]), int(d["peak"]), str(d["device"]), float(d["started_at"])) for d in items or ()
-    )
+@dataclass(frozen=True)
+class Profiled:
+    """`regress explain`: the operators of `calls` executions, and the Chrome trace's file."""
+
+    index: int
+    trace: str
+    calls: int
+    ops: tuple[Op, ...]
 
 
-def compiled(d: dict | None) -> tuple[CompileStats, ...]:
-    if not d:
-        return ()
-    return (
-        CompileStats(
-            float(d["compile_time"]),
-            int(d["graphs"]),
-            int(d["graph_breaks"]),
-            int(d["recompiles"]),
-            float(d["started_at"]),
-        ),
-    )
+@dataclass(frozen=True)
+class Reference:
+    sample: Sample
 
 
-def tracked(d: dict | None) -> tuple[TrackedValue, ...]:
-    if not d:
-        return ()
-    return (TrackedValue(float(d["value"]), str(d["unit"]), str(d["better"]), float(d["started_at"])),)
+@dataclass(frozen=True)
+class Done:
+    pass
+
+
+_RECORDS = {
+    Message.HELLO: Hello,
+    Message.DISCOVERED: Discovered,
+    Message.START: Start,
+    Message.RESULT: Result,
+    Message.COUNTED: Counted,
+    Message.FAILED: Failed,
+    Message.PROFILED: Profiled,
+    Message.REFERENCE: Reference,
+    Message.DONE: Done,
+}
+_TYPES = {cls: kind for kind, cls in _RECORDS.items()}
+_NAMES = frozenset(kind.value for kind in Message)
+# The messages about one benchmark of the list: they carry its index.
+ABOUT_ONE = (Start, Result, Counted, Failed, Profiled)
+ENDS_ONE = (Result, Counted, Failed, Profiled)
+
+
+def encode(msg) -> bytes:
+    """One message as the line the worker writes."""
+    return (json.dumps({"type": _TYPES[type(msg)], **dataclasses.asdict(msg)}) + "\n").encode()
+
+
+def parse(line: bytes):
+    """The message on one line; Malformed (saying what is wrong) for anything else."""
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        raise Malformed(f"a line that is not JSON ({type(exc).__name__})") from None
+    if type(data) is not dict:
+        raise Malformed(f"a JSON {type(data).__name__}, not a message object")
+    kind = data.pop("type", None)
+    if not isinstance(kind, str) or kind not in _NAMES:
+        raise Malformed(f"a message of unknown type {str(kind)[:40]!r}")
+    try:
+        return from_plain(_RECORDS[Message(kind)], data)
+    except Invalid as exc:
+        raise Malformed(f"a {kind} message: {exc.under(kind)}") from None

@@ -21,9 +21,11 @@ from typing import IO
 
 from regress.core.config import Config
 from regress.core.errors import RegressError
-from regress.measure import callgrind, pool, protocol
+from regress.measure import callgrind, launch, pool, protocol
+from regress.measure.job import JobMode, WorkerJob
 
-WORKER = Path(__file__).with_name("worker.py")
+# A report line longer than this is no message regress's worker sends.
+MAX_LINE = 1 << 26
 
 # Starting a worker (interpreter, `import torch`, the suites) is not a
 # benchmark: it gets at least this long, however short --timeout is.
@@ -54,15 +56,17 @@ class Worker:
     timeout: float
     buffer: bytes = b""
 
-    def messages(self) -> Iterator[dict]:
-        """Messages as they come; WorkerHung if none arrives within `self.timeout` (read anew each time)."""
+    def lines(self) -> Iterator[bytes]:
+        """Report lines as they come; WorkerHung if none arrives within `self.timeout` (read anew each time)."""
         sel = selectors.DefaultSelector()
         sel.register(self.fd, selectors.EVENT_READ)
         try:
             while True:
                 while b"\n" in self.buffer:
                     line, self.buffer = self.buffer.split(b"\n", 1)
-                    yield protocol.decode(line)
+                    yield line
+                if len(self.buffer) > MAX_LINE:
+                    raise protocol.Malformed(f"a line over {MAX_LINE} bytes")
                 if not sel.select(self.timeout):
                     raise WorkerHung()
                 chunk = os.read(self.fd, 1 << 16)
@@ -116,10 +120,11 @@ def _worker_env(cfg: Config) -> dict[str, str]:
     return env
 
 
-def _worker_command(cfg: Config, job: dict, fd: int) -> tuple[list[str], dict]:
+def worker_command(cfg: Config, job: WorkerJob, fd: int) -> tuple[list[str], dict]:
+    """argv and environment of a fresh worker (not forked) that reports on `fd`."""
     env = _worker_env(cfg)
-    cmd = [cfg.python_exe, str(WORKER), str(fd)]
-    if job["mode"] == "instructions":
+    cmd = launch.command(cfg.python_exe, "regress.measure.worker", str(fd))
+    if job.mode is JobMode.INSTRUCTIONS:
         # One valgrind process for the whole suite. One OpenMP/MKL thread and a
         # fixed hash seed keep repeated counts identical.
         cmd = callgrind.command(callgrind_plan(), cfg.python_exe) + cmd[1:]
@@ -159,10 +164,10 @@ def close_servers() -> None:
 atexit.register(close_servers)
 
 
-def start_worker(cfg: Config, job: dict, timeout: float) -> Worker:
+def start_worker(cfg: Config, job: WorkerJob, timeout: float) -> Worker:
     read_fd, write_fd = os.pipe()
     log = tempfile.TemporaryFile(prefix="regress-worker-")  # noqa: SIM115 - lives as long as the worker
-    server = _server(cfg) if job["mode"] != "instructions" else None
+    server = _server(cfg) if job.mode is not JobMode.INSTRUCTIONS else None
     if server is not None:
         starting = not server.alive
         try:
@@ -178,14 +183,14 @@ def start_worker(cfg: Config, job: dict, timeout: float) -> Worker:
         else:
             os.close(write_fd)
             return Worker(proc, read_fd, log, timeout)
-    cmd, env = _worker_command(cfg, job, write_fd)
+    cmd, env = worker_command(cfg, job, write_fd)
     try:
         popen = subprocess.Popen(
             cmd,
             stdin=subprocess.PIPE,
             stdout=log,
             stderr=subprocess.STDOUT,
-            cwd=job["cwd"],
+            cwd=job.cwd,
             pass_fds=(write_fd,),
             start_new_session=True,  # Ctrl-C is the parent's to handle; kill takes the whole group
             env=env,
@@ -200,7 +205,7 @@ def start_worker(cfg: Config, job: dict, timeout: float) -> Worker:
         os.close(write_fd)
     assert popen.stdin is not None
     try:
-        popen.stdin.write(json.dumps(job).encode())
+        popen.stdin.write(json.dumps(job.plain()).encode())
         popen.stdin.close()
     except BrokenPipeError:
         pass

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from regress.analysis.changepoints import Step
 from regress.analysis.explanation import Bisected
-from regress.core.records import CommitInfo
-from regress.output.verdicts import commit_json, fmt_time, pct
+from regress.core.units import fmt_time
+from regress.core.units import percent as pct
+from regress.output.verdicts import commit_json
 
 JSON_VERSION = 1
 
@@ -58,32 +58,6 @@ def as_json(b: Bisected) -> dict:
             for v in b.verdicts
         ],
         "probes": [
-            {"sha": p.info.sha, "state": p.state, "why": p.why or None, "measured": p.measured} for p in b.probes
+            {"sha": p.info.sha, "state": str(p.state), "why": p.why or None, "measured": p.measured} for p in b.probes
         ],
     }
-
-
-def bisect_hint(s: Step, gap: tuple | None, commits: dict[str, CommitInfo]) -> list[str]:
-    """For a step whose commit follows unmeasured ones: how many, and the bisect that settles it.
-
-    `gap`: (the measured commit before, how many commits between[, the paths they were counted by]).
-    """
-    if gap is None or gap[1] <= 0:
-        return []
-    paths = gap[2] if len(gap) > 2 else ()
-    prev, c = commits[gap[0]], commits[s.sha]
-    return [
-        f"    between {prev.short} and {c.short}, {gap[1]} commit{'s' if gap[1] != 1 else ''} not measured: "
-        + bisect_command(prev, c, [s.id], paths)
-    ]
-
-
-def bisect_command(good: CommitInfo, bad: CommitInfo, ids: list, paths: tuple[str, ...] = ()) -> str:
-    """The `regress bisect` that finds where these benchmarks moved between two measured commits."""
-    import re
-    import shlex
-
-    names = [re.escape(str(i)) for i in ids]
-    bench = "^" + (names[0] if len(names) == 1 else "(" + "|".join(names) + ")") + "$"
-    limited = " -- " + " ".join(shlex.quote(p) for p in paths) if paths else ""
-    return f"regress bisect {good.short} {bad.short} --bench {shlex.quote(bench)}{limited}"

@@ -46,6 +46,20 @@ def _status(r: OpRow) -> str:
     return "" if r.status == OpStatus.CHANGED else str(r.status)
 
 
+def row_cells(d: OpDiff, r: OpRow) -> dict[str, str]:
+    """One operator's cells as every table writes them (the site's explain panel too)."""
+    return {
+        "name": r.name,
+        "status": _status(r),
+        "base_calls": _calls(r.base_calls),
+        "head_calls": _calls(r.head_calls),
+        "base": fmt_us(r.base_self_us),
+        "head": fmt_us(r.head_self_us),
+        "diff": _signed(r.diff_us),
+        "share": _share(d, r),
+    }
+
+
 def text(ex: Explained, *, top: int = TOP) -> str:
     lines = [f"base: {ex.base.short} {ex.base.subject}", f"head: {ex.head.short} {ex.head.subject}", ""]
     lines += [f"problem: {p}" for p in ex.problems]

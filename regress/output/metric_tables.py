@@ -8,10 +8,9 @@ from __future__ import annotations
 import statistics
 
 from regress.analysis import metrics
-from regress.core.kinds import Metric
+from regress.core.kinds import COUNTED, MEMORY, Metric
+from regress.core.metric_specs import spec
 from regress.core.records import BenchmarkResult, CommitResult
-from regress.core.units import fmt_bytes, fmt_value
-from regress.output.verdicts import fmt_time
 
 
 def _name(r: BenchmarkResult) -> str:
@@ -39,6 +38,11 @@ def _median(r: BenchmarkResult, metric: Metric) -> float:
     return statistics.median(metrics.values(r, metric))
 
 
+def _figures(*shown: Metric) -> list[tuple[str, callable]]:
+    """A column per metric: its median, in its spec's format."""
+    return [(m.value, lambda r, m=m: spec(m).fmt(_median(r, m))) for m in shown]
+
+
 def metric_tables(result: CommitResult) -> str:
     ok = [r for r in result.results if r.failure is None]
     out: list[str] = []
@@ -47,23 +51,14 @@ def metric_tables(result: CommitResult) -> str:
         out += _table(
             "memory per call (torch's allocator; median of the rounds)",
             memory,
-            [
-                ("allocated", lambda r: fmt_bytes(_median(r, Metric.ALLOCATED))),
-                ("peak", lambda r: fmt_bytes(_median(r, Metric.PEAK))),
-                ("device", _device),
-            ],
+            [*_figures(*MEMORY), ("device", _device)],
         )
     compiled = [r for r in ok if r.compiled]
     if compiled:
         out += _table(
             "torch.compile (first call; dynamo's counts)",
             compiled,
-            [
-                ("compile_time", lambda r: fmt_time(_median(r, Metric.COMPILE_TIME))),
-                ("graphs", lambda r: f"{_median(r, Metric.GRAPHS):g}"),
-                ("graph_breaks", lambda r: f"{_median(r, Metric.GRAPH_BREAKS):g}"),
-                ("recompiles", lambda r: f"{_median(r, Metric.RECOMPILES):g}"),
-            ],
+            _figures(Metric.COMPILE_TIME, *COUNTED),
         )
     tracked = [r for r in ok if r.tracked]
     if tracked:
@@ -71,7 +66,7 @@ def metric_tables(result: CommitResult) -> str:
             "tracked values (median of the rounds)",
             tracked,
             [
-                ("value", lambda r: fmt_value(_median(r, Metric.TRACKED))),
+                ("value", lambda r: spec(Metric.TRACKED).fmt(_median(r, Metric.TRACKED))),
                 ("unit", lambda r: r.tracked[-1].unit or "-"),
                 ("better", lambda r: r.tracked[-1].better),
                 ("rounds", lambda r: str(len(r.tracked))),

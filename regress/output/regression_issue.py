@@ -8,17 +8,29 @@ bisect command is `regress bisect`'s, the operator rows `regress explain`'s.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from regress.analysis.changepoints import Step
 from regress.analysis.explanation import Explanation
 from regress.analysis.new_steps import Culprit
 from regress.core.records import BenchmarkId, CommitInfo
 from regress.core.units import fmt_time
-from regress.output.bisect import bisect_command
+from regress.output.bisect_hint import bisect_command
 from regress.output.explain import markdown_rows
 from regress.output.verdicts import md_cell, pct
 
 ChartUrl = Callable[[BenchmarkId], str]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the issue and each later comment say beside the benchmarks' table."""
+
+    found_at: CommitInfo  # the commit whose results confirmed the steps
+    gap: int = 0  # commits between the culprit and the measured one before it, not measured
+    operators: tuple[Explanation, ...] = ()  # stored `regress explain` diffs of the culprit
+    chart_url: ChartUrl | None = None
+    run_url: str = ""  # the CI run that found them
 
 
 def _plural(n: int, word: str) -> str:
@@ -46,8 +58,9 @@ def _table(steps: tuple[Step, ...] | list[Step], chart_url: ChartUrl | None) -> 
     return out
 
 
-def _details(c: Culprit, steps, *, gap: int, operators: list[Explanation], chart_url: ChartUrl | None) -> list[str]:
-    out = _table(steps, chart_url) + [""]
+def _details(c: Culprit, steps, ctx: Context) -> list[str]:
+    out = _table(steps, ctx.chart_url) + [""]
+    gap = ctx.gap
     if gap and c.previous is not None:
         out += [
             f"Between `{c.previous.short}` and `{c.commit.short}`, {_plural(gap, 'commit')} "
@@ -60,7 +73,7 @@ def _details(c: Culprit, steps, *, gap: int, operators: list[Explanation], chart
             "",
         ]
     wanted = {s.id for s in steps}
-    shown = [e for e in operators if e.id in wanted]
+    shown = [e for e in ctx.operators if e.id in wanted]
     if shown:
         out += ["#### Operators behind the slowdown (torch.profiler, self CPU time per call)", ""]
         for e in shown:
@@ -68,25 +81,15 @@ def _details(c: Culprit, steps, *, gap: int, operators: list[Explanation], chart
     return out
 
 
-def _footer(found_at: CommitInfo, run_url: str) -> str:
-    run = f" ([the run]({run_url}))" if run_url else ""
+def _footer(ctx: Context) -> str:
+    run = f" ([the run]({ctx.run_url}))" if ctx.run_url else ""
     return (
-        f"_Found by `regress regressions` once {found_at.short} was measured{run}. "
+        f"_Found by `regress regressions` once {ctx.found_at.short} was measured{run}. "
         "Closing this issue is respected: regress does not reopen it or comment on it again._"
     )
 
 
-def body(
-    c: Culprit,
-    *,
-    machine: str,
-    env: str,
-    found_at: CommitInfo,
-    gap: int = 0,
-    operators: list[Explanation] = (),  # type: ignore[assignment]
-    chart_url: ChartUrl | None = None,
-    run_url: str = "",
-) -> str:
+def body(c: Culprit, ctx: Context, *, machine: str, env: str) -> str:
     who = md_cell(c.commit.author)
     since = f", against `{c.previous.short}` before it" if c.previous is not None else ""
     out = [
@@ -95,26 +98,17 @@ def body(
         f"{md_cell(c.commit.subject)} ({who}), measured on `{md_cell(machine)}`, env `{md_cell(env)}`{since}.",
         "",
     ]
-    out += _details(c, c.steps, gap=gap, operators=list(operators), chart_url=chart_url)
-    out.append(_footer(found_at, run_url))
+    out += _details(c, c.steps, ctx)
+    out.append(_footer(ctx))
     return "\n".join(out)
 
 
-def comment(
-    c: Culprit,
-    steps: list[Step],
-    *,
-    found_at: CommitInfo,
-    gap: int = 0,
-    operators: list[Explanation] = (),  # type: ignore[assignment]
-    chart_url: ChartUrl | None = None,
-    run_url: str = "",
-) -> str:
+def comment(c: Culprit, steps: list[Step], ctx: Context) -> str:
     worst = max(s.ratio for s in steps)
     out = [
         f"**regress: {_plural(len(steps), 'more benchmark')} slower since {c.commit.short} (worst {pct(worst)})**",
         "",
     ]
-    out += _details(c, steps, gap=gap, operators=list(operators), chart_url=chart_url)
-    out.append(_footer(found_at, run_url))
+    out += _details(c, steps, ctx)
+    out.append(_footer(ctx))
     return "\n".join(out)

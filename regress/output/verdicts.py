@@ -15,27 +15,23 @@ from itertools import groupby
 
 from regress.analysis.changepoints import Step
 from regress.analysis.diff import Verdict
-from regress.core.kinds import Kind
+from regress.core.kinds import Kind, Metric
+from regress.core.metric_specs import spec
 from regress.core.records import CommitInfo
-from regress.core.units import fmt_count, fmt_time
+from regress.core.units import fmt_time
 from regress.core.units import percent as pct
-from regress.output import metric_units as units
 from regress.output import slides
+from regress.output.bisect_hint import bisect_hint
 from regress.output.cells import markdown_cells
 from regress.output.cells import name as _name
 from regress.output.cells import spread as _spread
 
 JSON_VERSION = 1
-# compare --metric: `mode` names the metric, `unit` its unit.
-_UNIT = {
-    "allocated": "bytes",
-    "peak": "bytes",
-    "compile_time": "seconds",
-    "graphs": "count",
-    "graph_breaks": "count",
-    "recompiles": "count",
-    "tracked": "value",
-}
+
+
+def _shown(metric, counts: bool):
+    """The spec of the metric a table shows: `metric`, else instruction counts or wall time."""
+    return spec(metric or (Metric.INSTRUCTIONS if counts else Metric.TIME))
 
 
 def _threads(n: int) -> str:
@@ -66,7 +62,8 @@ def text(
     counts: bool = False,
     metric=None,
 ) -> str:
-    fmt = units.formatter(metric) if metric in units.FOOTNOTE else fmt_count if counts else fmt_time
+    shown = _shown(metric, counts)
+    fmt = shown.fmt
     lines = [_commit_line("base", base), _commit_line("head", head), ""]
     paint = {"regression": "31", "improvement": "32", "noisy": "33", "failed": "31;1"}
     for label, group in groupby(verdicts, key=lambda v: v.id.label):
@@ -92,21 +89,15 @@ def text(
         lines.append("why:")
         lines.extend(f"  {v.id}: {v.verdict}: {v.reason}" for v in notes)
         lines.append("")
-    what = (
-        "instructions per call (callgrind), the median of each commit's runs"
-        if counts
-        else "times are each commit's fastest round, ± half the IQR of its rounds"
-    )
-    what = units.FOOTNOTE.get(metric, what)
-    lines.append(f"{summary(verdicts)} (threshold {threshold * 100:g}%; {what})")
+    lines.append(f"{summary(verdicts)} (threshold {threshold * 100:g}%; {shown.footnote})")
     return "\n".join(lines)
 
 
 # -- markdown ----------------------------------------------------------------
 
 
-def _md(text: str) -> str:
-    """A table cell: no HTML, no pipes, no newlines from benchmark or commit names."""
+def md_cell(text: str) -> str:
+    """A Markdown table cell (every renderer's): no HTML, no pipes, no newlines from benchmark or commit names."""
     return html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ").replace("`", "'")
 
 
@@ -119,48 +110,48 @@ def markdown(
     counts: bool = False,
     metric=None,
 ) -> str:
-    fmt = units.formatter(metric) if metric in units.FOOTNOTE else fmt_count if counts else fmt_time
+    shown = _shown(metric, counts)
+    fmt = shown.fmt
 
     def commit(info: CommitInfo | None) -> str:
-        return "not measured" if info is None else f"`{info.short}` {_md(info.subject)}"
+        return "not measured" if info is None else f"`{info.short}` {md_cell(info.subject)}"
 
     out = [
-        f"### regress: {_md(summary(verdicts))}",
+        f"### regress: {md_cell(summary(verdicts))}",
         "",
         f"base {commit(base)} → head {commit(head)}; threshold {threshold * 100:g}%",
         "",
     ]
     for label, group in groupby(verdicts, key=lambda v: v.id.label):
         out += [
-            f"#### {_md(label)}",
+            f"#### {md_cell(label)}",
             "",
             "| benchmark | threads | base | head | change | verdict |",
             "|---|---:|---:|---:|---:|---|",
         ]
         for v in group:
             base_cell, head_cell, change, verdict = markdown_cells(v, fmt)
-            out.append(f"| {_md(_name(v))} | {v.id.num_threads} | {base_cell} | {head_cell} | {change} | {verdict} |")
+            out.append(
+                f"| {md_cell(_name(v))} | {v.id.num_threads} | {base_cell} | {head_cell} | {change} | {verdict} |"
+            )
         out.append("")
     notes = [v for v in verdicts if v.verdict != Kind.UNCHANGED]
     if notes:
         out += ["<details><summary>Why</summary>", ""]
-        out += [f"- **{_md(str(v.id))}**: {v.verdict}: {_md(v.reason)}" for v in notes]
+        out += [f"- **{md_cell(str(v.id))}**: {v.verdict}: {md_cell(v.reason)}" for v in notes]
         out += ["", "</details>", ""]
-    if metric in units.FOOTNOTE:
-        out.append(f"_{metric}: {units.FOOTNOTE[metric]}._")
+    if shown.metric in (Metric.TIME, Metric.INSTRUCTIONS):
+        out.append(f"_{shown.footnote[0].upper()}{shown.footnote[1:]}._")
     else:
-        out.append(
-            "_Instructions per call (callgrind), the median of each commit's runs._"
-            if counts
-            else "_Times are each commit's fastest round (a round = one fresh process); ± is half the IQR of the rounds._"
-        )
+        out.append(f"_{shown.metric}: {shown.footnote}._")
     return "\n".join(out)
 
 
 # -- json ------------------------------------------------------------------
 
 
-def _commit_json(info: CommitInfo | None) -> dict | None:
+def commit_json(info: CommitInfo | None) -> dict | None:
+    """A commit in the JSON outputs (compare, regressions, explain, bisect)."""
     if info is None:
         return None
     return {
@@ -170,11 +161,6 @@ def _commit_json(info: CommitInfo | None) -> dict | None:
         "author": info.author,
         "committed_at": info.committed_at,
     }
-
-
-# For the other renderers (explain, bisect): one way to write a commit and a Markdown cell.
-commit_json = _commit_json
-md_cell = _md
 
 
 def verdict_json(v: Verdict) -> dict:
@@ -218,10 +204,10 @@ def compare_json(
         "env": env,
         "base_env": base_env or env,
         "mode": mode,
-        "unit": _UNIT.get(mode, "instructions" if mode == "instructions" else "seconds"),
+        "unit": spec(Metric(mode)).unit,
         "threshold": threshold,
-        "base": _commit_json(base),
-        "head": _commit_json(head),
+        "base": commit_json(base),
+        "head": commit_json(head),
         "summary": {k.value: counts[k] for k in Kind},
         "verdicts": [verdict_json(v) for v in verdicts],
     }
@@ -245,8 +231,6 @@ def steps_text(
     if not steps:
         return f"no steps beyond {threshold * 100:g}% in {n_commits} measured commits"
     lines = []
-    from regress.output.bisect import bisect_hint  # here: bisect's renderer imports this module
-
     ordered = sorted(steps, key=lambda s: (-s.index, s.direction != "regression", -abs(s.ratio - 1), s.id))
     for _, group in groupby(ordered, key=lambda s: s.index):
         group = list(group)
@@ -281,7 +265,7 @@ def steps_json(
                 "sub_label": s.id.sub_label,
                 "description": s.id.description,
                 "num_threads": s.id.num_threads,
-                "commit": _commit_json(commits[s.sha]),
+                "commit": commit_json(commits[s.sha]),
                 "index": s.index,
                 "before": s.before,
                 "after": s.after,

@@ -43,6 +43,7 @@ class Site(ChartPages, OverviewPages):
         *,
         repo_url: str,
         threshold: float,
+        threshold_for,
         title: str,
         baseline: str | None,
     ):
@@ -51,6 +52,7 @@ class Site(ChartPages, OverviewPages):
         self.series = series
         self.repo_url = repo_url
         self.threshold = threshold
+        self.threshold_for = threshold_for  # Metric -> the project's threshold, for the metric tables
         self.title = title
         self.baseline = baseline
         self.commits = commit_order(series)
@@ -105,7 +107,8 @@ class Site(ChartPages, OverviewPages):
 
     # -- shared bits ----------------------------------------------------------
 
-    def _context(self, root: str) -> dict:
+    def context(self, root: str) -> dict:
+        """What every page's template is rendered with (the explain panels' too)."""
         return {"root": root, "title": self.title, "assets": self.assets, "repo_url": self.repo_url}
 
     def _changes(self) -> list[dict]:
@@ -176,9 +179,9 @@ class Site(ChartPages, OverviewPages):
         for label, ids in self.labels.items():
             grid = grid_for(ids)
             sections = self._label_data(grid)
-            metrics = report_metrics.label_tables(
-                self.series, ids, index=self.metric_index
-            )  # memory, compile and tracked figures
+            metrics = report_metrics.label_tables(  # memory, compile and tracked figures
+                self.series, ids, threshold_for=self.threshold_for, index=self.metric_index
+            )
             data = script_json({"sections": sections, "judged_commits": VERDICT_COMMITS, "metrics": metrics})
             digest = hashlib.sha1(f"{self.version} {data} {label} {ids}".encode()).hexdigest()
             page(

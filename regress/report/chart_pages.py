@@ -114,7 +114,7 @@ class ChartPages:
     def _bench_page(self, bid: BenchmarkId, data) -> str:
         steps = [self._change_row(ch, "../") for ch in self.changes if ch["step"].id == bid]
         return self.env.get_template("bench.html").render(
-            **self._context("../"),
+            **self.context("../"),
             bid=bid,
             name=str(bid),
             label_href="../" + self.label_href[bid.label],
@@ -139,7 +139,7 @@ class ChartPages:
 
     def _label_page(self, label: str, grid, sections: list[dict], data) -> str:
         return self.env.get_template("label.html").render(
-            **self._context("../"),
+            **self.context("../"),
             label=label,
             grid=grid,
             sections=[

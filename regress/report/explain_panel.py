@@ -16,6 +16,7 @@ from pathlib import Path
 from regress.analysis import opdiff
 from regress.core.records import CommitInfo
 from regress.core.units import percent
+from regress.output.explain import row_cells
 from regress.storage import profiles
 
 TOP = 25
@@ -42,10 +43,10 @@ def collect(results: Path, series: list) -> dict[tuple, Panel]:
             if st.index == 0:
                 continue
             base, head = s.history[st.index - 1].commit, s.history[st.index].commit
-            b = profiles.load(results, s.machine, s.env, base.sha, st.id)
-            h = profiles.load(results, s.machine, s.env, head.sha, st.id)
-            if b is None or h is None:
+            stored = profiles.pair(results, s.machine, s.env, base.sha, head.sha, st.id)
+            if stored is None:
                 continue
+            b, h = stored
             key = (s.name, st.sha, st.id)
             slug = hashlib.sha1(repr(key).encode()).hexdigest()[:16]
             traces = tuple((f"explain/traces/{slug}-{side}.json", p.trace) for side, p in (("base", b), ("head", h)))
@@ -68,27 +69,8 @@ def href(panels: dict[tuple, Panel], series_name: str, sha: str, bid, root: str)
     return root + p.rel if p is not None else ""
 
 
-def _fmt(us: float) -> str:
-    return f"{us / 1000:.3g} ms" if abs(us) >= 1000 else f"{us:.3g} us" if abs(us) >= 1 else f"{us * 1000:.3g} ns"
-
-
 def rows(p: Panel) -> list[dict]:
-    out = []
-    for r in p.diff.rows[:TOP]:
-        share = p.diff.share(r)
-        out.append(
-            {
-                "name": r.name,
-                "status": "" if r.status == opdiff.OpStatus.CHANGED else str(r.status),
-                "base_calls": f"{r.base_calls:.3g}",
-                "head_calls": f"{r.head_calls:.3g}",
-                "base": _fmt(r.base_self_us),
-                "head": _fmt(r.head_self_us),
-                "diff": ("+" if r.diff_us > 0 else "-") + _fmt(abs(r.diff_us)),
-                "share": "" if share is None else f"{share * 100:.0f}%",
-            }
-        )
-    return out
+    return [row_cells(p.diff, r) for r in p.diff.rows[:TOP]]
 
 
 def write(site, panels: dict[tuple, Panel], write_file) -> list[str]:
@@ -105,7 +87,7 @@ def write(site, panels: dict[tuple, Panel], write_file) -> list[str]:
             else:
                 links.append("")
         html = template.render(
-            **site._context("../"),
+            **site.context("../"),
             p=p,
             rows=rows(p),
             base_trace=links[0],

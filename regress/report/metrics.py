@@ -9,52 +9,31 @@ browser only places text (never HTML) from them.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 
 from regress.analysis import metrics
-from regress.core.kinds import Kind, Metric
+from regress.core.kinds import MEMORY, Kind, Metric
+from regress.core.metric_specs import BEYOND_TIME, spec
 from regress.core.records import BenchmarkId, BenchmarkResult
-from regress.output.metric_units import FOOTNOTE, formatter
+from regress.core.units import binary_unit
 
-SHOWN = (
-    Metric.ALLOCATED,
-    Metric.PEAK,
-    Metric.COMPILE_TIME,
-    Metric.GRAPHS,
-    Metric.GRAPH_BREAKS,
-    Metric.RECOMPILES,
-    Metric.TRACKED,
-)
-_BINARY = ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"), (1, "B"))
 TEMPLATES = ("metrics_switch.html",)
 
 
 def _axis(metric: Metric, values: list[float], unit: str = "") -> tuple[float, str]:
-    """(scale, axis title): bytes in the binary unit of the largest value."""
-    what = metrics.WHAT[metric]
-    if metric in (Metric.ALLOCATED, Metric.PEAK):
-        top = max(values, default=0)
-        scale, name = next((s, n) for s, n in _BINARY if top >= s or s == 1)
-        return scale, f"{what} ({name})"
-    if metric == Metric.COMPILE_TIME:
-        return 1e-3, f"{what} (ms)"
-    return 1.0, f"{what}" + (f" ({unit})" if unit else "")
+    """(scale, axis title): bytes in the binary unit of the largest value, compile time in ms."""
+    s = spec(metric)
+    if s.axis == "binary":
+        scale, name = binary_unit(max(values, default=0))
+        return scale, f"{s.what} ({name})"
+    if s.axis == "ms":
+        return 1e-3, f"{s.what} (ms)"
+    return 1.0, f"{s.what}" + (f" ({unit})" if unit else "")
 
 
 def _level(r: BenchmarkResult, metric: Metric) -> float | None:
     got = metrics.values(r, metric) if r.failure is None else ()
     return statistics.median(got) if got else None
-
-
-# Which field of a result holds each metric's figures: a result without it has none to show.
-_FIELD = {
-    Metric.ALLOCATED: "memory",
-    Metric.PEAK: "memory",
-    Metric.COMPILE_TIME: "compiled",
-    Metric.GRAPHS: "compiled",
-    Metric.GRAPH_BREAKS: "compiled",
-    Metric.RECOMPILES: "compiled",
-    Metric.TRACKED: "tracked",
-}
 
 
 class Index:
@@ -81,12 +60,12 @@ class Index:
         """The k-th series' (commit index, level, result) of `bid` for `metric`, oldest first; computed once."""
         key = (k, bid, metric)
         if key not in self._levels:
-            if metric in (Metric.ALLOCATED, Metric.PEAK):  # both from one pass over the rounds' figures
+            if metric in MEMORY:  # both from one pass over the rounds' figures
                 pairs = [(ci, _memory_levels(r), r) for ci, r in self.by_series[k].get(bid, ()) if r.memory]
-                for i, m in enumerate((Metric.ALLOCATED, Metric.PEAK)):
+                for i, m in enumerate(MEMORY):
                     self._levels[(k, bid, m)] = [(ci, y[i], r) for ci, y, r in pairs if y is not None]
             else:
-                name = _FIELD[metric]
+                name = spec(metric).field  # a result without this field's figures has none to show
                 found = ((ci, _level(r, metric), r) for ci, r in self.by_series[k].get(bid, ()) if getattr(r, name))
                 self._levels[key] = [(ci, y, r) for ci, y, r in found if y is not None]
         return self._levels[key]
@@ -108,8 +87,7 @@ def bench(series: list, shas: list[list[str]], bid: BenchmarkId, index: Index | 
     """{"metrics": [...]}: per metric this benchmark has, per series, its level per commit."""
     index = Index(series) if index is None else index
     out = []
-    fmt = {m: formatter(m) for m in SHOWN}
-    for metric in SHOWN:
+    for metric in BEYOND_TIME:
         lines, unit = [], ""
         for k, (s, sha) in enumerate(zip(series, shas)):
             points = []
@@ -125,13 +103,13 @@ def bench(series: list, shas: list[list[str]], bid: BenchmarkId, index: Index | 
             {
                 "metric": metric.value,
                 "title": title,
-                "note": FOOTNOTE[metric],
+                "note": spec(metric).footnote,
                 "series": [
                     {
                         "name": name,
                         "sha": [c for c, _ in pts],
                         "y": [y / scale for _, y in pts],
-                        "text": [fmt[metric](y) for _, y in pts],
+                        "text": [spec(metric).fmt(y) for _, y in pts],
                     }
                     for name, pts in lines
                 ],
@@ -140,22 +118,15 @@ def bench(series: list, shas: list[list[str]], bid: BenchmarkId, index: Index | 
     return {"metrics": out}
 
 
-def _default_threshold(metric: Metric) -> float:
-    from pathlib import Path
-
-    from regress.core.config import Config
-
-    return Config(root=Path()).threshold_for(metric)
-
-
 def label_tables(
-    series: list, ids: list[BenchmarkId], *, threshold_for=_default_threshold, index: Index | None = None
+    series: list, ids: list[BenchmarkId], *, threshold_for: Callable[[Metric], float], index: Index | None = None
 ) -> list[dict]:
     """Per metric, a table of the label's benchmarks: newest level per series, the change
-    against the previous measured commit and its verdict (the metric's own rule)."""
+    against the previous measured commit and its verdict (the metric's own rule, with the
+    project's threshold for it: `Config.threshold_for`, as `regress compare --metric` judges)."""
     index = Index(series) if index is None else index
     tables = []
-    for metric in SHOWN:
+    for metric in BEYOND_TIME:
         threshold = threshold_for(metric)
         rows = []
         for k, s in enumerate(series):
@@ -167,7 +138,7 @@ def label_tables(
                 row = {
                     "series": s.name,
                     "name": str(bid)[len(bid.label) + 3 :],
-                    "value": formatter(metric)(have[-1][1]),
+                    "value": spec(metric).fmt(have[-1][1]),
                     "change": "",
                     "verdict": "",
                 }
@@ -177,7 +148,6 @@ def label_tables(
                     row["verdict"] = str(v.verdict) if v.verdict != Kind.UNCHANGED else "unchanged"
                 rows.append(row)
         if rows:
-            tables.append(
-                {"metric": metric.value, "title": metrics.WHAT[metric], "note": FOOTNOTE[metric], "rows": rows}
-            )
+            s = spec(metric)
+            tables.append({"metric": metric.value, "title": s.what, "note": s.footnote, "rows": rows})
     return tables

@@ -90,7 +90,7 @@ class OverviewPages:
                 )
             labels.append({"name": label, "href": self.label_href[label], "benchmarks": benchmarks})
         return self.env.get_template("index.html").render(
-            **self._context(""),
+            **self.context(""),
             built_at=time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
             n_commits=len(self.commits),
             series=series,

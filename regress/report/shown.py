@@ -4,8 +4,8 @@ The overview's benchmark list, its latest-commit tables, the label pages'
 Compare tables and the trend charts all show the **level**: the fastest
 round's fastest block per run, the statistic the verdicts beside them and
 the change points are reached with (`stats.level`). A median in one place
-and a level in the next read as a bug. Each page names it where it is shown
-(`NAME`, `MEANING`); times are written to `FIGURES` significant figures.
+and a level in the next read as a bug. Times are written to `FIGURES`
+significant figures.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ import numpy as np
 
 from regress.core.units import fmt_time
 
-NAME = "level"
-MEANING = "the fastest round's fastest block, per run: what the verdicts use"
 # Significant figures of a shown time (the chart's hover writes `.4s`, `fmt_time` 4 too).
 FIGURES = 4
 

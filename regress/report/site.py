@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from regress.analysis.changepoints import find_steps
+from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
 from regress.report import explain_panel, steps_cache
 from regress.report.builder import MANIFEST, SITE_FORMAT, Site
@@ -67,7 +68,8 @@ def build(
     *,
     baseline: str | None = None,
     repo_url: str = "",
-    threshold: float = 0.05,
+    threshold: float = DEFAULT.threshold,
+    threshold_for=None,
     incremental: bool = False,
     title: str = "",
     code=None,
@@ -75,8 +77,9 @@ def build(
     """Write the site for everything in `store` into `out`.
 
     baseline: full sha the overview compares the newest commit against
-    (default: each series' oldest commit). With `incremental`, pages whose
-    inputs did not change since the last build in `out` are kept as they are.
+    (default: each series' oldest commit). `threshold_for`: Metric -> the project's threshold
+    (`Config.threshold_for`; default: the defaults), which the metric tables judge with. With
+    `incremental`, pages whose inputs did not change since the last build in `out` are kept as they are.
     `code`: shas -> {sha: code digest} (`storage.code_identity`): commits of identical code share a level.
     """
     started = time.perf_counter()
@@ -94,6 +97,7 @@ def build(
             plotly,
             repo_url=repo_url,
             threshold=threshold,
+            threshold_for=threshold_for or DEFAULT.threshold_for,
             title=title or "regress",
             baseline=baseline,
         )
@@ -182,11 +186,16 @@ def _read_manifest(out: Path) -> dict[str, str]:
 
 
 def _templates() -> Path:
-    """The templates folder, inside the package beside this module."""
-    folder = Path(__file__).resolve().parent / "templates"
-    if not (folder / "base.html").is_file():
-        raise RegressError(f"regress's report templates are missing ({folder}); reinstall regress")
-    return folder
+    """The templates folder: `regress/templates` in an installed wheel (pyproject.toml maps the
+    project's top-level `templates/` there), or that top-level folder itself beside the package
+    in a source checkout or an editable install."""
+    package = Path(__file__).resolve().parents[1]
+    installed, checkout = package / "templates", package.parent / "templates"
+    if (installed / "base.html").is_file():
+        return installed
+    if (package.parent / "pyproject.toml").is_file() and (checkout / "base.html").is_file():
+        return checkout
+    raise RegressError(f"regress's report templates are missing ({installed}); reinstall regress")
 
 
 def _plotly_js() -> tuple[str, Path]:

@@ -1,18 +1,14 @@
-"""Everything regress asks of git: revisions, commit metadata, throwaway worktrees.
+"""Everything regress asks of git about revisions: resolving them, commit metadata, ancestry.
 
-The user's working tree, index and branch are never touched: each measured
-commit gets its own detached worktree in a temporary folder.
+The checkouts regress measures in are `worktrees`; the user's working tree,
+index and branch are never touched.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import shutil
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import git
@@ -21,7 +17,6 @@ from regress.core.errors import RegressError
 from regress.core.records import WORKTREE, CommitInfo
 
 _RANGE = re.compile(r"\.\.|\^[!@]$|\^-\d*$")
-_WT_PREFIX = "regress-wt-"
 
 
 def open_repo(path: Path) -> git.Repo:
@@ -45,10 +40,6 @@ def git_reason(exc: git.GitCommandError, default: str = "") -> str:
     if lines:
         return lines[-1].removeprefix("stderr: ").strip(" '")
     return default or f"git exited with status {exc.status}"
-
-
-class CheckoutFailed(RegressError):
-    """git cannot check a commit out (a blob missing from the clone): that commit's failure, not the run's."""
 
 
 def shallow_cut(repo: git.Repo) -> set[str]:
@@ -194,62 +185,6 @@ def worktree_info(repo: git.Repo) -> CommitInfo:
     now = int(time.time())
     subject = f"uncommitted changes on {head[:10]}" if head else "uncommitted changes"
     return CommitInfo(WORKTREE, (head,) if head else (), str(author), str(email), now, now, subject)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def prune_stale_worktrees(repo: git.Repo) -> None:
-    """Remove worktrees left by a regress process that was killed."""
-    try:
-        listing = repo.git.worktree("list", "--porcelain")
-    except git.GitCommandError:
-        return
-    for line in listing.splitlines():
-        if not line.startswith("worktree "):
-            continue
-        path = Path(line.removeprefix("worktree "))
-        m = re.match(rf"{_WT_PREFIX}(\d+)-", path.parent.name)
-        if m and not _pid_alive(int(m.group(1))):
-            _remove_worktree(repo, path)
-    with contextlib.suppress(git.GitCommandError):
-        repo.git.worktree("prune")
-
-
-def _remove_worktree(repo: git.Repo, path: Path) -> None:
-    with contextlib.suppress(git.GitCommandError):
-        repo.git.worktree("remove", "--force", str(path))
-    if path.parent.name.startswith(_WT_PREFIX):
-        shutil.rmtree(path.parent, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def worktree(repo: git.Repo, sha: str) -> Iterator[Path]:
-    """A detached checkout of `sha`, removed afterwards (also on Ctrl-C)."""
-    parent = Path(tempfile.mkdtemp(prefix=f"{_WT_PREFIX}{os.getpid()}-{sha[:8]}-"))
-    path = parent / root_of(repo).name
-    try:
-        try:
-            repo.git.worktree("add", "--detach", "--force", str(path), sha)
-        except git.GitCommandError as exc:
-            raise CheckoutFailed(f"git could not check out {sha[:10]}: {_checkout_reason(exc)}") from None
-        yield path
-    finally:
-        _remove_worktree(repo, path)
-
-
-def _checkout_reason(exc: git.GitCommandError) -> str:
-    """git's own words, one line: its `error:` lines (a missing blob names the file), else its last line."""
-    lines = [line.strip().removeprefix("stderr: ").strip(" '") for line in (exc.stderr or "").splitlines()]
-    errors = [line.removeprefix("error: ") for line in lines if line.startswith("error: ")]
-    return "; ".join(errors[:3]) if errors else git_reason(exc)
 
 
 def merge_base(repo: git.Repo, a: str, b: str) -> str:

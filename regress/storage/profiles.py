@@ -95,9 +95,23 @@ def load(results: Path, machine: str, env: str, sha: str, bid: BenchmarkId) -> P
     return _read(path) if path.is_file() else None
 
 
+def pair(
+    results: Path, machine: str, env: str, base: str, head: str, bid: BenchmarkId
+) -> tuple[Profile, Profile] | None:
+    """A benchmark's profiles at two commits, as an earlier `regress explain` kept them; None unless both are."""
+    b, h = (load(results, machine, env, sha, bid) for sha in (base, head))
+    return (b, h) if b is not None and h is not None else None
+
+
 def load_all(results: Path, machine: str, env: str, sha: str) -> dict[BenchmarkId, Profile]:
     where = folder(results, machine, env, sha)
     found = (
         [_read(p) for p in sorted(where.glob("*.json")) if not p.name.endswith(".trace.json")] if where.is_dir() else []
     )
     return {p.id: p for p in found}
+
+
+def pairs(results: Path, machine: str, env: str, base: str, head: str) -> dict[BenchmarkId, tuple[Profile, Profile]]:
+    """Every benchmark an earlier `regress explain` profiled at both commits: its two profiles, by id."""
+    b, h = load_all(results, machine, env, base), load_all(results, machine, env, head)
+    return {i: (b[i], h[i]) for i in sorted(set(b) & set(h))}

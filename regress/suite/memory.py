@@ -17,6 +17,7 @@ import time
 import timeit
 
 from regress.core.records import MemoryUse
+from regress.suite.timing import is_cpp
 
 
 class _Window:
@@ -63,7 +64,7 @@ def measure(timer) -> tuple[MemoryUse, ...]:
     """Memory of one call of `timer`'s statement (a Python torch Timer); () for C++ timers."""
     import torch
 
-    if getattr(timer, "_language", None) is not None and str(timer._language).endswith("CPP"):
+    if is_cpp(timer):
         return ()
     spec = timer._task_spec
     window = _Window(torch)

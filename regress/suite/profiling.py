@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import time
 
+from regress.suite.timing import is_cpp
+
 # Profiled executions: enough for `target` seconds, within these bounds
 # (a trace holds every op event of every call: keep it loadable).
 MIN_CALLS = 5
@@ -36,9 +38,9 @@ def profile(timer, *, trace_path: str, warmup: int = 1, calls: int | None = None
     from torch.profiler import ProfilerActivity
     from torch.utils.benchmark.utils.common import set_torch_threads
 
-    ts = timer._task_spec
-    if getattr(ts, "language", None) is not None and str(ts.language).lower().endswith("cpp"):
+    if is_cpp(timer):
         raise TypeError("C++ Timers can't be profiled from Python; explain profiles Python statements only")
+    ts = timer._task_spec
     n = calls or _calls(timer, warmup)
     activities = [ProfilerActivity.CPU]
     if torch.cuda.is_available():

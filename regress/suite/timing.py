@@ -12,6 +12,13 @@ import time
 from regress.core.records import Sample
 
 
+def is_cpp(timer) -> bool:
+    """A C++ Timer (`language="c++"`): its statement is C++, which only the Timer's own loop can run."""
+    from torch.utils.benchmark.utils.timer import Language
+
+    return getattr(timer, "_language", None) == Language.CPP
+
+
 def measure(timer, *, min_run_time: float, warmup: int = 1) -> Sample:
     """One round of `timer`: explicit warm-up, then blocked_autorange."""
     started = time.time()

@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-BETTER = ("lower", "higher")
+from regress.core.kinds import Better
 
 
 class TrackDefinition:
@@ -23,7 +23,7 @@ class TrackDefinition:
     __regress_track__ = True
 
     def __init__(self, fn: Callable[[], Any], *, unit: str = "", better: str = "lower", label: str | None = None):
-        if better not in BETTER:
+        if better not in [b.value for b in Better]:
             raise ValueError(f"{fn.__name__}: better= must be 'lower' or 'higher', got {better!r}")
         self.fn = fn
         self.__wrapped__ = fn
@@ -31,7 +31,7 @@ class TrackDefinition:
         self.__doc__ = fn.__doc__
         self.__module__ = fn.__module__
         self.unit = str(unit)
-        self.better = better
+        self.better = Better(better)
         self.label = label
 
     def __call__(self):

@@ -1,19 +1,22 @@
 """The published site in real headless Chromium, opened from file:// with no network.
 
-Screenshots of the overview, a label page and a chart page are saved under
-site-screenshots/ (ignored by git) for a reviewer to look at.
+Screenshots of the overview, a label page and a chart page are saved for a
+reviewer to look at, in $REGRESS_SCREENSHOTS or else regress-site-screenshots/
+under the temp folder (never in the checkout).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import SRC_ROOT, Repo
+from conftest import Repo
 from playwright.sync_api import Browser, Page, sync_playwright
 from test_report import (
     B_EVERY,
@@ -37,7 +40,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-SHOTS = SRC_ROOT / "site-screenshots"
+SHOTS = Path(os.environ.get("REGRESS_SCREENSHOTS") or Path(tempfile.gettempdir()) / "regress-site-screenshots")
 REPO_URL = "https://github.com/owner/demo"
 # Before any fixture builds a site: without Chromium, one line saying so.
 pytestmark = pytest.mark.usefixtures("chromium")

@@ -88,19 +88,6 @@ def test_bisect_names_the_planted_slowdown_measuring_about_log2_commits(tmp_path
     assert {s.run for r in stored.results for s in r.samples} == {r.id for r in stored.runs}
 
 
-def test_an_unbuildable_commit_beside_the_slowdown_is_skipped_and_the_answer_is_a_range(repo):
-    shas = history(repo, 9, slow_at=5, broken_at=4)
-    proc = repo.regress("bisect", shas[0], shas[-1], "--bench", "work", "--format", "json", check=True)
-    doc = json.loads(proc.stdout)
-    assert doc["first_bad"] is None
-    assert [c["sha"] for c in doc["candidates"]] == [shas[4], shas[5]]
-    assert doc["last_good"]["sha"] == shas[3]
-    assert doc["measured"] <= math.log2(len(shas)) + 3
-    skipped = [p for p in doc["probes"] if p["state"] == "skip"]
-    assert [p["sha"] for p in skipped] == [shas[4]] and "build" in skipped[0]["why"]
-    assert "skipping" in proc.stderr
-
-
 def test_bisect_without_a_move_or_with_the_commits_reversed_is_one_line(repo):
     shas = history(repo, 3, slow_at=99)
     # Identical code at both ends: a 100% threshold keeps a loaded machine's A/A wobble

@@ -302,7 +302,7 @@ def test_plan_more_takes_what_noisy_verdicts_ask_for():
 
     from regress.analysis.diff import Verdict
     from regress.core.records import BenchmarkId
-    from regress.flows.rounds import MAX_ROUNDS, exact_filter, plan_more
+    from regress.flows.rounds import MOST_ROUNDS_PER_SIDE, exact_filter, plan_more
 
     def v(sub, verdict, b, h, needed=None):
         return Verdict(
@@ -320,7 +320,7 @@ def test_plan_more_takes_what_noisy_verdicts_ask_for():
     take, chosen = plan_more(verdicts, rounds=12)
     assert take == 10 and len(chosen) == 3
     assert plan_more([v("b", "unchanged", 10, 10)]) == (0, [])
-    assert plan_more([v("a", "noisy", 1, 1, 500)])[0] == MAX_ROUNDS - 1
+    assert plan_more([v("a", "noisy", 1, 1, 500)])[0] == MOST_ROUNDS_PER_SIDE - 1
     pattern = re.compile(exact_filter(c.id for c in chosen))
     assert pattern.search("ops / a (x) [1 thread]") and pattern.search("ops / c [1 thread]")
     assert not pattern.search("ops / a (x) [2 threads]") and not pattern.search("ops / cc [1 thread]")

@@ -356,10 +356,12 @@ def test_incremental_rebuild_keeps_pages_without_new_results(project, tmp_path):
 
 
 def test_templates_ship_inside_the_wheel(tmp_path):
+    """The top-level templates/ installs as regress/templates, beside every module of the package."""
     src = tmp_path / "src"
     src.mkdir()
-    for name in ("pyproject.toml", "regress"):
-        (shutil.copytree if (SRC_ROOT / name).is_dir() else shutil.copy)(SRC_ROOT / name, src / name)
+    shutil.copy(SRC_ROOT / "pyproject.toml", src)
+    for name in ("regress", "templates"):
+        shutil.copytree(SRC_ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
     (src / "README.md").write_text("regress\n")
     subprocess.run(
         # Build isolation: the build requirements of pyproject.toml, as any installer uses them.
@@ -369,17 +371,14 @@ def test_templates_ship_inside_the_wheel(tmp_path):
         timeout=300,
     )
     (wheel,) = (tmp_path / "dist").glob("regress-*.whl")
-    names = zipfile.ZipFile(wheel).namelist()
-    for name in (
-        "base.html",
-        "index.html",
-        "label.html",
-        "bench.html",
-        "feed.atom",
-        "static/regress.js",
-        "static/regress.css",
-    ):
-        assert f"regress/report/templates/{name}" in names
+    names = set(zipfile.ZipFile(wheel).namelist())
+    templates = sorted(p.relative_to(SRC_ROOT / "templates").as_posix() for p in (SRC_ROOT / "templates").rglob("*.*"))
+    assert {"base.html", "index.html", "label.html", "bench.html", "feed.atom", "static/regress.js"} <= set(templates)
+    for name in templates:
+        assert f"regress/templates/{name}" in names
+    for module in (SRC_ROOT / "regress").rglob("*.py"):  # every stage's package is listed in pyproject.toml
+        assert module.relative_to(SRC_ROOT).as_posix() in names
+    assert not any(n.startswith("templates/") for n in names)  # inside the package, not a top-level folder
     zipfile.ZipFile(wheel).extractall(tmp_path / "installed")
     proc = subprocess.run(
         [sys.executable, "-c", "from regress.report import site; print(site._templates())"],
@@ -389,7 +388,7 @@ def test_templates_ship_inside_the_wheel(tmp_path):
         text=True,
         check=True,
     )
-    assert str(tmp_path / "installed" / "regress" / "report" / "templates") in proc.stdout
+    assert proc.stdout.strip() == str(tmp_path / "installed" / "regress" / "templates")
 
 
 def test_instruction_counts_and_skips_on_chart_pages(project, tmp_path):

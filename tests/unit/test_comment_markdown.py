@@ -151,9 +151,8 @@ def test_the_regression_issue_names_benchmarks_levels_charts_and_the_bisect():
     c = Culprit(HEAD, BASE, (step("add", 1.5), step("mul", 1.2)))
     title = regression_issue.title(c)
     assert title == "Performance regression in cccccccccc: make | things <faster> (2 benchmarks slower, worst +50.0%)"
-    body = regression_issue.body(
-        c, machine="gha", env="default", found_at=HEAD, gap=3, chart_url=chart_url(SITE), run_url="https://r/1"
-    )
+    ctx = regression_issue.Context(HEAD, gap=3, chart_url=chart_url(SITE), run_url="https://r/1")
+    body = regression_issue.body(c, ctx, machine="gha", env="default")
     tokens = parse(body)
     assert tokens[1].content == f"**regress: {HEAD.sha} made 2 benchmarks slower (worst +50.0%)**"
     (table,) = tables(tokens)
@@ -165,6 +164,6 @@ def test_the_regression_issue_names_benchmarks_levels_charts_and_the_bisect():
         "regress bisect bbbbbbbbbb cccccccccc --bench '^(ops\\ /\\ add\\ \\[1\\ thread\\]|ops\\ /\\ mul\\ \\[1\\ thread\\])$'"
     )
     assert "3 commits were not measured" in body and "Closing this issue is respected" in body
-    more = regression_issue.comment(c, [step("div", 1.3)], found_at=HEAD)
+    more = regression_issue.comment(c, [step("div", 1.3)], regression_issue.Context(HEAD))
     assert parse(more)[1].content == "**regress: 1 more benchmark slower since cccccccccc (worst +30.0%)**"
     assert "regress bisect" not in more  # no gap given: every commit was measured

@@ -32,18 +32,18 @@ class FakeMachine:
     def clock(self) -> float:
         return self.now
 
-    def measure(self, cfg, *, info, skip, collector, on_result, **_):
+    def measure(self, cfg, req: one_commit.Request, progress, *, collector, on_result):
         measured = []
         for name, values in self.script.items():
             key = one_commit.key(spec(name))
-            if key in skip:
+            if key in req.skip:
                 continue
             value = values.pop(0) if len(values) > 1 else values[0]
             collector.results[key] = BenchmarkResult(spec(name), "bench.py:1", rounds_of([value]))
             measured.append(name)
             self.now += self.cost
             on_result()
-        self.calls.append((info.sha, measured))
+        self.calls.append((req.info.sha, measured))
         return collector
 
 
@@ -219,9 +219,9 @@ class PerCommitMachine(FakeMachine):
         super().__init__({}, seconds_per_benchmark)
         self.scripts = {sha * 40: {n: list(v) for n, v in script.items()} for sha, script in scripts.items()}
 
-    def measure(self, cfg, *, info, **kw):
-        self.script = self.scripts[info.sha]
-        return super().measure(cfg, info=info, **kw)
+    def measure(self, cfg, req, progress, **kw):
+        self.script = self.scripts[req.info.sha]
+        return super().measure(cfg, req, progress, **kw)
 
 
 def test_neighbouring_levels_a_verdict_hinges_on_get_more_rounds(tmp_path):

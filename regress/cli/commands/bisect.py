@@ -14,7 +14,7 @@ def add(sub) -> None:
         "bisect",
         help="the first commit between GOOD and BAD where a benchmark's level moved",
         usage="regress bisect [options] GOOD BAD --bench REGEX [-- PATH ...]",
-        epilog="after the flags, `-- PATH...` limits the commits to those touching the paths, as `git log A..B -- PATH` does",
+        epilog=flags.PATHS_EPILOG,
     )
     flags.common(p)
     p.add_argument("good", metavar="GOOD", help="a commit at the old level")

@@ -16,11 +16,13 @@ def add(sub) -> None:
     p.add_argument("base", metavar="BASE", help="the branch the change goes into; its merge base with HEAD is measured")
     p.add_argument("head", metavar="HEAD", nargs="?", default="HEAD", help="the change (default HEAD)")
     p.add_argument(
-        "--rounds", type=flags.rounds, metavar="N", help="rounds per side, each in a fresh process (default 10)"
+        "--rounds",
+        type=flags.rounds,
+        metavar="N",
+        help="rounds per side, each in a fresh process (default: the round plan of `regress run`, "
+        f"min_rounds to max_rounds of [tool.regress], {flags.default('min_rounds')} to {flags.default('max_rounds')})",
     )
-    p.add_argument(
-        "--threshold", type=flags.threshold, metavar="PCT", help="smallest change worth reporting (default 5%%)"
-    )
+    flags.threshold_flag(p, "smallest change worth reporting")
     p.add_argument(
         "--ok-label",
         default="perf-regression-ok",
@@ -42,9 +44,7 @@ def add(sub) -> None:
     )
     github_flags.site_url(p)
     flags.benchmarks_dir(p)
-    p.add_argument(
-        "--min-run-time", type=flags.positive_float, metavar="SECONDS", help="blocked_autorange min_run_time per round"
-    )
+    flags.min_run_time(p)
     p.set_defaults(run=run)
 
 

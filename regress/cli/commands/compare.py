@@ -8,6 +8,7 @@ from regress.cli import flags
 from regress.cli.console import RoundLines
 from regress.core.errors import RegressError
 from regress.core.kinds import Metric
+from regress.core.metric_specs import BEYOND_TIME, THRESHOLD_KEYS, spec
 from regress.core.records import WORKTREE
 from regress.storage import gitrepo
 
@@ -20,9 +21,7 @@ def add(sub) -> None:
         "head", metavar="HEAD", nargs="?", default="HEAD", help=f"the commit judged (default HEAD; or {WORKTREE})"
     )
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
-    p.add_argument(
-        "--threshold", type=flags.threshold, metavar="PCT", help="smallest change worth reporting (default 5%%)"
-    )
+    flags.threshold_flag(p, "smallest change worth reporting", per_metric=True)
     p.add_argument("--fail-on-regression", action="store_true", help="exit 1 if any verdict is regression")
     flags.bench(p)
     p.add_argument(
@@ -37,23 +36,20 @@ def add(sub) -> None:
         help="with --measure: rounds per side to reach (default: what the noisy verdicts ask for)",
     )
     flags.benchmarks_dir(p)
-    p.add_argument(
-        "--min-run-time",
-        type=flags.positive_float,
-        metavar="SECONDS",
-        help="with --measure: blocked_autorange min_run_time per round",
-    )
+    flags.min_run_time(p, "with --measure: ")
     p.add_argument(
         "--mode",
         choices=("time", "instructions"),
         default="time",
-        help="compare wall times (default) or callgrind instruction counts (default threshold 1%%)",
+        help="compare wall times (default) or callgrind instruction counts "
+        f"(threshold {spec(Metric.INSTRUCTIONS).threshold * 100:g}%%)",
     )
     p.add_argument(
         "--metric",
-        choices=[m.value for m in Metric if m not in (Metric.TIME, Metric.INSTRUCTIONS)],
-        help="judge another metric than wall time: bytes per call (allocated, peak; default threshold 1%%), "
-        "compile figures of compile=True benchmarks, or track_* values",
+        choices=[m.value for m in BEYOND_TIME],
+        help="judge another metric than wall time: bytes per call (allocated, peak), compile figures of "
+        "compile=True benchmarks, or track_* values; each with its threshold: "
+        + ", ".join(f"{key} {flags.default(key)}" for key in THRESHOLD_KEYS),
     )
     p.add_argument(
         "--env-a",

@@ -21,9 +21,7 @@ def add(sub) -> None:
     p.add_argument(
         "--label", default="performance-regression", metavar="NAME", help="the label that marks these issues"
     )
-    p.add_argument(
-        "--threshold", type=flags.threshold, metavar="PCT", help="smallest step worth an issue (default 5%%)"
-    )
+    flags.threshold_flag(p, "smallest step worth an issue")
     github_flags.add(p)
     github_flags.site_url(p)
     p.set_defaults(run=run)

@@ -6,6 +6,7 @@ from regress.cli import flags
 from regress.cli.console import skipped_files
 from regress.core.errors import RegressError
 from regress.core.kinds import Metric
+from regress.core.metric_specs import BEYOND_TIME, spec
 from regress.storage import summary
 from regress.storage.store import Store
 
@@ -20,13 +21,11 @@ def add(sub) -> None:
     )
     flags.common(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument(
-        "--threshold", type=flags.threshold, metavar="PCT", help="smallest step worth reporting (default 5%%)"
-    )
+    flags.threshold_flag(p, "smallest step worth reporting", per_metric=True)
     flags.bench(p)
     p.add_argument(
         "--metric",
-        choices=[m.value for m in Metric if m not in (Metric.TIME, Metric.INSTRUCTIONS)],
+        choices=[m.value for m in BEYOND_TIME],
         help="steps of another metric than wall time (bytes per call, compile figures, track_* values)",
     )
     p.set_defaults(run=run)
@@ -73,12 +72,10 @@ def run(args) -> int:
             )
         )
     else:
-        from regress.output.metric_units import formatter
-
         gaps = unmeasured(cfg, history, steps, getattr(args, "paths", ()))
         print(
             render.steps_text(
-                steps, commits, threshold=threshold, n_commits=len(history), fmt=formatter(metric), gaps=gaps
+                steps, commits, threshold=threshold, n_commits=len(history), fmt=spec(metric).fmt, gaps=gaps
             )
         )
     return 0

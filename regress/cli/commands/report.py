@@ -41,6 +41,7 @@ def run(args) -> int:
         baseline=baseline,
         repo_url=cfg.repo_url,
         threshold=cfg.threshold,
+        threshold_for=cfg.threshold_for,
         incremental=args.incremental,
         title=cfg.root.name,
         code=lambda shas: code_identity.for_config(cfg, shas),

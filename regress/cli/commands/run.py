@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from regress.cli import flags
 from regress.cli.console import err, plural
-from regress.core.kinds import FailureKind
+from regress.core.kinds import BenchmarksFrom, FailureKind, Mode
 from regress.core.records import WORKTREE, CommitResult
 
 
@@ -13,7 +13,7 @@ def add(sub) -> None:
         "run",
         help="measure commits (default HEAD)",
         usage="regress run [options] [REV ...] [-- PATH ...]",
-        epilog="after the flags, `-- PATH...` limits the commits to those touching the paths, as `git log A..B -- PATH` does",
+        epilog=flags.PATHS_EPILOG,
     )
     flags.common(p)
     p.add_argument(
@@ -23,26 +23,24 @@ def add(sub) -> None:
     flags.bench(p)
     p.add_argument(
         "--benchmarks-from",
-        choices=("worktree", "commit"),
-        default="worktree",
+        choices=[b.value for b in BenchmarksFrom],
+        default=BenchmarksFrom.WORKTREE.value,
         help="suite definitions from the working tree (default) or each commit",
     )
     flags.benchmarks_dir(p)
     p.add_argument(
         "--mode",
-        choices=("time", "instructions"),
-        default="time",
+        choices=[m.value for m in Mode],
+        default=Mode.TIME.value,
         help="wall time (default) or callgrind instruction counts (needs valgrind)",
     )
     p.add_argument("--python", metavar="PATH", help="interpreter the benchmarks run under")
+    flags.min_run_time(p)
     p.add_argument(
-        "--min-run-time",
+        "--timeout",
         type=flags.positive_float,
         metavar="SECONDS",
-        help="blocked_autorange min_run_time per benchmark",
-    )
-    p.add_argument(
-        "--timeout", type=flags.positive_float, metavar="SECONDS", help="per-benchmark time limit (default 600)"
+        help=f"per-benchmark time limit (default {flags.default('timeout')})",
     )
     p.add_argument(
         "--shard",
@@ -70,8 +68,8 @@ def run(args) -> int:
         revisions=tuple(args.revisions) or ("HEAD",),
         skip_existing=args.skip_existing,
         bench=args.bench,
-        benchmarks_from=args.benchmarks_from,
-        mode=args.mode,
+        benchmarks_from=BenchmarksFrom(args.benchmarks_from),
+        mode=Mode(args.mode),
         shard=args.shard,
         paired=bool(args.paired),
         paths=getattr(args, "paths", ()),
