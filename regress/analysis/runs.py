@@ -171,11 +171,19 @@ _LAST: list = []
 
 
 def _pairs_of(history: list[CommitResult], code: dict[str, str]) -> dict[BenchmarkId, list[float]]:
-    if _LAST and len(_LAST[0]) == len(history) and _LAST[1] == code and all(a is b for a, b in zip(_LAST[0], history)):
-        return _LAST[2]
+    found = pairs_found(history, code)
+    if found is not None:
+        return found
     pairs = same_code_pairs(history, code)
     _LAST[:] = [tuple(history), dict(code), pairs]
     return pairs
+
+
+def pairs_found(history: list[CommitResult], code: dict[str, str]) -> dict[BenchmarkId, list[float]] | None:
+    """The same-code pairs an allowance of this very history already computed, else None."""
+    if _LAST and len(_LAST[0]) == len(history) and _LAST[1] == code and all(a is b for a, b in zip(_LAST[0], history)):
+        return _LAST[2]
+    return None
 
 
 def apart_for(

@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from regress.analysis import runs
 from regress.analysis.changepoints import find_steps
 from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
@@ -36,7 +37,7 @@ from regress.report import explain_panel, steps_cache
 from regress.report.builder import MANIFEST, SITE_FORMAT, Site
 from regress.report.data import Series, summarize
 from regress.report.verdict_cache import CachedCompare
-from regress.storage import summary
+from regress.storage import computed, summary
 from regress.storage.store import Store
 
 
@@ -145,11 +146,21 @@ def _load(store: Store, threshold: float, code=None) -> list[Series]:
                     series.append(
                         summarize(found, threshold=threshold, code=ids, judge=judge, steps=_kept(store, found))
                     )
+                    _keep_pairs(store, found, ids)
                 finally:
                     judge.close()
     if not series:
         raise RegressError(f"no results in {store.root}; measure some commits first with `regress run`")
     return series
+
+
+def _keep_pairs(store: Store, s: Series, code: dict[str, str]) -> None:
+    """The same-code pairs this build's verdicts computed, kept for `regress compare` (which would read
+    the whole history for them)."""
+    pairs = runs.pairs_found(s.history, code)
+    if pairs is not None:
+        shas = [c.commit.sha for c in s.history]
+        computed.kept_pairs(store, s.machine, s.env, shas, code, lambda: pairs)
 
 
 def _kept(store: Store, s: Series):

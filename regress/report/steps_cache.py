@@ -13,15 +13,13 @@ commit list.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 from collections.abc import Callable
 
 from regress.analysis.changepoints import Step
 from regress.core.records import BenchmarkId
 from regress.report.verdict_cache import bid_fields
-from regress.storage import summary
-from regress.storage.computed import Computed, analysis_code
+from regress.storage import computed
 
 _FIELDS = [f.name for f in dataclasses.fields(Step)]
 
@@ -34,32 +32,9 @@ def decode(data: bytes) -> list[Step]:
     return [Step(**{**row, "id": BenchmarkId(*row["id"])}) for row in json.loads(data)]
 
 
-def _key(store, machine: str, env: str, shas: list[str], threshold: float, code: dict[str, str] | None) -> str | None:
-    digests = summary.digests(store, machine, env)
-    if any(sha not in digests for sha in shas):
-        return None  # a file the summary does not know: nothing to key it by
-    h = hashlib.sha256(f"{analysis_code()} {threshold!r} {sorted((code or {}).items())}".encode())
-    for sha in shas:
-        h.update(f" {sha}:{digests[sha]}".encode())
-    return h.hexdigest()
-
-
 def steps_for(
     store, machine: str, env: str, shas: list[str], *, threshold: float, code, compute: Callable[[], list[Step]]
 ) -> list[Step]:
     """The steps of machine/env's history `shas` (oldest first): kept ones if nothing changed, else `compute()`'s."""
-    cache = Computed(store.root, f"steps {machine}/{env}")
-    try:
-        key = _key(store, machine, env, shas, threshold, code)
-        data = cache.get(key) if key is not None else None
-        if data is not None:
-            try:
-                return decode(data)
-            except (ValueError, KeyError, TypeError):
-                pass  # garbled: computed afresh and replaced
-        found = compute()
-        if key is not None:
-            cache.put(key, encode(found))
-        return found
-    finally:
-        cache.close()
+    params = f"{threshold!r} {sorted((code or {}).items())}"
+    return computed.kept(store, "steps", machine, env, shas, params, compute, encode, decode)

@@ -17,13 +17,18 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from regress import __version__
+from regress.core.records import BenchmarkId
 from regress.storage import summary
 
 KEEP_BUILDS = 3
+T = TypeVar("T")
 
 
 @functools.cache
@@ -93,3 +98,59 @@ class Computed:
         finally:
             self._db.close()
             self._db = None
+
+
+def kept(
+    store,
+    kind: str,
+    machine: str,
+    env: str,
+    shas: list[str],
+    params: str,
+    compute: Callable[[], T],
+    encode: Callable[[T], bytes],
+    decode: Callable[[bytes], T],
+) -> T:
+    """What `compute` gives for machine/env's files `shas` (in history order) and `params`: kept if none
+    of those files changed (by content digest) nor the analysis code, else computed and kept."""
+    cache = Computed(store.root, f"{kind} {machine}/{env}")
+    try:
+        digests = summary.digests(store, machine, env)
+        key = None
+        if all(sha in digests for sha in shas):  # else a file the summary does not know: nothing to key by
+            h = hashlib.sha256(f"{analysis_code()} {params}".encode())
+            for sha in shas:
+                h.update(f" {sha}:{digests[sha]}".encode())
+            key = h.hexdigest()
+        data = cache.get(key) if key is not None else None
+        if data is not None:
+            try:
+                return decode(data)
+            except (ValueError, KeyError, TypeError):
+                pass  # garbled: computed afresh and replaced
+        found = compute()
+        if key is not None:
+            cache.put(key, encode(found))
+        return found
+    finally:
+        cache.close()
+
+
+def _id(b: BenchmarkId) -> list:
+    return [b.label, b.sub_label, b.description, b.num_threads]
+
+
+def kept_pairs(store, machine: str, env: str, shas: list[str], code: dict[str, str], compute):
+    """The history's same-code pairs (`runs.same_code_pairs`: BenchmarkId -> log differences), kept:
+    what `compare` needs of the whole history for an allowance between separate runs."""
+    return kept(
+        store,
+        "pairs",
+        machine,
+        env,
+        shas,
+        repr(sorted(code.items())),
+        compute,
+        lambda pairs: json.dumps([[_id(b), list(d)] for b, d in pairs.items()]).encode(),
+        lambda data: {BenchmarkId(*b): [float(x) for x in d] for b, d in json.loads(data)},
+    )

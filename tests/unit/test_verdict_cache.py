@@ -123,3 +123,24 @@ def test_steps_are_kept_for_the_same_files_and_found_afresh_when_one_changes(fol
     db.close()
     assert steps() == find_steps(Store(folder).history(MACHINE, ENV), threshold=0.05)
     assert len(calls) == 3
+
+
+def test_a_build_keeps_the_same_code_pairs_compare_would_read_the_history_for(folder):
+    from regress.analysis import runs
+    from regress.report import site
+    from regress.storage import computed
+
+    store = Store(folder)
+    site._load(store, 0.05)
+    shas = [c.commit.sha for c in summary.commits(store, MACHINE, ENV)]
+
+    def never():
+        raise AssertionError("computed again")
+
+    kept = computed.kept_pairs(store, MACHINE, ENV, shas, {}, never)
+    assert kept and kept == runs.same_code_pairs(Store(folder).history(MACHINE, ENV), {})
+    fabricate(folder, machines=(MACHINE,), which=[SHAPE["commits"]], **SHAPE)
+    shas = [c.commit.sha for c in summary.commits(store, MACHINE, ENV)]
+    calls = []
+    computed.kept_pairs(store, MACHINE, ENV, shas, {}, lambda: calls.append(1) or {})
+    assert calls == [1]  # a new file: not the kept pairs
