@@ -86,7 +86,7 @@ class History:
         lazy: dict = {}
 
         def given(bid):
-            if "apart" not in lazy:
+            if "pairs" not in lazy:
                 lazy["pairs"] = self._pairs()
             return runs.allowance(lazy["pairs"], bid, cores=cores)
 
