@@ -17,19 +17,25 @@ import json
 from collections.abc import Callable
 
 from regress.analysis.changepoints import Step
+from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId
 from regress.report.verdict_cache import bid_fields
 from regress.storage import computed
+from regress.storage.computed import plain
 
 _FIELDS = [f.name for f in dataclasses.fields(Step)]
 
 
 def encode(steps: list[Step]) -> bytes:
-    return json.dumps([{**{f: getattr(s, f) for f in _FIELDS}, "id": bid_fields(s.id)} for s in steps]).encode()
+    return json.dumps(
+        [{**{f: getattr(s, f) for f in _FIELDS}, "id": bid_fields(s.id)} for s in steps], default=plain
+    ).encode()
 
 
 def decode(data: bytes) -> list[Step]:
-    return [Step(**{**row, "id": BenchmarkId(*row["id"])}) for row in json.loads(data)]
+    return [
+        Step(**{**row, "id": BenchmarkId(*row["id"]), "direction": Kind(row["direction"])}) for row in json.loads(data)
+    ]
 
 
 def steps_for(

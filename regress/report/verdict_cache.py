@@ -28,7 +28,7 @@ from regress.analysis.verdict import Verdict
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, CommitResult
 from regress.storage import summary
-from regress.storage.computed import Computed, analysis_code
+from regress.storage.computed import Computed, analysis_code, plain
 
 _FIELDS = [f.name for f in dataclasses.fields(Verdict)]
 
@@ -43,7 +43,7 @@ def encode(verdicts: list[Verdict], asked: dict[BenchmarkId, Allowance]) -> byte
         for v in verdicts
     ]
     apart = [[bid_fields(b), a.sigma, a.pairs] for b, a in asked.items()]
-    return json.dumps({"verdicts": rows, "apart": apart}).encode()
+    return json.dumps({"verdicts": rows, "apart": apart}, default=plain).encode()
 
 
 def decode(data: bytes) -> tuple[list[Verdict], dict[BenchmarkId, Allowance]]:

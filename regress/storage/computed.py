@@ -136,6 +136,13 @@ def kept(
         cache.close()
 
 
+def plain(value):
+    """json.dumps' default: numpy's scalars as Python numbers (a figure computed with numpy may be one)."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
 def _id(b: BenchmarkId) -> list:
     return [b.label, b.sub_label, b.description, b.num_threads]
 
@@ -151,6 +158,6 @@ def kept_pairs(store, machine: str, env: str, shas: list[str], code: dict[str, s
         shas,
         repr(sorted(code.items())),
         compute,
-        lambda pairs: json.dumps([[_id(b), list(d)] for b, d in pairs.items()]).encode(),
+        lambda pairs: json.dumps([[_id(b), list(d)] for b, d in pairs.items()], default=plain).encode(),
         lambda data: {BenchmarkId(*b): [float(x) for x in d] for b, d in json.loads(data)},
     )

@@ -113,7 +113,9 @@ def test_steps_are_kept_for_the_same_files_and_found_afresh_when_one_changes(fol
 
     first = steps()
     assert first and first == find_steps(Store(folder).history(MACHINE, ENV), threshold=0.05)
-    assert steps() == first and calls == [SHAPE["commits"]]  # kept: not computed again
+    kept = steps()
+    assert kept == first and calls == [SHAPE["commits"]]  # kept: not computed again
+    assert [type(s.direction) for s in kept] == [type(s.direction) for s in first]  # the Enum, not its name
     fabricate(folder, machines=(MACHINE,), which=[SHAPE["commits"]], **SHAPE)
     assert steps() == find_steps(Store(folder).history(MACHINE, ENV), threshold=0.05)
     assert calls == [SHAPE["commits"], SHAPE["commits"] + 1]
