@@ -12,6 +12,7 @@ default plan stores (scripts/fabricate_history.py: 5-15 rounds a benchmark of
 
   full, summary rebuilt `regress report` into an empty folder, the results summary deleted first
   full report           `regress report` again, every page rewritten (the summary as the last build left it)
+  full, verdicts afresh `regress report` with the recent verdicts the last build kept forgotten
   incremental report    `regress report --incremental` after one new commit's results
   regressions           `regress regressions`
   compare               `regress compare A B` across a step (a change: the neighbour rule reads the history)
@@ -84,8 +85,24 @@ def _project(project: Path, results: Path, n: int) -> list[str]:
         subprocess.run(["git", "checkout", "-q", "main"], cwd=project, check=True)
         (project / ".commits").write_text(str(n))
         (project / ".git" / "info" / "exclude").write_text(".commits\n")
+    # Every commit is other code (a changed module, as most pushes are): `counter.txt` is what the
+    # benchmarks import. Without it all commits would be one code (`storage/code_identity.py` leaves
+    # *.txt out) and be judged as one point, with no steps. In the working tree only: shas unchanged.
+    text = (project / "pyproject.toml").read_text()
+    if "code_paths" not in text:
+        (project / "pyproject.toml").write_text(text + 'code_paths = ["counter.txt"]\n')
     out = subprocess.run(["git", "rev-list", "--reverse", "main"], cwd=project, check=True, capture_output=True)
     return out.stdout.decode().split()
+
+
+def _forget_verdicts(path: Path) -> None:
+    """The recent verdicts the last build kept (storage/computed.py): gone, so this build judges every one."""
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'computed'").fetchone():
+            db.execute("DELETE FROM computed")
+    db.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -144,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     (results / ".summary.sqlite").unlink(missing_ok=True)  # storage/summary.py's (a regress without it ignores this)
     row("full, summary rebuilt", report)
     row("full report", report)
+    _forget_verdicts(results / ".summary.sqlite")
+    row("full, verdicts afresh", report)
     fabricate(results, machines=(MACHINE,), which=[a.commits], **shape)
     row("incremental report", [*report, "--incremental"])
     found = json.loads(row("regressions", [*regress, "regressions", "--format", "json"]))

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import stats as _sps
+from scipy import special as _special
 
 from regress.analysis import stats
 from regress.analysis.judge import judge
@@ -160,8 +160,30 @@ def allowance(pairs: dict[BenchmarkId, list[float]], bid: BenchmarkId, *, cores:
         return Allowance(fixed, 0)
     d = np.abs(np.asarray(own, dtype=float))
     # |d| of a zero-centred normal: its median is 0.674 sigma.
-    sigma = float(np.median(d)) / float(_sps.norm.ppf(0.75))
+    sigma = float(np.median(d)) / float(_special.ndtri(0.75))
     return Allowance(max(sigma, fixed), len(own))
+
+
+# The last history's pairs: a site build's change points and its recent verdicts ask for the same
+# history's (a pass over every round of it, seconds at 1,000 commits). Held with the history's records,
+# so a match is the very same records, not look-alikes.
+_LAST: list = []
+
+
+def _pairs_of(history: list[CommitResult], code: dict[str, str]) -> dict[BenchmarkId, list[float]]:
+    found = pairs_found(history, code)
+    if found is not None:
+        return found
+    pairs = same_code_pairs(history, code)
+    _LAST[:] = [tuple(history), dict(code), pairs]
+    return pairs
+
+
+def pairs_found(history: list[CommitResult], code: dict[str, str]) -> dict[BenchmarkId, list[float]] | None:
+    """The same-code pairs an allowance of this very history already computed, else None."""
+    if _LAST and len(_LAST[0]) == len(history) and _LAST[1] == code and all(a is b for a, b in zip(_LAST[0], history)):
+        return _LAST[2]
+    return None
 
 
 def apart_for(
@@ -173,7 +195,7 @@ def apart_for(
     def given(bid: BenchmarkId) -> Allowance:
         nonlocal pairs
         if pairs is None:
-            pairs = same_code_pairs(history, code)
+            pairs = _pairs_of(history, code)
         return allowance(pairs, bid, cores=cores)
 
     return given

@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import ruptures
-from scipy import stats as _sps
 from scipy.ndimage import median_filter
 
 # Penalty per change point, in squared units of the history's noise.
@@ -29,6 +27,8 @@ def noise_scale(logs: np.ndarray) -> float:
     if len(logs) < 3:
         return MIN_NOISE
     d = np.diff(logs)
+    from scipy import stats as _sps  # here: `compare` imports this module and needs neither (0.7 s)
+
     return max(float(_sps.median_abs_deviation(d, scale="normal")) / math.sqrt(2), MIN_NOISE)
 
 
@@ -55,5 +55,7 @@ def breakpoints(clipped: np.ndarray, scale: float, *, penalty: float = PENALTY) 
     if n < 2 * MIN_SEGMENT:
         return []
     z = clipped / scale
+    import ruptures
+
     algo = ruptures.KernelCPD(kernel="linear", min_size=MIN_SEGMENT).fit((z - np.median(z)).reshape(-1, 1))
     return [b for b in algo.predict(pen=penalty) if b < n]

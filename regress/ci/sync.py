@@ -46,22 +46,61 @@ def _where(remote: str, branch: str, rel: str) -> str:
     return f"{remote}/{branch}:{rel}"
 
 
-def _absorb_branch(repo, store: Store, tip: str, remote: str, branch: str) -> Synced:
-    """Merge every result file of the branch's commit `tip` into the results folder."""
+def _absorb_branch(repo, store: Store, tip: str, remote: str, branch: str, only: set[str] | None = None) -> Synced:
+    """Merge the result files of the branch's commit `tip` (those named in `only`, if given) into the results folder.
+
+    The files to read are fetched in one request first: after a partial fetch
+    (`pull --near`) the clone holds none of them.
+    """
     local = store.result_files()
-    written, conflicts, seen = 0, [], 0
-    for rel, blob in results_branch.files(repo, tip).items():
-        if parse_relpath(rel) is None:  # the branch's README, or anything else: not results
-            continue
-        seen += 1
-        if rel in local and results_branch.blob_id(store.raw(rel)) == blob:
-            continue
+    on_branch = {
+        rel: blob
+        for rel, blob in results_branch.files(repo, tip).items()
+        if parse_relpath(rel) is not None and (only is None or rel in only)  # the README is not results
+    }
+    wanted = {
+        rel: blob
+        for rel, blob in on_branch.items()
+        if not (rel in local and results_branch.blob_id(store.raw(rel)) == blob)
+    }
+    _have(repo, remote, tip, set(wanted.values()))
+    written, conflicts = 0, []
+    for rel, blob in wanted.items():
         where = _where(remote, branch, rel)
         result = check_relpath(rel, decode(results_branch.read(repo, blob), where), where)
         changed, refused = store.absorb(result)
         written += changed
         conflicts.extend(refused)
-    return Synced(files=seen, written=written, tip=tip, conflicts=tuple(conflicts))
+    return Synced(files=len(on_branch), written=written, tip=tip, conflicts=tuple(conflicts))
+
+
+def _have(repo, remote: str, tip: str, blobs: set[str]) -> None:
+    """The branch's blobs `blobs` here, those a partial fetch left behind fetched in one request."""
+    if blobs and results_branch.is_partial(repo, remote):
+        results_branch.fetch_blobs(repo, remote, blobs & results_branch.missing(repo, tip))
+
+
+# How far back `pull --near` looks for measured ancestors: as far as `run --paired` does.
+NEAR_DEPTH = 1000
+# Measured ancestors `pull --near` restores: the one `run --paired` measures again, and the one before it.
+NEAR_ANCESTORS = 2
+
+
+def _near(repo, tip: str, rev: str) -> set[str]:
+    """The branch's files a run of `rev` reads: rev's own, and its newest measured first-parent ancestors', per series."""
+    sha = gitrepo.resolve_one(repo, rev, what="results pull --near", worktree=False)
+    order = {s: i for i, s in enumerate([sha, *gitrepo.first_parent_ancestors(repo, sha, NEAR_DEPTH)])}
+    series: dict[tuple[str, str], list[tuple[int, str]]] = {}
+    for rel in results_branch.files(repo, tip):
+        parsed = parse_relpath(rel)
+        if parsed is not None and parsed[2] in order:
+            series.setdefault(parsed[:2], []).append((order[parsed[2]], rel))
+    chosen = set()
+    for found in series.values():
+        found.sort()
+        own = 1 if found[0][0] == 0 else 0
+        chosen.update(rel for _, rel in found[: own + NEAR_ANCESTORS])
+    return chosen
 
 
 def _distinct(conflicts: list[Conflict]) -> tuple[Conflict, ...]:
@@ -72,15 +111,27 @@ def _distinct(conflicts: list[Conflict]) -> tuple[Conflict, ...]:
     return tuple(seen.values())
 
 
-def pull(cfg: Config, *, remote: str = results_branch.REMOTE, branch: str = results_branch.BRANCH) -> Synced:
-    """Restore the results branch into the results folder, merged with what is here."""
+def pull(
+    cfg: Config,
+    *,
+    remote: str = results_branch.REMOTE,
+    branch: str = results_branch.BRANCH,
+    near: str | None = None,
+) -> Synced:
+    """Restore the results branch into the results folder, merged with what is here.
+
+    `near` (a revision): only what a run of it reads, its own results and its
+    newest measured ancestors', fetched without the branch's history or any
+    other file (a push job's measure step needs no more).
+    """
     repo = gitrepo.open_repo(cfg.root)
     store = Store(cfg.results_dir)
     with store.lock():
-        tip = results_branch.fetch(repo, remote, branch)
+        tip = results_branch.fetch(repo, remote, branch, partial=near is not None)
         if tip is None:
             return Synced()
-        return _absorb_branch(repo, store, tip, remote, branch)
+        only = _near(repo, tip, near) if near is not None else None
+        return _absorb_branch(repo, store, tip, remote, branch, only)
 
 
 def _message(changes: dict[str, bytes]) -> str:
@@ -112,16 +163,20 @@ def push(
     store = Store(cfg.results_dir)
     with store.lock():
         for attempt in range(1, retries + 1):
-            tip = results_branch.fetch(repo, remote, branch)
+            # After `pull --near` the clone stays partial: fetch the new tip the same way.
+            tip = results_branch.fetch(repo, remote, branch, partial=results_branch.is_partial(repo, remote))
             on_branch = results_branch.files(repo, tip) if tip else {}
+            local = store.result_files()
+            ids = {rel: results_branch.blob_id(store.raw(rel)) for rel in local}
+            if tip:  # the branch's copies of files here that differ, to merge with
+                _have(repo, remote, tip, {on_branch[r] for r in local if on_branch.get(r, ids[r]) != ids[r]})
             changes: dict[str, bytes] = {}
             conflicts: list[Conflict] = []
-            local = store.result_files()
             for rel, path in local.items():
-                data = store.raw(rel)
                 blob = on_branch.get(rel)
-                if blob == results_branch.blob_id(data):
+                if blob == ids[rel]:
                     continue
+                data = store.raw(rel)
                 if blob is None:
                     store.load_checked(rel, path)  # never publish a file that can't be read back
                     changes[rel] = data
@@ -149,7 +204,9 @@ def push(
                 f"gave up pushing to {remote}/{branch} after {retries} attempts, each overtaken by another push; "
                 f"the results are kept in {cfg.results_dir}; rerun `regress results push` (or raise --retries)"
             )
-        pulled = _absorb_branch(repo, store, final, remote, branch) if final else Synced()
+        # A partial clone (`pull --near`) brings its own files up to date, not the whole branch.
+        only = set(local) if results_branch.is_partial(repo, remote) else None
+        pulled = _absorb_branch(repo, store, final, remote, branch, only) if final else Synced()
         return Synced(
             files=len(local),
             written=len(changes),

@@ -17,7 +17,7 @@ from regress.core.errors import RegressError
 from regress.core.history import neighbours
 from regress.core.kinds import CHANGES, Metric
 from regress.core.records import WORKTREE, CommitInfo, CommitResult
-from regress.storage import code_identity, summary
+from regress.storage import code_identity, computed, summary
 from regress.storage.store import Store, check_name
 
 
@@ -86,12 +86,21 @@ class History:
         lazy: dict = {}
 
         def given(bid):
-            if "apart" not in lazy:
-                results = self.results
-                lazy["apart"] = runs.apart_for(results, self.code([r.commit.sha for r in results]), cores=cores)
-            return lazy["apart"](bid)
+            if "pairs" not in lazy:
+                lazy["pairs"] = self._pairs()
+            return runs.allowance(lazy["pairs"], bid, cores=cores)
 
         return given
+
+    def _pairs(self) -> dict:
+        """The history's same-code pairs: kept by the last site build for these very files (no history read),
+        else from the light history."""
+        store = Store(self.cfg.results_dir)
+        shas = [c.commit.sha for c in summary.commits(store, self.cfg.machine_name, self.env)]
+        code = self.code(shas)
+        return computed.kept_pairs(
+            store, self.cfg.machine_name, self.env, shas, code, lambda: runs.same_code_pairs(self.results, code)
+        )
 
 
 def judge(

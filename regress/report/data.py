@@ -93,7 +93,9 @@ class Series:
         return set(self.tracks) | set(self.failed) | set(self.counts)
 
 
-def summarize(series: Series, *, threshold: float, code: dict[str, str] | None = None) -> Series:
+def summarize(
+    series: Series, *, threshold: float, code: dict[str, str] | None = None, judge=compare, steps=find_steps
+) -> Series:
     """Fill in tracks, failures, change points and recent verdicts from the series' history.
 
     The times of every successful result are gathered into one flat array
@@ -183,8 +185,8 @@ def summarize(series: Series, *, threshold: float, code: dict[str, str] | None =
             band[0, i] * moved,
             band[1, i] * moved,
         )
-    series.steps = find_steps(series.history, threshold=threshold, code=code)
-    judge_recent(series, threshold=threshold, code=code)
+    series.steps = steps(series.history, threshold=threshold, code=code)  # or kept ones (report/steps_cache.py)
+    judge_recent(series, threshold=threshold, code=code, judge=judge)
     return series
 
 
@@ -222,7 +224,7 @@ def _round_quartiles(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 
 def judge_recent(
-    series: Series, *, threshold: float, newest: int | None = None, code: dict[str, str] | None = None
+    series: Series, *, threshold: float, newest: int | None = None, code: dict[str, str] | None = None, judge=compare
 ) -> None:
     """The differ's verdicts for the newest `newest` (VERDICT_COMMITS) commits of the series.
 
@@ -233,6 +235,7 @@ def judge_recent(
     slowdown, say) sees them all. Usually that is one comparison per commit,
     with the commit before; a benchmark that failed or was left out there is
     judged against the last commit that measured it, in one more comparison.
+    `judge`: `diff.compare`, or what stands in for it (`verdict_cache.CachedCompare`).
     """
     count = VERDICT_COMMITS if newest is None else newest
     first = max(0, len(series.history) - count)
@@ -257,7 +260,7 @@ def judge_recent(
             same = b if code.get(b) and code.get(b) == code.get(h) else ""
             by_id = {
                 v.id: v
-                for v in compare(
+                for v in judge(
                     history[base],
                     history[head],
                     threshold=threshold,

@@ -29,12 +29,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from regress.analysis import runs
+from regress.analysis.changepoints import find_steps
 from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
-from regress.report import explain_panel
+from regress.report import explain_panel, steps_cache
 from regress.report.builder import MANIFEST, SITE_FORMAT, Site
-from regress.report.data import VERDICT_COMMITS, Series, summarize
-from regress.storage import summary
+from regress.report.data import Series, summarize
+from regress.report.verdict_cache import CachedCompare
+from regress.storage import computed, summary
 from regress.storage.store import Store
 
 
@@ -133,21 +136,42 @@ def _load(store: Store, threshold: float, code=None) -> list[Series]:
     series = []
     for machine in store.machines():
         for env in store.envs(machine):
-            history = _recent_in_full(store, summary.history(store, machine, env))
+            history = summary.history(store, machine, env)
             if history:
                 ids = code([c.commit.sha for c in history]) if code is not None else {}
-                series.append(summarize(Series(machine, env, history), threshold=threshold, code=ids))
+                # The recent verdicts decode their commits in full, or come from the last build's.
+                judge = CachedCompare(store, machine, env)
+                try:
+                    found = Series(machine, env, history)
+                    series.append(
+                        summarize(found, threshold=threshold, code=ids, judge=judge, steps=_kept(store, found))
+                    )
+                    _keep_pairs(store, found, ids)
+                finally:
+                    judge.close()
     if not series:
         raise RegressError(f"no results in {store.root}; measure some commits first with `regress run`")
     return series
 
 
-def _recent_in_full(store: Store, history: list) -> list:
-    """The summary's light history with its newest commits decoded in full: the recent verdicts
-    (`data.judge_recent`, with a neighbour either side) see every block, as `regress compare` does."""
-    first = max(0, len(history) - VERDICT_COMMITS - 1)
-    tail = [store.load(c.machine, c.env, c.commit.sha) for c in history[first:]]
-    return history[:first] + [full if full is not None else light for full, light in zip(tail, history[first:])]
+def _keep_pairs(store: Store, s: Series, code: dict[str, str]) -> None:
+    """The same-code pairs this build's verdicts computed, kept for `regress compare` (which would read
+    the whole history for them)."""
+    pairs = runs.pairs_found(s.history, code)
+    if pairs is not None:
+        shas = [c.commit.sha for c in s.history]
+        computed.kept_pairs(store, s.machine, s.env, shas, code, lambda: pairs)
+
+
+def _kept(store: Store, s: Series):
+    """find_steps, or the steps the last build or `regressions` found for these very files."""
+
+    def steps(history, *, threshold, code):
+        shas = [c.commit.sha for c in history]
+        compute = lambda: find_steps(history, threshold=threshold, code=code)
+        return steps_cache.steps_for(store, s.machine, s.env, shas, threshold=threshold, code=code, compute=compute)
+
+    return steps
 
 
 # -- reading the folder ------------------------------------------------------

@@ -54,8 +54,19 @@ def tracking_ref(remote: str, branch: str) -> str:
     return f"refs/remotes/{remote}/{branch}"
 
 
-def fetch(repo: git.Repo, remote: str, branch: str) -> str | None:
-    """The branch's tip on the remote now, fetched; None while it does not exist."""
+def is_partial(repo: git.Repo, remote: str) -> bool:
+    """Whether an earlier partial fetch made `remote` a promisor: blobs this clone lacks are fetched when read."""
+    return repo.config_reader().get_value(f'remote "{remote}"', "promisor", False) in (True, "true")
+
+
+def fetch(repo: git.Repo, remote: str, branch: str, *, partial: bool = False) -> str | None:
+    """The branch's tip on the remote now, fetched; None while it does not exist.
+
+    `partial`: only the tip's commit and trees (`--depth 1 --filter=blob:none`),
+    none of the history nor any file; `fetch_blobs` then brings the files a
+    job reads. git marks the remote a promisor, so a blob still missing is
+    fetched when read. A server without filters sends the tip's files whole.
+    """
     _check_remote(repo, remote)
     try:
         repo.git.check_ref_format("--branch", branch)
@@ -67,7 +78,8 @@ def fetch(repo: git.Repo, remote: str, branch: str) -> str | None:
         listed = repo.git.ls_remote("--heads", remote, f"refs/heads/{branch}")
         if not listed.strip():
             return None
-        repo.git.fetch("--quiet", "--no-tags", remote, f"+refs/heads/{branch}:{tracking_ref(remote, branch)}")
+        cut = ("--depth", "1", "--filter=blob:none") if partial else ()
+        repo.git.fetch("--quiet", "--no-tags", *cut, remote, f"+refs/heads/{branch}:{tracking_ref(remote, branch)}")
     except git.GitCommandError as exc:
         if "couldn't find remote ref" in (exc.stderr or ""):  # deleted between the two calls
             return None
@@ -89,6 +101,32 @@ def files(repo: git.Repo, commit: str) -> dict[str, str]:
         if kind == "blob":
             found[path] = sha
     return found
+
+
+def missing(repo: git.Repo, commit: str) -> set[str]:
+    """The blobs of `commit`'s tree a partial fetch left on the remote (asked without fetching them)."""
+    out = repo.git.rev_list("--objects", "--missing=print", "--no-walk", commit)
+    return {line[1:].split()[0] for line in out.splitlines() if line.startswith("?")}
+
+
+def fetch_blobs(repo: git.Repo, remote: str, blobs: set[str]) -> None:
+    """These blobs from `remote` in one request (reading them one by one would fetch each alone)."""
+    if not blobs:
+        return
+    with tempfile.TemporaryFile() as wanted:
+        wanted.write("".join(f"{b}\n" for b in sorted(blobs)).encode())
+        wanted.seek(0)
+        try:
+            repo.git.execute(
+                ["git", "-c", "fetch.negotiationAlgorithm=noop", "fetch", "--quiet", "--no-tags"]
+                + ["--no-write-fetch-head", "--filter=blob:none", "--stdin", remote],
+                istream=wanted,
+            )
+        except git.GitCommandError as exc:
+            raise RegressError(
+                f"cannot fetch {len(blobs)} result files from remote '{remote}': {gitrepo.git_reason(exc)}; "
+                "check the remote's URL and your access"
+            ) from None
 
 
 def read(repo: git.Repo, blob: str) -> bytes:
@@ -128,7 +166,8 @@ def commit(repo: git.Repo, parent: str | None, changes: dict[str, bytes], messag
             info.write("".join(lines).encode())
             info.seek(0)
             repo.git.update_index("--add", "--index-info", istream=info, env=env)
-        tree = repo.git.write_tree(env=env)
+        # --missing-ok: a partial clone lacks the parent's files, and checking they exist would fetch them all.
+        tree = repo.git.write_tree("--missing-ok", env=env)
         parents = ["-p", parent] if parent is not None else []
         return repo.git.commit_tree(tree, *parents, "-m", message, env=env)
 

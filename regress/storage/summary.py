@@ -28,6 +28,7 @@ falls back to decoding the files. Saves and merges (`Store.save`,
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
 import hashlib
@@ -203,6 +204,16 @@ def commits(store, machine: str, env: str) -> list[Listed]:
     if found is None:
         return [Listed(r.commit) for r in store.history(machine, env)]
     return _in_order([Listed(c) for c in found])
+
+
+def digests(store, machine: str, env: str) -> dict[str, str]:
+    """sha -> its file's content digest, as the last `history` checked it ({} without a summary)."""
+    try:
+        with contextlib.closing(_connect(store.root)) as db:
+            rows = db.execute("SELECT sha, digest FROM entries WHERE machine = ? AND env = ?", (machine, env))
+            return {sha: digest for sha, digest in rows if digest}
+    except (OSError, sqlite3.Error):
+        return {}
 
 
 def _in_order(found: list) -> list:

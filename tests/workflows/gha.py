@@ -226,7 +226,12 @@ class Runner:
         action = uses.split("@")[0]
         if action == "actions/checkout":
             ref = with_.get("ref") or ctx.value("github.sha")
-            subprocess.run(["git", "clone", "-q", str(self.origin), str(workspace)], check=True, env=cli_env())
+            # GitHub serves partial clones (`filter: blob:none`): the clone then fetches files as they are read.
+            subprocess.run(["git", "config", "uploadpack.allowFilter", "true"], cwd=self.origin, check=True)
+            cut = (
+                ["--filter", str(with_["filter"]), f"file://{self.origin}"] if "filter" in with_ else [str(self.origin)]
+            )
+            subprocess.run(["git", "clone", "-q", *cut, str(workspace)], check=True, env=cli_env())
             subprocess.run(["git", "checkout", "-q", "--detach", ref], cwd=workspace, check=True, env=cli_env())
         elif action == "actions/upload-artifact":
             self._upload(with_, workspace)

@@ -40,7 +40,7 @@ def run(args) -> int:
     threshold = cfg.threshold_for(metric) if args.threshold is None else args.threshold
     wanted = flags.bench_pattern(args.bench)
     store = Store(cfg.results_dir)
-    history = summary.history(store, cfg.machine_name, cfg.env)  # light results: no block times decoded
+    history = summary.commits(store, cfg.machine_name, cfg.env)  # the commit list: no results decoded yet
     skipped_files(store)
     if not history:
         raise RegressError(
@@ -48,14 +48,21 @@ def run(args) -> int:
             "measure some with `regress run HEAD~20..HEAD`"
         )
     if metric == Metric.TIME:
+        from regress.report import steps_cache
         from regress.storage import code_identity
 
-        code = code_identity.for_config(cfg, [c.commit.sha for c in history])
-        found = changepoints.find_steps(history, threshold=threshold, code=code)
+        machine, env, shas = cfg.machine_name, cfg.env, [c.commit.sha for c in history]
+        code = code_identity.for_config(cfg, shas)
+
+        def compute():  # light results: no block times decoded
+            return changepoints.find_steps(summary.history(store, machine, env), threshold=threshold, code=code)
+
+        # Kept by the site build (or the last `regressions`) when no file changed since.
+        found = steps_cache.steps_for(store, machine, env, shas, threshold=threshold, code=code, compute=compute)
     else:
         from regress.analysis import metrics
 
-        found = metrics.steps(history, metric, threshold=threshold)
+        found = metrics.steps(summary.history(store, cfg.machine_name, cfg.env), metric, threshold=threshold)
     steps = [s for s in found if wanted.search(str(s.id))]
     commits = {c.commit.sha: c.commit for c in history}
     if args.format == "json":

@@ -19,6 +19,13 @@ def add(sub) -> None:
         flags.project_only(q)
         q.add_argument("--remote", default=REMOTE, metavar="NAME", help=f"git remote (default: {REMOTE})")
         q.add_argument("--branch", default=BRANCH, metavar="NAME", help=f"results branch (default: {BRANCH})")
+        if name == "pull":
+            q.add_argument(
+                "--near",
+                metavar="REV",
+                help="only what a run of REV reads (its results and its newest measured ancestors'), "
+                "fetched without the branch's history or other files (a CI measure job)",
+            )
         if name == "push":
             q.add_argument(
                 "--retries",
@@ -36,12 +43,13 @@ def run(args) -> int:
     cfg = flags.load_config(args)
     where = f"{args.remote}/{args.branch}"
     if args.action == "pull":
-        synced = sync.pull(cfg, remote=args.remote, branch=args.branch)
+        synced = sync.pull(cfg, remote=args.remote, branch=args.branch, near=args.near)
         if synced.tip is None:
             print(f"no branch {where} yet: nothing to restore (`regress results push` creates it)")
         else:
             print(
-                f"restored {where} ({synced.tip[:10]}): {synced.files} result files, "
+                f"restored {where} ({synced.tip[:10]}): {synced.files} result files"
+                f"{f' near {args.near}' if args.near else ''}, "
                 f"{synced.written} changed in {cfg.results_dir}"
             )
         return refused(synced.conflicts, "the local copies were kept")

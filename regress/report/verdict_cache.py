@@ -1,0 +1,117 @@
+"""The site's recent verdicts, kept between builds: one new commit costs one comparison, not thirty.
+
+`data.judge_recent` judges the newest VERDICT_COMMITS commits of each series;
+each judgement is `diff.compare` of two stored commits with their neighbours
+(a bootstrap per benchmark, and every block of four decoded files). After one
+new commit every one of those comparisons but the newest is what it was.
+`CachedCompare` stands in for `diff.compare`: it keeps each comparison's
+verdicts (`storage/computed.py`) under a digest of all it is computed from
+(the four files' content digests from the summary, the threshold, the
+same-code sha, and the source of the analysis and core code). The one input
+a key cannot hold, the history-wide allowance for separate runs (`apart`,
+which every new pair of runs can move), is recorded for each benchmark that
+asked for it and compared again on reading: a difference means the
+comparison is made afresh. A hit decodes no file; a miss decodes the four
+in full, as `regress compare` does. An entry that does not read back is
+computed afresh and replaced.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+
+from regress.analysis.diff import compare
+from regress.analysis.runs import Allowance
+from regress.analysis.verdict import Verdict
+from regress.core.kinds import Kind
+from regress.core.records import BenchmarkId, CommitResult
+from regress.storage import summary
+from regress.storage.computed import Computed, analysis_code, plain
+
+_FIELDS = [f.name for f in dataclasses.fields(Verdict)]
+
+
+def bid_fields(b: BenchmarkId) -> list:
+    return [b.label, b.sub_label, b.description, b.num_threads]
+
+
+def encode(verdicts: list[Verdict], asked: dict[BenchmarkId, Allowance]) -> bytes:
+    rows = [
+        {**{f: getattr(v, f) for f in _FIELDS}, "id": bid_fields(v.id), "verdict": Kind(v.verdict).value}
+        for v in verdicts
+    ]
+    apart = [[bid_fields(b), a.sigma, a.pairs] for b, a in asked.items()]
+    return json.dumps({"verdicts": rows, "apart": apart}, default=plain).encode()
+
+
+def decode(data: bytes) -> tuple[list[Verdict], dict[BenchmarkId, Allowance]]:
+    found = json.loads(data)
+    verdicts = [Verdict(**{**row, "id": BenchmarkId(*row["id"])}) for row in found["verdicts"]]
+    return verdicts, {BenchmarkId(*b): Allowance(sigma, pairs) for b, sigma, pairs in found["apart"]}
+
+
+class CachedCompare:
+    """`diff.compare` for one series of a site build, its verdicts kept between builds."""
+
+    def __init__(self, store, machine: str, env: str):
+        self.store = store
+        self.digests = summary.digests(store, machine, env)
+        self.cache = Computed(store.root, f"verdicts {machine}/{env}")
+        self.code = analysis_code()
+        self.full: dict[str, CommitResult] = {}
+        self.hits = self.misses = 0
+
+    def _key(self, sides, threshold: float, same_code: str) -> str | None:
+        parts = []
+        for c in sides:
+            digest = "" if c is None else self.digests.get(c.commit.sha)
+            if digest is None:
+                return None  # not in the summary: nothing to key it by
+            parts.append(digest)
+        return hashlib.sha256(f"{self.code} {threshold!r} {same_code} {' '.join(parts)}".encode()).hexdigest()
+
+    def _full(self, c: CommitResult | None) -> CommitResult | None:
+        if c is None:
+            return None
+        sha = c.commit.sha
+        if sha not in self.full:
+            self.full[sha] = self.store.load(c.machine, c.env, sha) or c
+        return self.full[sha]
+
+    def __call__(self, base, head, *, threshold: float, before=None, after=None, apart=None, same_code: str = ""):
+        key = self._key((base, head, before, after), threshold, same_code)
+        data = self.cache.get(key) if key is not None else None
+        if data is not None:
+            try:
+                verdicts, asked = decode(data)
+                if all(apart is not None and apart(b) == a for b, a in asked.items()):
+                    self.hits += 1
+                    return verdicts
+            except (ValueError, KeyError, TypeError):
+                pass  # garbled: made afresh below, and replaced
+        self.misses += 1
+        asked: dict[BenchmarkId, Allowance] = {}
+
+        def recorded(bid: BenchmarkId) -> Allowance:
+            asked[bid] = apart(bid)
+            return asked[bid]
+
+        full = [self._full(c) for c in (base, head, before, after)]
+        verdicts = compare(
+            full[0],
+            full[1],
+            threshold=threshold,
+            before=full[2],
+            after=full[3],
+            apart=recorded if apart is not None else None,
+            same_code=same_code,
+        )
+        if key is not None:
+            self.cache.put(key, encode(verdicts, asked))
+        return verdicts
+
+    def close(self) -> None:
+        self.cache.close()
+        self.full.clear()

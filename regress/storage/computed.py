@@ -1,0 +1,163 @@
+"""Figures computed from the results, kept beside the summary under a digest of everything they came from.
+
+A site build judges the newest commits of every series (`report/verdict_cache.py`);
+after one new commit all but one of those verdicts are the same as last
+time. This table keeps each under a key that is a digest of every input (the
+result files' content digests, the settings, the analysis code), so an
+entry is found again only when nothing it depends on changed, and what
+reads it rechecks whatever it could not put in the key. It lives in the
+summary's SQLite file (`summary.FILE`), so CI's cache of the summary keeps
+it too. It is only a cache: any entry may be missing; an unusable file
+means every figure is computed afresh.
+
+Each build marks what it used; entries no build used for KEEP_BUILDS builds are dropped.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from regress import __version__
+from regress.core.records import BenchmarkId
+from regress.storage import summary
+
+KEEP_BUILDS = 3
+T = TypeVar("T")
+
+
+@functools.cache
+def analysis_code() -> str:
+    """A digest of the code figures are computed by (regress's version, its analysis and core source):
+    a changed rule is a new key, whatever the version says."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256(__version__.encode())
+    for path in sorted([*(root / "analysis").glob("*.py"), *(root / "core").glob("*.py")]):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+class Computed:
+    """get/put of bytes by key, for one build; `close` writes what was put and drops what is unused."""
+
+    def __init__(self, root: Path, kind: str):
+        self.kind = kind
+        self._puts: list[tuple[str, str, bytes]] = []
+        self._used: list[tuple[str, str]] = []
+        self._db: sqlite3.Connection | None = None
+        self._build = 0
+        try:
+            if root.is_dir():
+                db = sqlite3.connect(root / summary.FILE, timeout=30, isolation_level=None)
+                db.execute(
+                    "CREATE TABLE IF NOT EXISTS computed (kind TEXT, key TEXT, value BLOB, build INTEGER,"
+                    " PRIMARY KEY (kind, key))"
+                )
+                row = db.execute("SELECT MAX(build) FROM computed WHERE kind = ?", (kind,)).fetchone()
+                self._build = (row[0] or 0) + 1
+                self._db = db
+        except sqlite3.Error:
+            self._db = None
+
+    def get(self, key: str) -> bytes | None:
+        if self._db is None:
+            return None
+        try:
+            row = self._db.execute("SELECT value FROM computed WHERE kind = ? AND key = ?", (self.kind, key)).fetchone()
+        except sqlite3.Error:
+            return None
+        if row is not None:
+            self._used.append((self.kind, key))
+        return row[0] if row is not None else None
+
+    def put(self, key: str, value: bytes) -> None:
+        self._puts.append((self.kind, key, value))
+
+    def close(self) -> None:
+        if self._db is None:
+            return
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany(
+                "INSERT OR REPLACE INTO computed VALUES (?, ?, ?, ?)", [(*p, self._build) for p in self._puts]
+            )
+            self._db.executemany(
+                "UPDATE computed SET build = ? WHERE kind = ? AND key = ?", [(self._build, *u) for u in self._used]
+            )
+            self._db.execute(
+                "DELETE FROM computed WHERE kind = ? AND build <= ?", (self.kind, self._build - KEEP_BUILDS)
+            )
+            self._db.execute("COMMIT")
+        except sqlite3.Error:
+            pass
+        finally:
+            self._db.close()
+            self._db = None
+
+
+def kept(
+    store,
+    kind: str,
+    machine: str,
+    env: str,
+    shas: list[str],
+    params: str,
+    compute: Callable[[], T],
+    encode: Callable[[T], bytes],
+    decode: Callable[[bytes], T],
+) -> T:
+    """What `compute` gives for machine/env's files `shas` (in history order) and `params`: kept if none
+    of those files changed (by content digest) nor the analysis code, else computed and kept."""
+    cache = Computed(store.root, f"{kind} {machine}/{env}")
+    try:
+        digests = summary.digests(store, machine, env)
+        key = None
+        if all(sha in digests for sha in shas):  # else a file the summary does not know: nothing to key by
+            h = hashlib.sha256(f"{analysis_code()} {params}".encode())
+            for sha in shas:
+                h.update(f" {sha}:{digests[sha]}".encode())
+            key = h.hexdigest()
+        data = cache.get(key) if key is not None else None
+        if data is not None:
+            try:
+                return decode(data)
+            except (ValueError, KeyError, TypeError):
+                pass  # garbled: computed afresh and replaced
+        found = compute()
+        if key is not None:
+            cache.put(key, encode(found))
+        return found
+    finally:
+        cache.close()
+
+
+def plain(value):
+    """json.dumps' default: numpy's scalars as Python numbers (a figure computed with numpy may be one)."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _id(b: BenchmarkId) -> list:
+    return [b.label, b.sub_label, b.description, b.num_threads]
+
+
+def kept_pairs(store, machine: str, env: str, shas: list[str], code: dict[str, str], compute):
+    """The history's same-code pairs (`runs.same_code_pairs`: BenchmarkId -> log differences), kept:
+    what `compare` needs of the whole history for an allowance between separate runs."""
+    return kept(
+        store,
+        "pairs",
+        machine,
+        env,
+        shas,
+        repr(sorted(code.items())),
+        compute,
+        lambda pairs: json.dumps([[_id(b), list(d)] for b, d in pairs.items()], default=plain).encode(),
+        lambda data: {BenchmarkId(*b): [float(x) for x in d] for b, d in json.loads(data)},
+    )

@@ -1,0 +1,148 @@
+"""The site's recent verdicts kept between builds (report/verdict_cache.py): the same verdicts as judging afresh."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from regress.report.data import Series, summarize
+from regress.report.verdict_cache import CachedCompare, decode, encode
+from regress.storage import summary
+from regress.storage.store import Store
+from scripts.fabricate_history import fabricate
+
+MACHINE, ENV = "ci-runner", "default"
+SHAPE = {"commits": 36, "benchmarks": 16, "rounds": "5-8", "times": "5-10"}
+
+
+@pytest.fixture
+def folder(tmp_path):
+    fabricate(tmp_path, machines=(MACHINE,), **SHAPE)
+    return tmp_path
+
+
+def afresh(folder) -> dict:
+    """What the site judged before the cache: every file decoded, every comparison made."""
+    return summarize(Series(MACHINE, ENV, Store(folder).history(MACHINE, ENV)), threshold=0.05).verdicts
+
+
+def cached(folder) -> tuple[dict, CachedCompare]:
+    store = Store(folder)
+    judge = CachedCompare(store, MACHINE, ENV)
+    series = summarize(Series(MACHINE, ENV, summary.history(store, MACHINE, ENV)), threshold=0.05, judge=judge)
+    judge.close()
+    return series.verdicts, judge
+
+
+def test_the_second_build_judges_nothing_and_says_the_same(folder, monkeypatch):
+    first, judge = cached(folder)
+    assert first == afresh(folder)
+    assert judge.misses > 0 and judge.hits == 0
+    decoded = []
+    real = Store.load
+    monkeypatch.setattr(Store, "load", lambda self, *a: decoded.append(a) or real(self, *a))
+    again, judge2 = cached(folder)
+    assert again == first
+    assert (judge2.hits, judge2.misses) == (judge.misses, 0)
+    assert decoded == []  # a hit decodes no file
+
+
+def test_one_new_commit_costs_only_its_own_comparisons(folder):
+    _, judge = cached(folder)
+    fabricate(folder, machines=(MACHINE,), which=[SHAPE["commits"]], **SHAPE)
+    verdicts, judge = cached(folder)
+    assert verdicts == afresh(folder)
+    # The new commit's comparison, and the one whose `after` neighbour it now is; some benchmarks
+    # judged against an older commit add one each. Far fewer than the first build's.
+    assert 1 <= judge.misses <= 4 and judge.hits > 0
+
+
+def test_a_changed_file_a_garbled_entry_or_another_allowance_is_judged_afresh(folder):
+    _, judge = cached(folder)
+    total = judge.misses
+    db = sqlite3.connect(folder / summary.FILE)
+    keys = [k for (k,) in db.execute("SELECT key FROM computed ORDER BY key")]
+    assert len(keys) == total
+    db.execute("UPDATE computed SET value = x'7b00' WHERE key = ?", (keys[0],))  # garbled
+    # An allowance for separate runs that the history no longer gives (the next pair of runs moved it).
+    value = next(v for (v,) in db.execute("SELECT value FROM computed") if decode(v)[1])
+    verdicts, asked = decode(value)
+    bid = next(iter(asked))
+    moved = {**asked, bid: type(asked[bid])(asked[bid].sigma * 1.5, asked[bid].pairs + 1)}
+    db.execute("UPDATE computed SET value = ? WHERE value = ?", (encode(verdicts, moved), value))
+    db.commit()
+    db.close()
+    again, judge = cached(folder)
+    assert again == afresh(folder)
+    assert judge.misses == 2 and judge.hits == total - 2
+    # A file rewritten (a merge added rounds, say): every comparison that read it is made afresh.
+    store = Store(folder)
+    newest = summary.history(store, MACHINE, ENV)[-2]
+    result = store.load(MACHINE, ENV, newest.commit.sha)
+    store.save(result.__class__(**{**result.__dict__, "results": result.results[1:]}))
+    again, judge = cached(folder)
+    assert again == afresh(folder)
+    assert 1 <= judge.misses <= 4
+
+
+def test_without_a_summary_nothing_is_kept_and_the_verdicts_are_the_same(folder):
+    (folder / summary.FILE).unlink()
+    (folder / summary.FILE).mkdir()  # not a file SQLite can open
+    verdicts, judge = cached(folder)
+    assert verdicts == afresh(folder)
+    assert judge.hits == 0
+
+
+def test_steps_are_kept_for_the_same_files_and_found_afresh_when_one_changes(folder):
+    from regress.analysis.changepoints import find_steps
+    from regress.report import steps_cache
+
+    store = Store(folder)
+    calls = []
+
+    def steps():
+        history = summary.history(store, MACHINE, ENV)
+        shas = [c.commit.sha for c in history]
+
+        def compute():
+            calls.append(len(history))
+            return find_steps(history, threshold=0.05)
+
+        return steps_cache.steps_for(store, MACHINE, ENV, shas, threshold=0.05, code={}, compute=compute)
+
+    first = steps()
+    assert first and first == find_steps(Store(folder).history(MACHINE, ENV), threshold=0.05)
+    kept = steps()
+    assert kept == first and calls == [SHAPE["commits"]]  # kept: not computed again
+    assert [type(s.direction) for s in kept] == [type(s.direction) for s in first]  # the Enum, not its name
+    fabricate(folder, machines=(MACHINE,), which=[SHAPE["commits"]], **SHAPE)
+    assert steps() == find_steps(Store(folder).history(MACHINE, ENV), threshold=0.05)
+    assert calls == [SHAPE["commits"], SHAPE["commits"] + 1]
+    db = sqlite3.connect(folder / summary.FILE)
+    db.execute("UPDATE computed SET value = x'5b7b7d5d' WHERE kind LIKE 'steps %'")  # [{}]: garbled
+    db.commit()
+    db.close()
+    assert steps() == find_steps(Store(folder).history(MACHINE, ENV), threshold=0.05)
+    assert len(calls) == 3
+
+
+def test_a_build_keeps_the_same_code_pairs_compare_would_read_the_history_for(folder):
+    from regress.analysis import runs
+    from regress.report import site
+    from regress.storage import computed
+
+    store = Store(folder)
+    site._load(store, 0.05)
+    shas = [c.commit.sha for c in summary.commits(store, MACHINE, ENV)]
+
+    def never():
+        raise AssertionError("computed again")
+
+    kept = computed.kept_pairs(store, MACHINE, ENV, shas, {}, never)
+    assert kept and kept == runs.same_code_pairs(Store(folder).history(MACHINE, ENV), {})
+    fabricate(folder, machines=(MACHINE,), which=[SHAPE["commits"]], **SHAPE)
+    shas = [c.commit.sha for c in summary.commits(store, MACHINE, ENV)]
+    calls = []
+    computed.kept_pairs(store, MACHINE, ENV, shas, {}, lambda: calls.append(1) or {})
+    assert calls == [1]  # a new file: not the kept pairs
