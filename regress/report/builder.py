@@ -19,14 +19,12 @@ from regress.report.data import (
     VERDICT_COMMITS,
     Series,
     Step,
-    bench_slug,
     commit_order,
-    iso,
-    label_slug,
 )
 from regress.report.files import script_json
 from regress.report.files import write as _write
 from regress.report.label_data import grid_for
+from regress.report.links import bench_slug, iso, label_slug
 from regress.report.overview_pages import OverviewPages
 
 SITE_FORMAT = 1

@@ -23,9 +23,6 @@ the label page says so.
 
 from __future__ import annotations
 
-import hashlib
-import re
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -274,27 +271,6 @@ def judge_recent(
                 if bid in by_id:
                     judged[bid] = (base, by_id[bid])
         series.verdicts[head] = judged
-
-
-# -- names and links ---------------------------------------------------------
-
-
-def slug(text: str, key: str) -> str:
-    """A file name for a page: readable part from `text`, unique part from `key`."""
-    readable = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "x"
-    return f"{readable}-{hashlib.sha1(key.encode()).hexdigest()[:8]}"
-
-
-def bench_slug(bid: BenchmarkId) -> str:
-    return slug(str(bid), repr((bid.label, bid.sub_label, bid.description, bid.num_threads)))
-
-
-def label_slug(label: str) -> str:
-    return slug(label, repr(label))
-
-
-def iso(ts: int) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(ts))
 
 
 def commit_order(series: list[Series]) -> list[CommitInfo]:

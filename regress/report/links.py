@@ -1,13 +1,32 @@
-"""Addresses of the published site's pages, for what links to them from elsewhere (comments, issues)."""
+"""The published site's page names and addresses: its own links, and what links to it from elsewhere (comments, issues)."""
 
 from __future__ import annotations
 
+import hashlib
 import re
+import time
 from collections.abc import Callable
 
 from regress.core.errors import RegressError
 from regress.core.records import BenchmarkId
-from regress.report.data import bench_slug
+
+
+def slug(text: str, key: str) -> str:
+    """A file name for a page: readable part from `text`, unique part from `key`."""
+    readable = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "x"
+    return f"{readable}-{hashlib.sha1(key.encode()).hexdigest()[:8]}"
+
+
+def bench_slug(bid: BenchmarkId) -> str:
+    return slug(str(bid), repr((bid.label, bid.sub_label, bid.description, bid.num_threads)))
+
+
+def label_slug(label: str) -> str:
+    return slug(label, repr(label))
+
+
+def iso(ts: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(ts))
 
 
 def chart_url(site_url: str) -> Callable[[BenchmarkId], str] | None:

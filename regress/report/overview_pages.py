@@ -12,11 +12,8 @@ from regress.core.records import CommitInfo, CommitResult
 from regress.core.units import percent
 from regress.report import shown
 from regress.report.chart_pages import short_name
-from regress.report.data import (
-    Step,
-    compare,
-    iso,
-)
+from regress.report.data import Step, compare
+from regress.report.links import iso
 
 MAX_CHANGES_ON_OVERVIEW = 100
 

@@ -1,16 +1,13 @@
 """A compact summary of the results folder, so commands that read the history need not decode every file.
 
 `<results>/.summary.sqlite` holds, per result file, a *light* copy of its
-CommitResult: the same records with each round's block times reduced to the
-one figure the differ and the change points read (`stats.round_value`: the
-fastest block per execution, kept as a one-block round of one execution, so
-`round_values` gives it back exactly), each round's run and process kept,
-the reference workload's rounds reduced the same way, the commit, failures,
-fingerprint and runs as they are, the memory figures without their start
-times (equal ones shared), the compile, tracked and instruction figures as
-they are, and torch's pooled-block figures (quartiles,
-significant figures: `core/blocks.summarize_times`) for the Compare tables.
-Analysis code reads a light history as it reads a full one.
+CommitResult: each round's block times reduced to the one figure the differ
+and the change points read (`stats.round_value`, kept as a one-block round of
+one execution, so `round_values` gives it back exactly; its run and process
+kept), the reference rounds reduced the same way, memory figures without
+their start times, everything else as it is, and torch's pooled-block figures
+(`core/blocks.summarize_times`) for the Compare tables. Analysis code reads a
+light history as it reads a full one.
 
 Why SQLite: it is in the standard library, one file, updated one entry at a
 time in a transaction (a save rewrites one row, not the whole summary), safe
