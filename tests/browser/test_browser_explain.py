@@ -20,7 +20,9 @@ def test_a_change_point_opens_its_explain_panel_with_the_operators_and_both_trac
     v.assert_clean(site)
     ops = v.page.locator("table.ops tbody tr")
     names = [ops.nth(k).get_attribute("data-op") for k in range(ops.count())]
-    assert "aten::exp" in names[:4] and ("aten::_softmax" in names[:4] or "aten::softmax" in names[:4])
+    # Both sides' operators are listed (their order by contribution is timing, and the op diff's
+    # unit test checks it: on a busy machine a small op's time can outgrow exp's).
+    assert "aten::exp" in names and ("aten::_softmax" in names or "aten::softmax" in names)
     exp = v.page.locator('table.ops tr[data-op="aten::exp"] td.op-status')
     assert exp.inner_text() == "gone"
     body = v.page.inner_text("body")
