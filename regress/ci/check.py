@@ -87,7 +87,7 @@ def check(
     n = sum(v.verdict == Kind.REGRESSION for v in got.verdicts)
     md = render.markdown(got.verdicts, base=got.base, head=got.head, threshold=got.threshold)
     metrics = tuple(comparison.beyond_time(cfg, sides))
-    for metric, verdicts, limit in metrics:  # memory and dynamo's counts (issue 14)
+    for metric, verdicts, limit in metrics:  # memory and dynamo's counts
         n += sum(v.verdict == Kind.REGRESSION for v in verdicts)
         md += f"\n\n#### {metric}\n\n" + render.markdown(
             verdicts, base=got.base, head=got.head, threshold=limit, metric=metric

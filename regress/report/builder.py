@@ -12,20 +12,18 @@ from regress import __version__
 from regress.core.errors import RegressError
 from regress.core.records import BenchmarkId, CommitInfo
 from regress.core.units import fmt_time, percent
-from regress.report import explain_panel
 from regress.report import metrics as report_metrics
 from regress.report.chart_pages import ChartPages
 from regress.report.data import (
-    VERDICT_COMMITS,
     Series,
     Step,
     commit_order,
 )
 from regress.report.files import script_json
 from regress.report.files import write as _write
-from regress.report.label_data import grid_for
 from regress.report.links import bench_slug, iso, label_slug
 from regress.report.overview_pages import OverviewPages
+from regress.report.publishers import PUBLISHERS, Pages
 
 SITE_FORMAT = 1
 MANIFEST = ".regress-site.json"
@@ -46,7 +44,6 @@ class Site(ChartPages, OverviewPages):
         baseline: str | None,
     ):
         self.out = out
-        self.explained: dict = {}  # issue 13: explain panels, set by site.build from the stored profiles
         self.series = series
         self.repo_url = repo_url
         self.threshold = threshold
@@ -77,6 +74,7 @@ class Site(ChartPages, OverviewPages):
         self.bench_href = {bid: f"bench/{bench_slug(bid)}.html" for bid in self.ids}
         self.label_href = {label: f"label/{label_slug(label)}.html" for label in self.labels}
         self.changes = self._changes()
+        self.publishers = [make() for make in PUBLISHERS]
         self.metric_index = report_metrics.Index(series)  # each benchmark's figures beyond time, looked up once
         self._option_texts: dict[str, str] = {}
         folder = templates
@@ -132,10 +130,14 @@ class Site(ChartPages, OverviewPages):
             "after": fmt_time(st.after),
             "change": percent(st.ratio),
             "direction": st.direction,
-            "explain": explain_panel.href(self.explained, ch["series"].name, st.sha, st.id, root),  # issue 13
-        }
+        } | {k: v for p in self.publishers for k, v in p.change_fields(self, ch, root).items()}
 
     # -- writing --------------------------------------------------------------
+
+    def gather(self, results: Path) -> None:
+        """What each publisher reads beyond the series (stored explain profiles, ...)."""
+        for p in self.publishers:
+            p.gather(self, results)
 
     def write(self, previous: dict[str, str], *, keep_unchanged: bool) -> tuple[int, int]:
         """Write the site; returns (pages written, pages kept as they were).
@@ -144,64 +146,26 @@ class Site(ChartPages, OverviewPages):
         this build does not write are removed; with `keep_unchanged`, its pages
         whose inputs have the same digest now are kept as they are.
         """
-        files: dict[str, str] = {}
-        written = kept = 0
-
-        def page(rel: str, digest: str | None, render) -> None:
-            nonlocal written, kept
-            if keep_unchanged and digest is not None and previous.get(rel) == digest and (self.out / rel).is_file():
-                kept += 1
-            else:
-                _write(self.out / rel, render())
-                written += 1
-            files[rel] = digest or ""
-
+        pages = Pages(self.out, previous, keep_unchanged=keep_unchanged)
         self.out.mkdir(parents=True, exist_ok=True)
         plotly_rel = f"assets/{self.assets['plotly']}"
         target = self.out / plotly_rel
         if not (target.is_file() and target.stat().st_size == self.plotly_path.stat().st_size):
             _write(target, self.plotly_path.read_bytes())
-        files[plotly_rel] = ""
+        pages.files[plotly_rel] = ""
         for name, key in (("regress.css", "css"), ("regress.js", "js")):
-            _write(self.out / "assets" / self.assets[key], self.static[name])
-            files[f"assets/{self.assets[key]}"] = ""
-        _write(self.out / "data" / "commits.js", self._commits_js())
-        files["data/commits.js"] = ""
+            pages.file(f"assets/{self.assets[key]}", self.static[name])
+        pages.file("data/commits.js", self._commits_js())
+        for p in self.publishers:
+            p.write(self, pages)
 
-        for bid in self.ids:
-            data = script_json(self._bench_data(bid))
-            digest = hashlib.sha1(f"{self.version} {data}".encode()).hexdigest()
-            page(self.bench_href[bid], digest, lambda bid=bid, data=data: self._bench_page(bid, data))
-        for rel in explain_panel.write(self, self.explained, _write):  # issue 13: explain panels
-            files[rel] = ""
-        for label, ids in self.labels.items():
-            grid = grid_for(ids)
-            sections = self._label_data(grid)
-            metrics = report_metrics.label_tables(  # memory, compile and tracked figures
-                self.series, ids, threshold_for=self.threshold_for, index=self.metric_index
-            )
-            data = script_json({"sections": sections, "judged_commits": VERDICT_COMMITS, "metrics": metrics})
-            digest = hashlib.sha1(f"{self.version} {data} {label} {ids}".encode()).hexdigest()
-            page(
-                self.label_href[label],
-                digest,
-                lambda label=label, grid=grid, sections=sections, data=data: self._label_page(
-                    label, grid, sections, data
-                ),
-            )
-
-        page("index.html", None, self._overview)
-        for rel, render in (("regressions.json", self._regressions_json), ("regressions.atom", self._feed)):
-            _write(self.out / rel, render())
-            files[rel] = ""
-
-        for rel in set(previous) - set(files):  # pages of benchmarks and labels that are gone
+        for rel in set(previous) - set(pages.files):  # pages of benchmarks and labels that are gone
             stale = self.out / rel
             if ".." not in Path(rel).parts and stale.is_file():
                 stale.unlink()
-        manifest = {"format": SITE_FORMAT, "regress": __version__, "files": files}
+        manifest = {"format": SITE_FORMAT, "regress": __version__, "files": pages.files}
         _write(self.out / MANIFEST, json.dumps(manifest, indent=0, sort_keys=True))
-        return written, kept
+        return pages.written, pages.kept
 
     def _commits_js(self) -> str:
         table = {c.sha: [i, c.short, c.subject, c.author, iso(c.committed_at)] for i, c in enumerate(self.commits)}

@@ -38,7 +38,7 @@ def short_name(bid: BenchmarkId) -> str:
 class ChartPages:
     """Page renderers of `Site` (its fields: series, ids, env, commits, ...)."""
 
-    def _bench_data(self, bid: BenchmarkId) -> dict:
+    def bench_data(self, bid: BenchmarkId) -> dict:
         """The chart's data: per series, the level per commit, the rounds' quartiles, failures, change points.
 
         The line is the level the differ and the change points use (the
@@ -111,7 +111,7 @@ class ChartPages:
                 )
         return rows
 
-    def _bench_page(self, bid: BenchmarkId, data) -> str:
+    def bench_page(self, bid: BenchmarkId, data) -> str:
         steps = [self._change_row(ch, "../") for ch in self.changes if ch["step"].id == bid]
         return self.env.get_template("bench.html").render(
             **self.context("../"),
@@ -125,7 +125,7 @@ class ChartPages:
 
     # -- label pages ------------------------------------------------------------
 
-    def _label_data(self, grid) -> list[dict]:
+    def label_data(self, grid) -> list[dict]:
         """Per series: its Compare tables (`label_tables`), oldest first, with each commit's sha."""
         sections = []
         for s in self.series:
@@ -137,7 +137,7 @@ class ChartPages:
                 sections.append({"name": s.name, "tables": tables})
         return sections
 
-    def _label_page(self, label: str, grid, sections: list[dict], data) -> str:
+    def label_page(self, label: str, grid, sections: list[dict], data) -> str:
         return self.env.get_template("label.html").render(
             **self.context("../"),
             label=label,

@@ -73,16 +73,14 @@ def rows(p: Panel) -> list[dict]:
     return [row_cells(p.diff, r) for r in p.diff.rows[:TOP]]
 
 
-def write(site, panels: dict[tuple, Panel], write_file) -> list[str]:
-    """Write every panel page and its two traces; returns the files written (relative to the site)."""
-    written = []
+def write(site, panels: dict[tuple, Panel], write_file) -> None:
+    """Write every panel page and its two traces (`write_file(rel, content)`: relative to the site)."""
     template = site.env.get_template("explain.html")
     for p in panels.values():
         links = []
         for rel, stored in p.traces:
             if stored is not None and stored.is_file():
-                write_file(site.out / rel, stored.read_bytes())
-                written.append(rel)
+                write_file(rel, stored.read_bytes())
                 links.append(rel.removeprefix("explain/"))
             else:
                 links.append("")
@@ -94,6 +92,4 @@ def write(site, panels: dict[tuple, Panel], write_file) -> list[str]:
             head_trace=links[1],
             more=max(0, len(p.diff.rows) - TOP),
         )
-        write_file(site.out / p.rel, html)
-        written.append(p.rel)
-    return written
+        write_file(p.rel, html)

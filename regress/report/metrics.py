@@ -1,4 +1,4 @@
-"""The site's metrics beyond time (issue 14): chart series for the bench pages' metric
+"""The site's metrics beyond time: chart series for the bench pages' metric
 switch and Compare tables for the label pages, one per metric, bytes with binary prefixes.
 
 Kept apart from site.py: site.py only adds what these return to each page's

@@ -33,7 +33,7 @@ class OverviewPages:
 
     # -- overview, JSON and feed --------------------------------------------------
 
-    def _overview(self) -> str:
+    def overview(self) -> str:
         series = []
         for s in self.series:
             newest = s.history[-1]
@@ -136,7 +136,7 @@ class OverviewPages:
             ],
         }
 
-    def _regressions_json(self) -> str:
+    def regressions_json(self) -> str:
         rows = []
         for ch in self.changes:
             st: Step = ch["step"]
@@ -175,7 +175,7 @@ class OverviewPages:
             + "\n"
         )
 
-    def _feed(self) -> str:
+    def feed(self) -> str:
         entries = []
         for ch in self.changes:
             if ch["step"].direction != "regression":

@@ -33,7 +33,7 @@ from regress.analysis import runs
 from regress.analysis.changepoints import find_steps
 from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
-from regress.report import explain_panel, steps_cache
+from regress.report import steps_cache
 from regress.report.builder import MANIFEST, SITE_FORMAT, Site
 from regress.report.data import Series, summarize
 from regress.report.verdict_cache import CachedCompare
@@ -102,7 +102,7 @@ def build(
             title=title or "regress",
             baseline=baseline,
         )
-        site.explained = explain_panel.collect(store.root, all_series)  # issue 13: stored `regress explain` profiles
+        site.gather(store.root)
         written, kept = site.write(previous, keep_unchanged=incremental)
     except OSError as exc:
         raise RegressError(

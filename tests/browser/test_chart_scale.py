@@ -63,10 +63,17 @@ def test_a_10000_point_chart_draws_fast_with_hover_and_one_jump_per_step(project
         assert level["type"] == "scattergl" and level["n"] >= COMMITS - 200  # a few commits failed or were unsettled
         jumps = sum(1 for a, b in zip(fitted["y"], fitted["y"][1:]) if a != b)
         assert jumps == len(steps)
-        # Hover: the mouse on a commit's point halfway along finds it (Plotly's WebGL picking).
+        # Hover: the mouse on a commit's point about halfway along finds it (Plotly's WebGL picking);
+        # a point with no other trace's point (a failure, a change point) near it, which the mouse could find first.
         where = page.evaluate(
             """() => { const gd = document.getElementById('chart'), r = gd.getBoundingClientRect();
-                       const t = gd.data.find(t => t.meta && t.meta.kind === 'level'), i = Math.floor(t.x.length / 2);
+                       const t = gd.data.find(t => t.meta && t.meta.kind === 'level');
+                       const near = new Set(gd.data.filter(o => o.meta && ['failed', 'steps'].includes(o.meta.kind))
+                                               .flatMap(o => Array.from(o.x, String)));
+                       const clear = k => t.y[k] != null
+                                          && t.x.slice(Math.max(0, k - 40), k + 40).every(x => !near.has(String(x)));
+                       let i = Math.floor(t.x.length / 2);
+                       while (i < t.x.length - 1 && !clear(i)) i += 40;
                        const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
                        return [r.left + xa._offset + xa.d2p(t.x[i]), r.top + ya._offset + ya.d2p(t.y[i]), t.x[i]]; }"""
         )

@@ -1,0 +1,122 @@
+"""What the site is made of: one publisher per kind of output, in one registry (asv's OutputPublisher).
+
+A publisher gathers what it needs from the results once (`gather`), adds its
+fields to a change point's row in the change lists (`change_fields`), and
+writes its files through the build's `Pages`, each page with the digest of
+its inputs, so that `--incremental` keeps a page whose digest is the last
+build's. A new kind of page is a publisher added to PUBLISHERS, not lines in
+the builder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from regress.report import explain_panel
+from regress.report import metrics as report_metrics
+from regress.report.data import VERDICT_COMMITS
+from regress.report.files import script_json
+from regress.report.files import write as write_file
+from regress.report.label_data import grid_for
+
+
+class Pages:
+    """The files one build writes, each recorded in the manifest (with its digest, for pages)."""
+
+    def __init__(self, out: Path, previous: dict[str, str], *, keep_unchanged: bool) -> None:
+        self.out, self.previous, self.keep_unchanged = out, previous, keep_unchanged
+        self.files: dict[str, str] = {}
+        self.written = self.kept = 0
+
+    def page(self, rel: str, digest: str | None, render) -> None:
+        """A page: kept when incremental and its digest is the last build's, else `render()`ed and written."""
+        if (
+            self.keep_unchanged
+            and digest is not None
+            and self.previous.get(rel) == digest
+            and (self.out / rel).is_file()
+        ):
+            self.kept += 1
+        else:
+            write_file(self.out / rel, render())
+            self.written += 1
+        self.files[rel] = digest or ""
+
+    def file(self, rel: str, content: str | bytes) -> None:
+        """A file written every build (assets, data, feeds): not counted as a page."""
+        write_file(self.out / rel, content)
+        self.files[rel] = ""
+
+
+class Publisher:
+    def gather(self, site, results: Path) -> None:
+        """Read what this publisher needs beyond the series (the results folder's other stores)."""
+
+    def change_fields(self, site, change: dict, root: str) -> dict:
+        """Fields of a change point's row in the change lists (every row gets them, "" where none)."""
+        return {}
+
+    def write(self, site, pages: Pages) -> None:
+        raise NotImplementedError
+
+
+class BenchPages(Publisher):
+    """A chart page per benchmark."""
+
+    def write(self, site, pages: Pages) -> None:
+        for bid in site.ids:
+            data = script_json(site.bench_data(bid))
+            digest = hashlib.sha1(f"{site.version} {data}".encode()).hexdigest()
+            pages.page(site.bench_href[bid], digest, lambda bid=bid, data=data: site.bench_page(bid, data))
+
+
+class ExplainPanels(Publisher):
+    """The operators behind a change point and both traces, where `regress explain` stored them."""
+
+    def __init__(self) -> None:
+        self.panels: dict = {}
+
+    def gather(self, site, results: Path) -> None:
+        self.panels = explain_panel.collect(results, site.series)
+
+    def change_fields(self, site, change: dict, root: str) -> dict:
+        st = change["step"]
+        return {"explain": explain_panel.href(self.panels, change["series"].name, st.sha, st.id, root)}
+
+    def write(self, site, pages: Pages) -> None:
+        explain_panel.write(site, self.panels, pages.file)
+
+
+class LabelPages(Publisher):
+    """A Compare table page per label, with the metric tables beyond time."""
+
+    def write(self, site, pages: Pages) -> None:
+        for label, ids in site.labels.items():
+            grid = grid_for(ids)
+            sections = site.label_data(grid)
+            metrics = report_metrics.label_tables(
+                site.series, ids, threshold_for=site.threshold_for, index=site.metric_index
+            )
+            data = script_json({"sections": sections, "judged_commits": VERDICT_COMMITS, "metrics": metrics})
+            digest = hashlib.sha1(f"{site.version} {data} {label} {ids}".encode()).hexdigest()
+            pages.page(
+                site.label_href[label],
+                digest,
+                lambda label=label, grid=grid, sections=sections, data=data: site.label_page(
+                    label, grid, sections, data
+                ),
+            )
+
+
+class Overview(Publisher):
+    """The overview page, and the change points as JSON and as a feed."""
+
+    def write(self, site, pages: Pages) -> None:
+        pages.page("index.html", None, site.overview)
+        pages.file("regressions.json", site.regressions_json())
+        pages.file("regressions.atom", site.feed())
+
+
+# In the order they are written; each build makes its own instances.
+PUBLISHERS: tuple[type[Publisher], ...] = (BenchPages, ExplainPanels, LabelPages, Overview)
