@@ -119,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--work", type=Path, default=Path("/tmp/regress-scale"), help="folder for results, project and site")
     a = p.parse_args(argv)
+    sys.stdout.reconfigure(line_buffering=True)  # each row as it is timed, also into a pipe
 
     work = a.work.resolve()
     results = work / "results"

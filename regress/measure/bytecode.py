@@ -14,7 +14,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import selectors
+import signal
 import subprocess
+import time
 from dataclasses import replace
 
 from regress.core.config import Config
@@ -24,7 +27,11 @@ _written: set[tuple[str, str]] = set()
 
 
 def write_for(cfg: Config, job: WorkerJob, command) -> None:
-    """Once per interpreter and checkout in this regress process; `command` builds a fresh worker's (cmd, env)."""
+    """Once per interpreter and checkout in this regress process; `command` builds a fresh worker's (cmd, env).
+
+    Best effort and bounded: a listing worker that fails only leaves the counts as they would have been, and
+    one that hangs (a suite stuck at import) is killed after the benchmark timeout, as a counting worker would be.
+    """
     key = (cfg.python_exe, str(job.cwd))
     if key in _written:
         return
@@ -32,7 +39,7 @@ def write_for(cfg: Config, job: WorkerJob, command) -> None:
     listing = replace(job, mode=JobMode.LIST, callgrind=None)
     read_fd, write_fd = os.pipe()
     cmd, env = command(cfg, listing, write_fd)
-    with contextlib.suppress(OSError):
+    try:
         proc = subprocess.Popen(
             cmd,
             stdin=subprocess.PIPE,
@@ -40,17 +47,31 @@ def write_for(cfg: Config, job: WorkerJob, command) -> None:
             stderr=subprocess.DEVNULL,
             cwd=job.cwd,
             pass_fds=(write_fd,),
-            start_new_session=True,
+            start_new_session=True,  # its whole group is killed on a hang
             env=env,
         )
+    except OSError:
+        os.close(read_fd)
+        return
+    finally:
         os.close(write_fd)
-        write_fd = -1
+    try:
         with contextlib.suppress(BrokenPipeError):
             proc.stdin.write(json.dumps(listing.plain()).encode())
             proc.stdin.close()
-        while os.read(read_fd, 1 << 16):  # what it reports is not needed; read so it never blocks
-            pass
+        _drain(read_fd, time.monotonic() + cfg.timeout)
+    finally:
+        os.close(read_fd)
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-    if write_fd >= 0:
-        os.close(write_fd)
-    os.close(read_fd)
+
+
+def _drain(fd: int, deadline: float) -> None:
+    """Read what the worker reports (not needed; read so it never blocks) until it ends or the deadline."""
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while (left := deadline - time.monotonic()) > 0:
+            if sel.select(left) and not os.read(fd, 1 << 16):
+                return
