@@ -138,30 +138,40 @@ def worker_command(cfg: Config, job: WorkerJob, fd: int) -> tuple[list[str], dic
 _servers: dict[str, pool.ServerPool] = {}
 # Servers a run's rounds go round (REGRESS_SERVERS overrides, for the evaluations):
 # a commit's rounds then come from this many independently started processes.
-SERVERS = int(os.environ.get("REGRESS_SERVERS", "") or 3)
-# Set REGRESS_FORK=0 to give every worker a fresh interpreter, as before fork servers.
-_FORK = os.environ.get("REGRESS_FORK", "1") != "0"
+SERVERS = 3
 # Interpreters whose server could not start (no torch, say): fresh workers report why.
 _no_server: set[str] = set()
 
 
+def server_count() -> int:
+    """REGRESS_SERVERS, read when a pool starts (never at import), else SERVERS."""
+    text = os.environ.get("REGRESS_SERVERS", "").strip()
+    if not text:
+        return SERVERS
+    if not text.isdigit() or int(text) < 1:
+        raise RegressError(
+            f"REGRESS_SERVERS={text!r} is not a whole number of fork servers; set it to 1 or more, or unset it"
+        )
+    return int(text)
+
+
 def _server(cfg: Config) -> pool.ServerPool | None:
-    if not _FORK:
-        return None
-    if cfg.python_exe in _no_server:
+    # Set REGRESS_FORK=0 to give every worker a fresh interpreter, as before fork servers.
+    if os.environ.get("REGRESS_FORK", "1") == "0" or cfg.python_exe in _no_server:
         return None
     server = _servers.get(cfg.python_exe)
     if server is None:
-        server = _servers[cfg.python_exe] = pool.ServerPool(cfg.python_exe, _worker_env(cfg), str(cfg.root), SERVERS)
+        if not _servers:
+            atexit.register(close_servers)  # once a server is started, not when the module is imported
+        count = server_count()
+        server = _servers[cfg.python_exe] = pool.ServerPool(cfg.python_exe, _worker_env(cfg), str(cfg.root), count)
     return server
 
 
 def close_servers() -> None:
     while _servers:
         _servers.popitem()[1].close()
-
-
-atexit.register(close_servers)
+    atexit.unregister(close_servers)
 
 
 def start_worker(cfg: Config, job: WorkerJob, timeout: float) -> Worker:

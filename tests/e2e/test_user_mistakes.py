@@ -98,3 +98,8 @@ def test_a_rerun_after_editing_a_benchmark_says_what_it_replaced(repo):
     (old_rounds,) = store.load_file(kept).results
     assert old_rounds.spec.stmt == "work(n)" and len(old_rounds.samples) == 6
     assert store.shas("testbox", "default") == [sha]  # not read as another commit
+
+
+def test_a_bad_fork_server_count_is_one_line(repo):
+    line = one_error_line(repo.regress("list", env={"REGRESS_SERVERS": "three"}))
+    assert "REGRESS_SERVERS='three'" in line and "unset it" in line
