@@ -58,7 +58,15 @@ class History:
     def __init__(self, cfg: Config, env: str) -> None:
         self.cfg, self.env = cfg, env
         self._results: list[CommitResult] | None = None
+        self._listed: list | None = None
         self._code: dict[str, str] | None = None
+
+    @property
+    def listed(self) -> list:
+        """The commits in history order, from the summary (no result file decoded), listed once."""
+        if self._listed is None:
+            self._listed = summary.commits(Store(self.cfg.results_dir), self.cfg.machine_name, self.env)
+        return self._listed
 
     @property
     def results(self) -> list[CommitResult]:
@@ -95,11 +103,15 @@ class History:
     def _pairs(self) -> dict:
         """The history's same-code pairs: kept by the last site build for these very files (no history read),
         else from the light history."""
-        store = Store(self.cfg.results_dir)
-        shas = [c.commit.sha for c in summary.commits(store, self.cfg.machine_name, self.env)]
+        shas = [c.commit.sha for c in self.listed]
         code = self.code(shas)
         return computed.kept_pairs(
-            store, self.cfg.machine_name, self.env, shas, code, lambda: runs.same_code_pairs(self.results, code)
+            Store(self.cfg.results_dir),
+            self.cfg.machine_name,
+            self.env,
+            shas,
+            code,
+            lambda: runs.same_code_pairs(self.results, code),
         )
 
 
@@ -110,13 +122,12 @@ def judge(
     head: CommitResult,
     *,
     threshold: float,
-    counts: bool = False,
     wanted: re.Pattern | None = None,
     metric: Metric = Metric.TIME,
 ) -> list[diff.Verdict]:
     if metric not in (Metric.TIME, Metric.INSTRUCTIONS):
         verdicts = metrics.compare(base, head, metric, threshold=threshold)
-    elif counts:
+    elif metric is Metric.INSTRUCTIONS:
         verdicts = diff.compare_counts(
             metrics.only(base, Metric.INSTRUCTIONS), metrics.only(head, Metric.INSTRUCTIONS), threshold=threshold
         )
@@ -128,10 +139,9 @@ def judge(
         verdicts = diff.compare(base, head, threshold=threshold, apart=apart, same_code=same)
         if known is not None and any(v.verdict in CHANGES for v in verdicts):
             store = Store(cfg.results_dir)
-            history = summary.commits(store, cfg.machine_name, sides.head_env)  # the order, from the summary
             before, after = (
                 None if r is None else store.load(cfg.machine_name, sides.head_env, r.commit.sha)
-                for r in neighbours(history, sides.base, sides.head)
+                for r in neighbours(known.listed, sides.base, sides.head)
             )
             if before is not None or after is not None:
                 verdicts = diff.compare(base, head, threshold=threshold, before=before, after=after, apart=apart)
@@ -180,9 +190,7 @@ def judged(cfg: Config, request: Request, base: CommitResult | None, head: Commi
                 f"in {cfg.results_dir}; measure it with `regress run {rev or sha}{env_flag}`, or add --measure"
             )
     threshold = request.threshold_in(cfg)
-    verdicts = judge(
-        cfg, sides, base, head, threshold=threshold, counts=request.counts, wanted=request.wanted, metric=request.metric
-    )
+    verdicts = judge(cfg, sides, base, head, threshold=threshold, wanted=request.wanted, metric=request.metric)
     return Comparison(verdicts, base.commit, head.commit, threshold)
 
 
