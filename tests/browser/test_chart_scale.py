@@ -64,19 +64,21 @@ def test_a_10000_point_chart_draws_fast_with_hover_and_one_jump_per_step(project
         jumps = sum(1 for a, b in zip(fitted["y"], fitted["y"][1:]) if a != b)
         assert jumps == len(steps)
         # Hover: the mouse on a commit's point about halfway along finds it (Plotly's WebGL picking);
-        # a point with no other trace's point (a failure, a change point) near it, which the mouse could find first.
+        # a point with no other trace's marker (a failure, a change point) within 40 pixels, which the
+        # mouse could find first. Distances are the axis's pixels: a failed commit has no level point,
+        # so it is not in the level trace's x at all (the build failure sits mid-history).
         where = page.evaluate(
             """() => { const gd = document.getElementById('chart'), r = gd.getBoundingClientRect();
+                       const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
                        const t = gd.data.find(t => t.meta && t.meta.kind === 'level');
-                       const near = new Set(gd.data.filter(o => o.meta && ['failed', 'steps'].includes(o.meta.kind))
-                                               .flatMap(o => Array.from(o.x, String)));
-                       const clear = k => t.y[k] != null
-                                          && t.x.slice(Math.max(0, k - 40), k + 40).every(x => !near.has(String(x)));
+                       const marks = gd.data.filter(o => o.meta && ['failed', 'steps'].includes(o.meta.kind))
+                                            .flatMap(o => Array.from(o.x, x => xa.d2p(x)));
+                       const clear = k => t.y[k] != null && marks.every(p => Math.abs(p - xa.d2p(t.x[k])) > 40);
                        let i = Math.floor(t.x.length / 2);
                        while (i < t.x.length - 1 && !clear(i)) i += 40;
-                       const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
-                       return [r.left + xa._offset + xa.d2p(t.x[i]), r.top + ya._offset + ya.d2p(t.y[i]), t.x[i]]; }"""
+                       return [r.left + xa._offset + xa.d2p(t.x[i]), r.top + ya._offset + ya.d2p(t.y[i]), clear(i)]; }"""
         )
+        assert where[2], "no level point clear of the failure and change-point markers"
         page.mouse.move(where[0] - 3, where[1] - 3)
         page.mouse.move(where[0], where[1])
         label = page.locator("#chart .hoverlayer .hovertext").first
