@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-
-import git
+from typing import TYPE_CHECKING
 
 from regress.core.config import Config
+from regress.storage import git_trees
+
+if TYPE_CHECKING:
+    import git
 
 # Root entries that no `import` of the project reads (case-insensitive patterns).
 NOT_CODE = (
@@ -65,9 +68,13 @@ def _entries(tree: git.Tree, path: str) -> list[tuple[str, str]]:
         return [(path, "")]
 
 
+def _is_code(name: str, cfg: Config) -> bool:
+    """Whether a root entry named `name` is read by an import (see NOT_CODE)."""
+    return not any(fnmatch.fnmatch(name.lower(), p) for p in (*NOT_CODE, cfg.benchmarks.strip("/").lower()))
+
+
 def _root_code(tree: git.Tree, cfg: Config) -> list[tuple[str, str]]:
-    skip = (*NOT_CODE, cfg.benchmarks.strip("/").lower())
-    return [(o.path, o.hexsha) for o in tree if not any(fnmatch.fnmatch(o.name.lower(), p) for p in skip)]
+    return [(o.path, o.hexsha) for o in tree if _is_code(o.name, cfg)]
 
 
 def paths_of(cfg: Config, tree: git.Tree) -> list[tuple[str, str]]:
@@ -85,34 +92,77 @@ def paths_of(cfg: Config, tree: git.Tree) -> list[tuple[str, str]]:
     return parts
 
 
+def _digest(parts: list[tuple[str, str]]) -> str:
+    digest = hashlib.sha1()
+    for path, obj in sorted(parts):
+        digest.update(f"{path}\0{obj}\n".encode())
+    return digest.hexdigest()
+
+
 def code_id(repo: git.Repo, cfg: Config, sha: str) -> str:
-    """A digest of a commit's measured code; "" when git no longer has the commit."""
+    """A digest of a commit's measured code; "" when git no longer has the commit. One commit, through
+    gitpython: `code_ids` gives the same digests for many at once."""
+    import git
+
     try:
         tree = repo.commit(sha).tree
     except (ValueError, git.BadName, git.BadObject):
         return ""
-    digest = hashlib.sha1()
-    for path, obj in sorted(paths_of(cfg, tree)):
-        digest.update(f"{path}\0{obj}\n".encode())
-    return digest.hexdigest()
+    return _digest(paths_of(cfg, tree))
+
+
+def _plan(cfg: Config, root: git_trees.Root) -> tuple[list[str], bool]:
+    """What `paths_of` reads of a commit's root tree: the paths it looks up ("" and "." the root itself),
+    and whether the root's code entries are part of it (the layout with neither import path nor src/)."""
+    whole = False
+    if cfg.code_paths:
+        paths = list(cfg.code_paths)
+    elif cfg.import_path and cfg.import_path.strip("/") not in ("", "."):
+        paths = [cfg.import_path.strip("/")]
+    elif any(name == "src" for name, _, _ in root.entries):
+        paths = ["src"]
+    else:
+        paths, whole = [], True
+    if cfg.build_command:
+        paths += cfg.build_inputs or (".",)
+    return paths, whole
+
+
+def _batched(reader: git_trees.Reader, cfg: Config, shas: list[str]) -> dict[str, str]:
+    """`paths_of` for every commit at once: the root trees from one git call, deeper paths a call a level."""
+    roots = reader.roots(list(dict.fromkeys(shas)))
+    plans = {sha: _plan(cfg, root) for sha, root in roots.items()}
+    asked = list(
+        dict.fromkeys((roots[sha].sha, p) for sha, (paths, _) in plans.items() for p in paths if p not in ("", "."))
+    )
+    found = dict(zip(asked, reader.lookup(asked)))
+    out = {}
+    for sha, (paths, whole) in plans.items():
+        root = roots[sha]
+        parts = [("", root.sha) if p in ("", ".") else (p, found[(root.sha, p)]) for p in paths]
+        if whole:
+            parts += [(name, obj) for name, _, obj in root.entries if _is_code(name, cfg)]
+        out[sha] = _digest(parts)
+    return out
 
 
 def code_ids(repo: git.Repo | None, cfg: Config, shas) -> dict[str, str]:
     """sha -> code digest for each commit git still has (none without a repository)."""
     if repo is None:
         return {}
-    out = {}
-    for sha in shas:
-        ident = code_id(repo, cfg, sha)
-        if ident:
-            out[sha] = ident
-    return out
+    return _read(["--git-dir", str(repo.git_dir)], cfg, shas)
+
+
+def _read(git_args: list[str], cfg: Config, shas) -> dict[str, str]:
+    try:
+        return _batched(git_trees.Reader(git_args), cfg, list(shas))
+    except OSError:  # git can't be run there, or it is no repository
+        return {}
 
 
 def for_config(cfg: Config, shas) -> dict[str, str]:
     """code_ids in cfg's repository; {} when cfg.root is not in one (results read on their own)."""
-    try:
-        repo = git.Repo(cfg.root, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+    shas = list(shas)
+    if not shas or not cfg.root.is_dir():
         return {}
-    return code_ids(repo, cfg, shas)
+    return _read(["-C", str(cfg.root)], cfg, shas)

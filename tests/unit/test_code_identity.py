@@ -1,0 +1,106 @@
+"""The batched code digests (one git call for a whole history) are the one-by-one gitpython digests, exactly.
+
+Stored verdicts and the kept same-code pairs are keyed by these digests, so a
+batched read that differed in one commit would silently change which commits
+count as the same code. A real repository walks through every layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from conftest import Repo
+
+from regress.core.config import Config
+from regress.storage import code_identity, gitrepo
+
+
+def _history(tmp_path) -> tuple[Repo, list[str]]:
+    r = Repo(tmp_path / "proj")
+    r.path.mkdir()
+    r.git("init", "-q", "-b", "main")
+    shas = [
+        r.commit(
+            "flat package at the root",
+            {
+                "flatpkg/__init__.py": "X = 1\n",
+                "flatpkg/sub/mod.py": "Y = 1\n",
+                "README.md": "a\n",
+                "docs/index.rst": "x\n",
+                "benchmarks/bench_x.py": "pass\n",
+                "setup.cfg": "[build]\n",
+                "naïve.py": "Z = 1\n",
+            },
+        ),
+        r.commit("docs only", {"README.md": "b\n", "docs/index.rst": "y\n"}),
+        r.commit("nested module", {"flatpkg/sub/mod.py": "Y = 2\n"}),
+    ]
+    # A submodule's gitlink and a symlink: entries that are neither blob nor tree.
+    r.git("update-index", "--add", "--cacheinfo", f"160000,{shas[0]},vendor")
+    (r.path / "link").symlink_to("flatpkg")
+    shas.append(r.commit("gitlink and symlink", same_code=True))
+    shas.append(r.commit("build flags", {"setup.cfg": "[build]\nflags = -O3\n"}))
+    shas.append(r.commit("src layout", {"src/pkg/__init__.py": "A = 1\n"}))
+    shas.append(r.commit("src change", {"src/pkg/__init__.py": "A = 2\n"}))
+    r.git("rm", "-q", "-r", "flatpkg/sub")
+    shas.append(r.commit("nested path gone", same_code=True))
+    shas.append(r.commit("benchmarks only", {"benchmarks/bench_x.py": "pass  # again\n"}))
+    return r, shas
+
+
+CONFIGS = {
+    "root, then src/": {},
+    "benchmark folder with a slash": {"benchmarks": "benchmarks/"},
+    "code_paths": {
+        "code_paths": (
+            "flatpkg/sub",
+            "flatpkg/sub/mod.py",
+            "setup.cfg",
+            "missing/x",
+            "flatpkg/",
+            ".",
+            "flatpkg/__init__.py/x",
+            "vendor",
+            "link",
+            "naïve.py",
+        )
+    },
+    "nested import path": {"import_path": "/flatpkg/sub/"},
+    "import path": {"import_path": "flatpkg"},
+    "import path at the root": {"import_path": "/"},
+    "build command, whole tree": {"build_command": "make"},
+    "build command, build inputs": {"build_command": "make", "build_inputs": ("setup.cfg", "src/pkg", "", "no/such")},
+    "code_paths and a build command": {"code_paths": ("src",), "build_command": "make", "build_inputs": (".",)},
+}
+
+
+def test_batched_digests_equal_one_by_one_for_every_layout(tmp_path):
+    r, shas = _history(tmp_path)
+    repo = gitrepo.open_repo(r.path)
+    gone = "0" * 40
+    for name, fields in CONFIGS.items():
+        cfg = replace(Config(root=r.path), **fields)
+        one_by_one = {sha: code_identity.code_id(repo, cfg, sha) for sha in shas}
+        assert code_identity.code_id(repo, cfg, gone) == ""
+        batched = code_identity.code_ids(repo, cfg, [*shas, gone, shas[0]])
+        assert batched == one_by_one, name
+        assert code_identity.for_config(cfg, [gone, *shas]) == one_by_one, name
+        # The digests tell the history's code apart (so equality above is not of constants).
+        assert len(set(batched.values())) >= 2, name
+
+
+def test_the_root_layout_sees_code_not_documents(tmp_path):
+    r, shas = _history(tmp_path)
+    ids = code_identity.for_config(Config(root=r.path), shas)
+    flat, docs, nested, linked, build, src, src2, gone, bench = (ids[s] for s in shas)
+    assert flat == docs != nested  # a docs-only commit is the same code as its parent
+    assert linked != nested and build != linked  # the gitlink and symlink are entries; setup.cfg is code
+    assert src not in (flat, build) and src2 != src  # src/ present: only it counts
+    assert gone == src2 == bench  # outside src/, nothing counts
+
+
+def test_no_repository_means_no_digests(tmp_path):
+    cfg = Config(root=tmp_path)
+    assert code_identity.for_config(cfg, ["0" * 40]) == {}
+    assert code_identity.for_config(replace(cfg, root=tmp_path / "absent"), ["0" * 40]) == {}
+    assert code_identity.code_ids(None, cfg, ["0" * 40]) == {}
