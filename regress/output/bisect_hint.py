@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 import shlex
+from typing import TYPE_CHECKING
 
-from regress.analysis.changepoints import Step
 from regress.core.records import CommitInfo
+
+if TYPE_CHECKING:  # annotations only: `compare` imports this and needs no change points (scipy)
+    from regress.analysis.changepoints import Step
 
 
 def bisect_hint(s: Step, gap: tuple | None, commits: dict[str, CommitInfo]) -> list[str]:

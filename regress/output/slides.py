@@ -8,9 +8,13 @@ either side of a step).
 
 from __future__ import annotations
 
-from regress.analysis.changepoints import Step
+from typing import TYPE_CHECKING
+
 from regress.core.records import CommitInfo
 from regress.core.units import percent
+
+if TYPE_CHECKING:  # annotations only: `compare` imports this and needs no change points (scipy)
+    from regress.analysis.changepoints import Step
 
 
 def note(s: Step, commits: dict[str, CommitInfo]) -> str:

@@ -12,8 +12,8 @@ import json
 import math
 from collections import Counter
 from itertools import groupby
+from typing import TYPE_CHECKING
 
-from regress.analysis.changepoints import Step
 from regress.analysis.diff import Verdict
 from regress.core.kinds import Kind, Metric
 from regress.core.metric_specs import spec
@@ -25,6 +25,9 @@ from regress.output.bisect_hint import bisect_hint
 from regress.output.cells import markdown_cells
 from regress.output.cells import name as _name
 from regress.output.cells import spread as _spread
+
+if TYPE_CHECKING:  # `compare` renders no steps: changepoints (scipy.sparse, scipy.ndimage) is not imported for it
+    from regress.analysis.changepoints import Step
 
 JSON_VERSION = 1
 
