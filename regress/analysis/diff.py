@@ -92,6 +92,27 @@ def compare(
     return sorted(verdicts, key=order_key)
 
 
+def with_neighbours(
+    verdicts: list[Verdict],
+    base: CommitResult,
+    head: CommitResult,
+    before: CommitResult | None,
+    after: CommitResult | None,
+    *,
+    threshold: float,
+    apart=None,
+) -> list[Verdict]:
+    """What `compare(base, head, before=before, after=after, apart=apart)` gives, from `compare(base, head,
+    apart=apart)`'s verdicts: only the blip rule is added, so no benchmark is judged twice."""
+    if before is None and after is None:
+        return verdicts
+    known = [c.fingerprint.cores for c in (base, head) if c.fingerprint.cores]
+    cores = min(known) if known else 0
+    return sorted(
+        (context.blip(v, base, head, before, after, threshold, cores, apart) for v in verdicts), key=order_key
+    )
+
+
 def judge_one(
     base: CommitResult, head: CommitResult, bid: BenchmarkId, *, threshold: float = 0.05, apart=None
 ) -> Verdict:

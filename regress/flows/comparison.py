@@ -144,7 +144,7 @@ def judge(
                 for r in neighbours(known.listed, sides.base, sides.head)
             )
             if before is not None or after is not None:
-                verdicts = diff.compare(base, head, threshold=threshold, before=before, after=after, apart=apart)
+                verdicts = diff.with_neighbours(verdicts, base, head, before, after, threshold=threshold, apart=apart)
     return [v for v in verdicts if wanted is None or wanted.search(str(v.id))]
 
 

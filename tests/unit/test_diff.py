@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from factories import bench, commit, noisy_rounds, rounds_of
 
-from regress.analysis import stats
+from regress.analysis import diff, stats
 from regress.analysis.diff import Verdict, compare, judge
 from regress.core.records import (
     BenchmarkResult,
@@ -299,3 +299,25 @@ def test_a_significant_shift_with_a_small_estimate_is_noisy_not_a_verdict(monkey
 
     monkeypatch.setattr(regress.analysis.judge, "MIN_ESTIMATE_SHARE", 0.0)
     assert one(base, head).verdict == "improvement"  # what the interval alone would have said
+
+
+def test_the_neighbour_rule_added_to_verdicts_is_compare_with_the_neighbours():
+    # compare judges each benchmark once and then adds the blip rule; the result is the one-pass compare's,
+    # for a blip at head, a blip at base, a change that stays, one that was undone and a benchmark missing.
+    level = [1.00, 1.002, 1.004, 1.001, 1.003, 1.002]
+    at = {"a": {}, "b": {}, "c": {}, "d": {}}
+    for sub, moves in {"blip": (1, 1.06, 1, 1), "stays": (1, 1.07, 1.07, 1.07), "calm": (1, 1, 1, 1)}.items():
+        for side, f in zip(at.values(), moves):
+            side[sub] = bench([v * f for v in level], sub=sub)
+    at["a"]["early"] = bench([v * 0.9 for v in level], sub="early")
+    for name in "bcd":
+        at[name]["early"] = bench(level, sub="early")
+    del at["d"]["calm"]
+    c = {name: commit(name, *side.values()) for name, side in at.items()}
+    for base, head, before, after in (("a", "b", None, "c"), ("b", "c", "a", "d"), ("a", "b", None, None)):
+        b, h = c[base], c[head]
+        nb, na = (c[n] if n else None for n in (before, after))
+        once = compare(b, h, before=nb, after=na)
+        assert diff.with_neighbours(compare(b, h), b, h, nb, na, threshold=0.05) == once
+    kinds = {v.id.sub_label: v.verdict for v in compare(c["a"], c["b"], after=c["c"])}
+    assert kinds["blip"] == "noisy" and kinds["stays"] == "regression"
