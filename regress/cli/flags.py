@@ -130,10 +130,10 @@ def load_config(args) -> config.Config:
     import os
     from pathlib import Path
 
-    from regress.storage import gitrepo
+    from regress.storage import checkout
 
     start = Path(args.project or os.getcwd())
-    root = gitrepo.root_of(gitrepo.open_repo(start))
+    root = checkout.checkout_root(start)
     return config.load(
         root,
         results=args.results,

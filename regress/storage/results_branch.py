@@ -3,9 +3,10 @@
 CI jobs start with an empty results folder, so the history lives on the
 remote, as files laid out exactly as in a results folder
 (`<machine>/<env>/<sha>.pkl`), on a branch that shares no history with the
-code. This module is, with `gitrepo`, the only one that runs git, and the
-only one that touches that branch. It knows nothing of pickles: it moves
-bytes under relative names; `ci` decides what to write and `store` merges.
+code. This module is, with `gitrepo` (and its light readers `checkout`
+and `git_trees`), the only one that runs git, and the only one that
+touches that branch. It knows nothing of pickles: it moves bytes under
+relative names; `ci` decides what to write and `store` merges.
 
 New commits are built with plumbing on a temporary index file, so the user's
 checkout, index and branches are never touched. Pushes are fast-forward only,
@@ -26,9 +27,7 @@ from gitdb.base import IStream
 
 from regress.core.errors import RegressError
 from regress.storage import gitrepo
-
-BRANCH = "regress-results"
-REMOTE = "origin"
+from regress.storage.branch_names import BRANCH, REMOTE  # noqa: F401 - re-exported
 
 _README = """\
 # regress results

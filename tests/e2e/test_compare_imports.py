@@ -57,6 +57,10 @@ def test_compare_of_stored_results_imports_no_worker_machinery(repo):
     ]
     assert machinery == []
     assert "torch" not in modules
+    # Nor gitpython, nor the change-point code (scipy.sparse, scipy.ndimage): a plain clone's root and two
+    # revisions take one `git rev-parse` each, and compare renders no steps.
+    assert "git" not in modules and "regress.analysis.changepoints" not in modules
+    assert not [m for m in modules if m.startswith(("scipy.sparse", "scipy.ndimage"))]
 
     # The same probe sees the machinery when a comparison does measure: the test can fail.
     code, modules = _probe(repo, "compare", base, head, "--measure", "--rounds", "1", "--bench", "nothing-matches")

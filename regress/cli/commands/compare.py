@@ -10,7 +10,6 @@ from regress.core.errors import RegressError
 from regress.core.kinds import Metric
 from regress.core.metric_specs import BEYOND_TIME, THRESHOLD_KEYS, spec
 from regress.core.records import WORKTREE
-from regress.storage import gitrepo
 
 
 def add(sub) -> None:
@@ -64,16 +63,16 @@ def run(args) -> int:
     from regress.analysis import diff
     from regress.flows import comparison
     from regress.output import verdicts as render
+    from regress.storage import checkout  # not gitrepo: a compare of stored commits needs no gitpython
 
     cfg = flags.load_config(args)
     counts = args.mode == "instructions"
     if args.metric and counts:
         raise RegressError("--metric and --mode instructions each pick what to compare; give one of them")
     metric = Metric(args.metric) if args.metric else (Metric.INSTRUCTIONS if counts else Metric.TIME)
-    repo = gitrepo.open_repo(cfg.root)
     sides = comparison.Sides(
-        base=gitrepo.resolve_one(repo, args.base, what="compare"),
-        head=gitrepo.resolve_one(repo, args.head, what="compare"),
+        base=checkout.resolve_one(cfg.root, args.base, what="compare"),
+        head=checkout.resolve_one(cfg.root, args.head, what="compare"),
         base_env=args.env_a or cfg.env,
         head_env=args.env_b or cfg.env,
         base_rev=args.base,

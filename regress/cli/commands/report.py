@@ -6,7 +6,7 @@ from pathlib import Path
 
 from regress.cli import flags
 from regress.cli.console import skipped_files
-from regress.storage import code_identity, gitrepo
+from regress.storage import code_identity
 from regress.storage.store import Store
 
 
@@ -27,6 +27,8 @@ def run(args) -> int:
     cfg = flags.load_config(args)
     baseline = None
     if args.baseline:
+        from regress.storage import gitrepo  # here: commands that never resolve a revision skip gitpython
+
         repo = gitrepo.open_repo(cfg.root)
         baseline = gitrepo.resolve_one(repo, args.baseline, what="--baseline", worktree=False)
     out = Path(args.out) if args.out else cfg.root / "site"

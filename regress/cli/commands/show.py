@@ -7,7 +7,6 @@ import sys
 from regress.cli import flags
 from regress.core.errors import RegressError
 from regress.core.kinds import FailureKind
-from regress.storage import gitrepo
 from regress.storage.store import Store
 
 
@@ -21,6 +20,7 @@ def add(sub) -> None:
 def run(args) -> int:
     from regress.output.compare_tables import compare_table, instruction_table
     from regress.output.metric_tables import metric_tables
+    from regress.storage import gitrepo  # here: importing the CLI (as compare does) skips gitpython
 
     cfg = flags.load_config(args)
     store = Store(cfg.results_dir)
