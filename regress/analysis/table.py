@@ -53,6 +53,16 @@ class Table:
         return cls.build(history, [file_figures.of(c, site=site) for c in history], history.__getitem__)
 
     @classmethod
+    def kept(cls, kept, light: Callable[[], list[CommitResult]]) -> Table:
+        """The table of a series' kept figures (`storage.derived.per_file`), else of its light history."""
+        if kept is not None:
+            try:
+                return cls.stored(kept.headers, kept.blobs, kept.load)
+            except ValueError:
+                pass  # a kept entry that does not read: the light history has it all
+        return cls.of(light(), site=True)
+
+    @classmethod
     def stored(cls, history: list[CommitResult], blobs: list[bytes], load) -> Table:
         """The table of stored figures (`encode`d per file, in history order); ValueError if one does not read."""
         cache: dict = {}

@@ -160,12 +160,7 @@ def _load(store: Store, threshold: float, code=None) -> list[Series]:
 def _table(store: Store, machine: str, env: str) -> Table:
     """The series' figures: kept per file in the summary (one new file's computed), else from its light history."""
     kept = derived.per_file(store, machine, env, figures_table.KIND, figures_table.compute)
-    if kept is not None:
-        try:
-            return Table.stored(kept.headers, kept.blobs, kept.load)
-        except ValueError:
-            pass  # a kept entry that does not read: the light history has it all
-    return Table.of(summary.history(store, machine, env), site=True)
+    return Table.kept(kept, lambda: summary.history(store, machine, env))
 
 
 def _keep_pairs(store: Store, s: Series, code: dict[str, str]) -> None:
