@@ -96,15 +96,23 @@ def same_code_pairs(history, code: dict[str, str]) -> dict[BenchmarkId, list[flo
     `history`: a list of results or their `Table`.
     """
     t = as_table(history)
-    nodes = [code.get(c.commit.sha) or c.commit.sha for c in t.history]
+    node_ids: dict[str, int] = {}
+    node_of = np.asarray(
+        [node_ids.setdefault(code.get(c.commit.sha) or c.commit.sha, len(node_ids)) for c in t.history], dtype=np.int64
+    )
     named = np.asarray([bool(r) for r in t.run_names], dtype=bool)
     rows = np.flatnonzero((t.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & (named[t.run] if len(t.run) else False))
-    levels: dict[tuple[int, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    # Only (benchmark, code) keys that two runs measured give pairs: found in bulk, the rest never walked.
+    key = t.run_bench[rows].astype(np.int64) * max(len(node_ids), 1) + node_of[t.run_pos[rows]]
+    measured = np.unique(key * max(len(t.run_names), 1) + t.run[rows]) // max(len(t.run_names), 1)
+    keys, runs_of_key = np.unique(measured, return_counts=True)
+    rows = rows[np.isin(key, keys[runs_of_key >= 2])]
+    levels: dict[tuple[int, int], dict[str, list[float]]] = {}
     names = t.run_names
     for i, b, run, level in zip(
         t.run_pos[rows].tolist(), t.run_bench[rows].tolist(), t.run[rows].tolist(), t.low[0, rows].tolist()
     ):
-        levels[(b, nodes[i])][names[run]].append(level)
+        levels.setdefault((b, int(node_of[i])), {}).setdefault(names[run], []).append(level)
     out: dict[BenchmarkId, list[float]] = defaultdict(list)
     for (b, _node), runs in levels.items():
         # Runs in the order they ran (a run's name starts with its time): n runs give n - 1 pairs.

@@ -124,10 +124,13 @@ class Table:
     def row(self, position: int, bid: BenchmarkId) -> int | None:
         """The row of `bid` at a history position, if that commit has a result for it."""
         if not self._rows:
-            self._rows.update(
-                ((int(p), self.ids[int(b)]), k) for k, (p, b) in enumerate(zip(self.pos.tolist(), self.bench.tolist()))
-            )
-        return self._rows.get((position, bid))
+            self._rows.update((b, k) for k, b in enumerate(self.ids))
+        k = self._rows.get(bid)
+        if k is None:
+            return None
+        a, b = np.searchsorted(self.pos, [position, position + 1])
+        found = np.flatnonzero(self.bench[a:b] == k)
+        return int(a + found[0]) if len(found) else None
 
     def ids_at(self, position: int) -> list[BenchmarkId]:
         """The benchmarks a commit has results for, in its file's order."""
