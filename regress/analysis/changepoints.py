@@ -25,8 +25,9 @@ import numpy as np
 
 from regress.analysis import diff, levels, runs, stats
 from regress.analysis.segments import PENALTY, breakpoints, noise_scale, robust
+from regress.analysis.table import Table, as_table
 from regress.core.kinds import Kind
-from regress.core.records import BenchmarkId, CommitResult
+from regress.core.records import BenchmarkId
 
 # A new level held this many commits or fewer and then undone is a blip, not a step.
 BLIP = 3
@@ -56,7 +57,7 @@ class Step:
     total: float | None = None
 
 
-def machine_outliers(history: list[CommitResult], *, threshold: float) -> set[int]:
+def machine_outliers(history, *, threshold: float) -> set[int]:
     """History positions measured while the machine itself was off its usual speed.
 
     The reference workload (`reference.py`) is timed in every round; a commit
@@ -64,7 +65,7 @@ def machine_outliers(history: list[CommitResult], *, threshold: float) -> set[in
     median reference floor was measured on a slow (or fast) machine, and a
     step it made on every benchmark at once would be the machine's.
     """
-    floors = {i: stats.level([stats.round_value(s) for s in c.reference]) for i, c in enumerate(history) if c.reference}
+    floors = {i: f for i, f in enumerate(as_table(history).reference.tolist()) if not math.isnan(f)}
     if len(floors) < 3:
         return set()
     typical = float(np.median(list(floors.values())))
@@ -72,7 +73,7 @@ def machine_outliers(history: list[CommitResult], *, threshold: float) -> set[in
 
 
 def series(
-    history: list[CommitResult], *, threshold: float = 0.05, code: dict[str, str] | None = None
+    history, *, threshold: float = 0.05, code: dict[str, str] | None = None
 ) -> dict[BenchmarkId, tuple[list[int], list[float]]]:
     """Per benchmark: the history positions where it has a trustworthy level, and that level.
 
@@ -86,14 +87,16 @@ def series(
     (`machine_outliers`); a linked run's shift takes care of that. Commits of
     identical code (`code`: sha -> digest) in a row are one point, at the
     first of them: no step can lie between the same code.
+    `history`: a list of results or their `Table`.
     """
-    off = machine_outliers(history, threshold=threshold)
+    table = as_table(history)
+    off = machine_outliers(table, threshold=threshold)
 
-    def keep(i, commit, run, values) -> bool:
-        return not (len(values) >= stats.FEWEST_ROUNDS_TO_JUDGE and _unsettled(values))
+    def keep(t) -> np.ndarray:
+        return ~((t.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & _unsettled(t.low, t.run_n))
 
     out: dict[BenchmarkId, tuple[list[int], list[float]]] = {}
-    for bid, obs in levels.observations(history, code or {}, keep).items():
+    for bid, obs in levels.observations(table, code or {}, keep).items():
         nodes_of_run: dict[str, set[str]] = {}
         for o in obs:
             nodes_of_run.setdefault(o.run, set()).add(o.node)
@@ -118,11 +121,15 @@ def series(
 MANY_ROUNDS = 5
 
 
-def _unsettled(values) -> bool:
-    """The fastest rounds disagree: the third-fastest by UNSETTLED, or with many rounds the second."""
-    low = sorted(values)
-    other = low[1] if len(low) >= MANY_ROUNDS else low[min(2, len(low) - 1)]
-    return math.log(other / low[0]) > math.log1p(UNSETTLED)
+def _unsettled(low: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Per run row (its three fastest rounds, its round count): the fastest rounds disagree,
+    the third-fastest by UNSETTLED, or with many rounds the second."""
+    if not len(n):
+        return np.zeros(0, dtype=bool)
+    third = low[np.minimum(2, np.maximum(n - 1, 0)), np.arange(len(n))]
+    other = np.where(n >= MANY_ROUNDS, low[1], third)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.log(other / low[0]) > math.log1p(UNSETTLED)
 
 
 def _groups(logs: np.ndarray, cuts: list[int]) -> list[tuple[int, int]]:
@@ -144,7 +151,7 @@ def _groups(logs: np.ndarray, cuts: list[int]) -> list[tuple[int, int]]:
 
 
 def find_steps(
-    history: list[CommitResult],
+    history,
     *,
     threshold: float = 0.05,
     penalty: float = PENALTY,
@@ -155,13 +162,16 @@ def find_steps(
 
     `code`: sha -> code digest (commits of identical code share a level);
     `apart`: the shift between separate runs compare allows for (`runs.allowance`).
+    `history`: a list of results or their `Table` (whose `load` gives the rounds compare reads).
     """
+    table = as_table(history)
+    history = table.history
     steps: list[Step] = []
     known = [c.fingerprint.cores for c in history if c.fingerprint.cores]
     cores = min(known) if known else 0
     if apart is None:
-        apart = runs.apart_for(history, code or {}, cores=cores)
-    for bid, (positions, found) in series(history, threshold=threshold, code=code).items():
+        apart = runs.apart_for(table, code or {}, cores=cores)
+    for bid, (positions, found) in series(table, threshold=threshold, code=code).items():
         # A benchmark using every core drifts more between runs: the same bar as compare's.
         smallest = max(math.log1p(threshold), stats.Z * stats.drift_for(bid.num_threads, cores))
         raw = np.log(np.asarray(found, dtype=float))
@@ -199,10 +209,10 @@ def find_steps(
             # Across the step: the last commit before its first that measured the benchmark
             # (the same code as the point before, when several in a row were).
             prior = next(
-                (j for j in range(start - 1, positions[cuts[a] - 1] - 1, -1) if _ok(history[j], bid)),
+                (j for j in range(start - 1, positions[cuts[a] - 1] - 1, -1) if _ok(table, j, bid)),
                 positions[cuts[a] - 1],
             )
-            agrees = _compare_agrees(history, prior, end, bid, ratio, threshold, apart)
+            agrees = _compare_agrees(table, prior, end, bid, ratio, threshold, apart)
             # compare's verdict on the rounds either side is the test where there are
             # rounds (Mann-Whitney can't reach p < 0.05 with a level of two commits);
             # levels of single rounds have only the history's own test.
@@ -226,9 +236,9 @@ def find_steps(
     return sorted(steps, key=lambda s: (s.index, s.id))
 
 
-def _ok(commit: CommitResult, bid: BenchmarkId) -> bool:
-    r = commit.by_id().get(bid)
-    return r is not None and r.ok
+def _ok(table: Table, position: int, bid: BenchmarkId) -> bool:
+    row = table.row(position, bid)
+    return row is not None and bool(table.ok[row])
 
 
 def _total(ratio: float, own: float, slide: bool, threshold: float) -> float | None:
@@ -256,7 +266,7 @@ def own_change(logs: np.ndarray, bounds: list[int], a: int) -> tuple[float, floa
 
 
 def _compare_agrees(
-    history: list[CommitResult], before: int, after: int, bid: BenchmarkId, ratio: float, threshold: float, apart=None
+    table: Table, before: int, after: int, bid: BenchmarkId, ratio: float, threshold: float, apart=None
 ) -> bool | None:
     """A step is only reported where `compare` across it gives the same verdict.
 
@@ -265,10 +275,13 @@ def _compare_agrees(
     Commits with fewer rounds than a verdict needs (older results) can't be
     judged by compare: None, and the history's own tests stand.
     """
-    b, a = history[before].by_id().get(bid), history[after].by_id().get(bid)
+    if table.row(before, bid) is None or table.row(after, bid) is None:
+        return None
+    base, head = table.load(before), table.load(after)
+    b, a = base.by_id().get(bid), head.by_id().get(bid)
     if b is None or a is None or not b.ok or min(len(b.samples), len(a.samples)) < stats.FEWEST_ROUNDS_TO_JUDGE:
         return None
-    v = diff.judge_one(history[before], history[after], bid, threshold=threshold, apart=apart)
+    v = diff.judge_one(base, head, bid, threshold=threshold, apart=apart)
     return v.verdict == ("regression" if ratio > 1 else "improvement")
 
 

@@ -28,7 +28,8 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.linalg import spsolve
 
-from regress.core.records import BenchmarkId, CommitResult
+from regress.analysis.table import as_table
+from regress.core.records import BenchmarkId
 
 # A run's shift is its CPU model's plus its own. The CPU model's is free (a
 # faint pull toward zero only fixes each group's offset); the run's own is
@@ -54,27 +55,28 @@ class Observation:
     cpu: str = ""  # the CPU model of the run's machine (its fingerprint)
 
 
-def observations(history: list[CommitResult], code: dict[str, str], keep=None) -> dict[BenchmarkId, list[Observation]]:
+def observations(history, code: dict[str, str], keep=None) -> dict[BenchmarkId, list[Observation]]:
     """Per benchmark, one observation per (commit, run) that measured it.
 
-    `keep(position, result, values)`: whether that run's rounds are trusted
-    (changepoints leaves out unsettled rounds and a slow machine's)."""
+    `history`: a list of results or their `Table`. `keep(table)`: a mask over
+    the table's run rows, which of them are trusted (changepoints leaves out
+    unsettled rounds and a slow machine's)."""
+    t = as_table(history)
     out: dict[BenchmarkId, list[Observation]] = defaultdict(list)
-    for i, commit in enumerate(history):
-        node = code.get(commit.commit.sha) or commit.commit.sha
-        cpu = {r.id: r.fingerprint.cpu for r in commit.runs if r.fingerprint is not None}
-        default_cpu = commit.fingerprint.cpu
-        for r in commit.results:
-            if not r.ok:
-                continue
-            per_run: dict[str, list[float]] = defaultdict(list)
-            for s in r.samples:
-                per_run[s.run].append(min(s.raw_times) / s.number_per_run)  # stats.round_value, inline: hot
-            for run, values in per_run.items():
-                if keep is not None and not keep(i, commit, run, values):
-                    continue
-                model = cpu.get(run) or default_cpu
-                out[r.id].append(Observation(i, node, run or f"-{i}", math.log(min(values)), len(values), model))
+    nodes = [code.get(c.commit.sha) or c.commit.sha for c in t.history]
+    cpus = [
+        ({r.id: r.fingerprint.cpu for r in c.runs if r.fingerprint is not None}, c.fingerprint.cpu) for c in t.history
+    ]
+    rows = np.flatnonzero(keep(t)) if keep is not None else np.arange(len(t.run_pos))
+    logs = [math.log(v) for v in t.low[0, rows].tolist()]
+    names = t.run_names
+    for i, b, run, n, log_level in zip(
+        t.run_pos[rows].tolist(), t.run_bench[rows].tolist(), t.run[rows].tolist(), t.run_n[rows].tolist(), logs
+    ):
+        name = names[run]
+        by_run, default_cpu = cpus[i]
+        model = by_run.get(name) or default_cpu
+        out[t.ids[b]].append(Observation(i, nodes[i], name or f"-{i}", log_level, n, model))
     return dict(out)
 
 
@@ -116,9 +118,7 @@ def fit(obs: list[Observation]) -> tuple[dict[str, float], dict[str, float]]:
     return {n: float(x[ni[n]]) for n in nodes}, shifts
 
 
-def adjusted(
-    history: list[CommitResult], code: dict[str, str] | None = None, keep=None
-) -> dict[BenchmarkId, dict[int, float]]:
+def adjusted(history, code: dict[str, str] | None = None, keep=None) -> dict[BenchmarkId, dict[int, float]]:
     """Per benchmark: history position -> its level (seconds) with every run's shift taken out."""
     out: dict[BenchmarkId, dict[int, float]] = {}
     for bid, obs in observations(history, code or {}, keep).items():

@@ -24,6 +24,7 @@ from scipy import special as _special
 
 from regress.analysis import stats
 from regress.analysis.judge import judge
+from regress.analysis.table import Table, as_table
 from regress.analysis.verdict import Verdict
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 
@@ -86,28 +87,38 @@ class Allowance:
         return f"separate runs: allowance {self.sigma * 100:.1f}% (no same-code pairs in the history yet)"
 
 
-def same_code_pairs(history: list[CommitResult], code: dict[str, str]) -> dict[BenchmarkId, list[float]]:
+def same_code_pairs(history, code: dict[str, str]) -> dict[BenchmarkId, list[float]]:
     """Per benchmark: log differences between two runs' levels of the same code.
 
     The same commit measured by two runs, and commits of identical code
     (`code`: sha -> code digest) measured by different runs, each give one
     difference per pair of runs (runs with too few rounds left out).
+    `history`: a list of results or their `Table`.
     """
-    levels: dict[tuple[BenchmarkId, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for c in history:
-        node = code.get(c.commit.sha) or c.commit.sha
-        for r in c.results:
-            if not r.ok:
-                continue
-            for run, values in by_run(r).items():
-                if run and len(values) >= stats.FEWEST_ROUNDS_TO_JUDGE:
-                    levels[(r.id, node)][run].append(stats.level(values))
+    t = as_table(history)
+    node_ids: dict[str, int] = {}
+    node_of = np.asarray(
+        [node_ids.setdefault(code.get(c.commit.sha) or c.commit.sha, len(node_ids)) for c in t.history], dtype=np.int64
+    )
+    named = np.asarray([bool(r) for r in t.run_names], dtype=bool)
+    rows = np.flatnonzero((t.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & (named[t.run] if len(t.run) else False))
+    # Only (benchmark, code) keys that two runs measured give pairs: found in bulk, the rest never walked.
+    key = t.run_bench[rows].astype(np.int64) * max(len(node_ids), 1) + node_of[t.run_pos[rows]]
+    measured = np.unique(key * max(len(t.run_names), 1) + t.run[rows]) // max(len(t.run_names), 1)
+    keys, runs_of_key = np.unique(measured, return_counts=True)
+    rows = rows[np.isin(key, keys[runs_of_key >= 2])]
+    levels: dict[tuple[int, int], dict[str, list[float]]] = {}
+    names = t.run_names
+    for i, b, run, level in zip(
+        t.run_pos[rows].tolist(), t.run_bench[rows].tolist(), t.run[rows].tolist(), t.low[0, rows].tolist()
+    ):
+        levels.setdefault((b, int(node_of[i])), {}).setdefault(names[run], []).append(level)
     out: dict[BenchmarkId, list[float]] = defaultdict(list)
-    for (bid, _node), runs in levels.items():
+    for (b, _node), runs in levels.items():
         # Runs in the order they ran (a run's name starts with its time): n runs give n - 1 pairs.
         logs = [math.log(min(runs[run])) for run in sorted(runs)]
-        for a, b in zip(logs, logs[1:]):
-            out[bid].append(b - a)
+        for x, y in zip(logs, logs[1:]):
+            out[t.ids[b]].append(y - x)
     return dict(out)
 
 
@@ -170,25 +181,28 @@ def allowance(pairs: dict[BenchmarkId, list[float]], bid: BenchmarkId, *, cores:
 _LAST: list = []
 
 
-def _pairs_of(history: list[CommitResult], code: dict[str, str]) -> dict[BenchmarkId, list[float]]:
+def _pairs_of(history, code: dict[str, str]) -> dict[BenchmarkId, list[float]]:
     found = pairs_found(history, code)
     if found is not None:
         return found
     pairs = same_code_pairs(history, code)
-    _LAST[:] = [tuple(history), dict(code), pairs]
+    _LAST[:] = [tuple(_commits(history)), dict(code), pairs]
     return pairs
 
 
-def pairs_found(history: list[CommitResult], code: dict[str, str]) -> dict[BenchmarkId, list[float]] | None:
+def _commits(history) -> list[CommitResult]:
+    return history.history if isinstance(history, Table) else history
+
+
+def pairs_found(history, code: dict[str, str]) -> dict[BenchmarkId, list[float]] | None:
     """The same-code pairs an allowance of this very history already computed, else None."""
-    if _LAST and len(_LAST[0]) == len(history) and _LAST[1] == code and all(a is b for a, b in zip(_LAST[0], history)):
+    commits = _commits(history)
+    if _LAST and len(_LAST[0]) == len(commits) and _LAST[1] == code and all(a is b for a, b in zip(_LAST[0], commits)):
         return _LAST[2]
     return None
 
 
-def apart_for(
-    history: list[CommitResult], code: dict[str, str], *, cores: int = 0
-) -> Callable[[BenchmarkId], Allowance]:
+def apart_for(history, code: dict[str, str], *, cores: int = 0) -> Callable[[BenchmarkId], Allowance]:
     """BenchmarkId -> the allowance for separate runs that this history's same-code pairs give."""
     pairs: dict[BenchmarkId, list[float]] | None = None
 

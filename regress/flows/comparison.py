@@ -12,12 +12,14 @@ import re
 from dataclasses import dataclass
 
 from regress.analysis import diff, metrics, runs
+from regress.analysis import table as figures_table
+from regress.analysis.table import Table
 from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.history import neighbours
 from regress.core.kinds import CHANGES, Metric
 from regress.core.records import WORKTREE, CommitInfo, CommitResult
-from regress.storage import code_identity, computed, summary
+from regress.storage import code_identity, computed, derived, summary
 from regress.storage.store import Store, check_name
 
 
@@ -57,7 +59,6 @@ class History:
 
     def __init__(self, cfg: Config, env: str) -> None:
         self.cfg, self.env = cfg, env
-        self._results: list[CommitResult] | None = None
         self._listed: list | None = None
         self._code: dict[str, str] | None = None
 
@@ -68,12 +69,12 @@ class History:
             self._listed = summary.commits(Store(self.cfg.results_dir), self.cfg.machine_name, self.env)
         return self._listed
 
-    @property
-    def results(self) -> list[CommitResult]:
-        """The history, light (each round's value, run and process: what the allowance reads)."""
-        if self._results is None:
-            self._results = summary.history(Store(self.cfg.results_dir), self.cfg.machine_name, self.env)
-        return self._results
+    def table(self) -> Table:
+        """The history's figures (each file's, kept in the summary: what the allowance reads)."""
+        store = Store(self.cfg.results_dir)
+        machine, env = self.cfg.machine_name, self.env
+        kept = derived.per_file(store, machine, env, figures_table.KIND, figures_table.compute)
+        return Table.kept(kept, lambda: summary.history(store, machine, env))
 
     def code(self, shas) -> dict[str, str]:
         if self._code is None:
@@ -111,7 +112,7 @@ class History:
             self.env,
             shas,
             code,
-            lambda: runs.same_code_pairs(self.results, code),
+            lambda: runs.same_code_pairs(self.table(), code),
         )
 
 

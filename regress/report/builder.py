@@ -62,7 +62,7 @@ class Site(ChartPages, OverviewPages):
         # results), then those no longer measured.
         seen: dict[BenchmarkId, None] = {}
         for s in series:
-            seen.update(dict.fromkeys(r.id for r in s.history[-1].results))
+            seen.update(dict.fromkeys(s.table.ids_at(len(s.history) - 1)))
         for s in series:
             seen.update(dict.fromkeys(s.tracks))
             seen.update(dict.fromkeys(s.failed))

@@ -28,15 +28,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from regress.analysis import levels as history_levels
-from regress.analysis import runs, stats
+from regress.analysis import runs
 from regress.analysis.changepoints import Step, find_steps
 from regress.analysis.diff import Verdict, compare
+from regress.analysis.figures import FAILED, TIMED
+from regress.analysis.table import Table
 from regress.core.history import history_order
-from regress.core.kinds import FailureKind
 from regress.core.records import BenchmarkId, CommitInfo, CommitResult
-from regress.report.tables import (
-    summarize_times,
-)
 
 # The newest commits of each series whose Compare tables are coloured by verdicts.
 # Each verdict bootstraps its rounds (a few ms); judging every commit of a site of
@@ -80,6 +78,8 @@ class Series:
     # {benchmark: (index of its previous measured commit, verdict against it)}.
     verdicts: dict[int, dict[BenchmarkId, tuple[int, Verdict]]] = field(default_factory=dict)
     judged_from: int = 0  # first commit index whose tables are coloured by verdicts
+    # Its figures (analysis/table.py): given by the loader, else built from `history` by summarize.
+    table: Table | None = None
 
     @property
     def name(self) -> str:
@@ -93,96 +93,49 @@ class Series:
 def summarize(
     series: Series, *, threshold: float, code: dict[str, str] | None = None, judge=compare, steps=find_steps
 ) -> Series:
-    """Fill in tracks, failures, change points and recent verdicts from the series' history.
+    """Fill in tracks, failures, change points and recent verdicts from the series' figures.
 
-    The times of every successful result are gathered into one flat array
-    and summarized with numpy, rows of equal length at a time: at 1,000
-    commits x 200 benchmarks a per-result Python loop costs seconds.
+    Every number comes from the series' `Table` (one row per commit and
+    benchmark: `analysis/figures.py`), built from the history in hand when the
+    series came without one: at 1,000 commits x 200 benchmarks a walk over every
+    round costs seconds, the table's arrays milliseconds.
     """
-    rows: dict[BenchmarkId, list[int]] = {}
-    commit_of: list[int] = []
-    flat: list[float] = []
-    per_run: list[int] = []  # number_per_run of each sample
-    sample_len: list[int] = []
-    result_len: list[int] = []
-    levels: list[float] = []
-    round_flat: list[float] = []  # every result's round values, one after another
-    round_len: list[int] = []
+    t = series.table if series.table is not None else Table.of(series.history, site=True)
+    series.table, series.history = t, t.history
+    ids, pos, bench = t.ids, t.pos, t.bench
+    for row in np.flatnonzero(t.instructions >= 0).tolist():
+        series.counts.setdefault(ids[bench[row]], []).append((int(pos[row]), int(t.instructions[row])))
     failed = series.failed
-    summarized: dict[int, tuple[float, ...]] = {}  # result number -> torch's figures, stored with it
-    for ci, cr in enumerate(series.history):
-        for r in cr.results:
-            bid = r.id
-            if r.counted:
-                series.counts.setdefault(bid, []).append((ci, r.instructions))
-            if r.ok and any(s.raw_times for s in r.samples):
-                rows.setdefault(bid, []).append(len(commit_of))
-                commit_of.append(ci)
-                values = (
-                    stats.round_values(r)
-                    if all(s.raw_times for s in r.samples)
-                    else tuple(stats.round_value(s) for s in r.samples if s.raw_times)
-                )
-                levels.append(stats.level(values))
-                round_flat.extend(values)
-                round_len.append(len(values))
-                total = 0
-                known = getattr(r, "torch_stats", ())  # a light result from the summary (storage/summary.py)
-                if known:
-                    summarized[len(result_len)] = known
-                for sample in () if known else r.samples:
-                    flat.extend(sample.raw_times)
-                    per_run.append(sample.number_per_run)
-                    sample_len.append(len(sample.raw_times))
-                    total += len(sample.raw_times)
-                result_len.append(total)
-            elif r.failure is not None and r.failure.kind != FailureKind.SKIPPED:
-                failed.setdefault(bid, []).append(Failed(ci, str(r.failure)))
-            # else: skipped here (no GPU, say) or instruction counts only: not a failure
+    for row in np.flatnonzero(t.status == FAILED).tolist():
+        failed.setdefault(ids[bench[row]], []).append(Failed(int(pos[row]), t.messages[row]))
+    timed = t.by_bench(t.status == TIMED)
     # A commit whose build or suite failed has no result for what it could not run.
-    known = set(rows) | set(failed)
-    for ci, cr in enumerate(series.history):
+    known = set(timed) | set(failed)
+    for ci, cr in enumerate(t.history):
         if cr.problems:
             message = "; ".join(str(f) for f in cr.problems)
-            for bid in known - {r.id for r in cr.results}:
+            for bid in known - set(t.ids_at(ci)):
                 failed.setdefault(bid, []).append(Failed(ci, message))
     for entries in failed.values():
         entries.sort(key=lambda f: f.commit)
-
-    times = np.asarray(flat, dtype=np.float64) / np.repeat(np.asarray(per_run, dtype=np.float64), sample_len)
-    lengths = np.asarray(result_len, dtype=np.int64)
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
-    stats_ = np.empty((4, len(lengths)))
-    for n in np.unique(lengths).tolist():
-        which = np.flatnonzero(lengths == n)
-        if n == 0:  # light results: their figures were computed when they were stored
-            continue
-        block = times[starts[which][:, None] + np.arange(n)]
-        for k, column in enumerate(summarize_times(block)):
-            stats_[k, which] = column
-    for k, known in summarized.items():
-        stats_[:, k] = known
-    band = _round_quartiles(np.asarray(round_flat, dtype=np.float64), np.asarray(round_len, dtype=np.int64))
-    level = np.asarray(levels, dtype=np.float64)
-    commits = np.asarray(commit_of, dtype=np.int64)
     # The chart's level is the history's: every run's shift taken out (analysis/levels.py).
-    fitted = history_levels.adjusted(series.history, code) if _linked(series.history, code) else {}
-    for bid, idx in rows.items():
-        i = np.asarray(idx, dtype=np.int64)
+    fitted = history_levels.adjusted(t, code) if _linked(t.history, code) else {}
+    for bid, i in sorted(timed.items(), key=lambda kv: int(kv[1][0])):  # first measured first
+        level = t.level[i]
         mine = fitted.get(bid)
-        line = level[i] if mine is None else np.asarray([mine.get(int(c), v) for c, v in zip(commits[i], level[i])])
-        moved = line / level[i]  # the band moves with its level: the rounds' quartiles, shift taken out
+        line = level if mine is None else np.asarray([mine.get(c, v) for c, v in zip(pos[i].tolist(), level.tolist())])
+        moved = line / level  # the band moves with its level: the rounds' quartiles, shift taken out
         series.tracks[bid] = Track(
-            commits[i],
-            stats_[1, i],
-            stats_[0, i],
-            stats_[2, i],
-            stats_[3, i].astype(np.int64),
+            pos[i].astype(np.int64),
+            t.torch[1, i],
+            t.torch[0, i],
+            t.torch[2, i],
+            t.torch[3, i].astype(np.int64),
             line,
-            band[0, i] * moved,
-            band[1, i] * moved,
+            t.band[0, i] * moved,
+            t.band[1, i] * moved,
         )
-    series.steps = steps(series.history, threshold=threshold, code=code)  # or kept ones (report/steps_cache.py)
+    series.steps = steps(t, threshold=threshold, code=code)  # or kept ones (report/steps_cache.py)
     judge_recent(series, threshold=threshold, code=code, judge=judge)
     return series
 
@@ -200,24 +153,6 @@ def _linked(history: list[CommitResult], code: dict[str, str] | None) -> bool:
             if seen.setdefault(run.id, node) != node:
                 return True
     return False
-
-
-def _round_quartiles(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """(q1, q3) of each result's round values, as `stats.spread` (one round: both that round).
-
-    `values` holds every result's rounds one after another, `lengths` how many
-    each has; done in bulk, rows of equal length at a time.
-    """
-    out = np.empty((2, len(lengths)))
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
-    for n in np.unique(lengths).tolist():
-        which = np.flatnonzero(lengths == n)
-        block = values[starts[which][:, None] + np.arange(n)]
-        if n < 2:
-            out[:, which] = block[:, 0]
-        else:
-            out[:, which] = np.percentile(block, [25, 75], axis=1)
-    return out
 
 
 def judge_recent(
@@ -247,7 +182,9 @@ def judge_recent(
     history = series.history
     code = code or {}
     cores = min([c.fingerprint.cores for c in history if c.fingerprint.cores] or [0])
-    apart = runs.apart_for(history, code, cores=cores)  # as `regress compare` judges separate runs
+    apart = runs.apart_for(
+        series.table if series.table is not None else history, code, cores=cores
+    )  # as `regress compare` judges separate runs
     for head in sorted(wanted):
         judged: dict[BenchmarkId, tuple[int, Verdict]] = {}
         for base, ids in sorted(wanted[head].items(), reverse=True):

@@ -8,11 +8,12 @@ browser only places text (never HTML) from them.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable
 
+import numpy as np
+
 from regress.analysis import metrics
-from regress.core.kinds import MEMORY, Kind, Metric
+from regress.core.kinds import Kind, Metric
 from regress.core.metric_specs import BEYOND_TIME, spec
 from regress.core.records import BenchmarkId, BenchmarkResult
 from regress.core.units import binary_unit
@@ -31,56 +32,37 @@ def _axis(metric: Metric, values: list[float], unit: str = "") -> tuple[float, s
     return 1.0, f"{s.what}" + (f" ({unit})" if unit else "")
 
 
-def _level(r: BenchmarkResult, metric: Metric) -> float | None:
-    got = metrics.values(r, metric) if r.failure is None else ()
-    return statistics.median(got) if got else None
-
-
 class Index:
-    """Per series, each benchmark's results with figures beyond time: [(commit index, result)].
+    """Per series, each benchmark's figures beyond time, from the series' table (`analysis/figures.py`).
 
-    Built in one pass over every series' history, so a page looks its benchmark
-    up in a dict instead of scanning every commit's results (which cost
-    benchmarks^2 x commits x metrics: 221 s at 1,000 commits x 200 benchmarks).
+    Grouped once, so a page looks its benchmark up in a dict instead of scanning
+    every commit's results (which cost benchmarks^2 x commits x metrics: 221 s at
+    1,000 commits x 200 benchmarks); the figures were computed once per file.
     """
 
     def __init__(self, series: list) -> None:
-        self.by_series: list[dict[BenchmarkId, list[tuple[int, BenchmarkResult]]]] = []
-        for s in series:
-            found: dict[BenchmarkId, list[tuple[int, BenchmarkResult]]] = {}
-            for ci, commit in enumerate(s.history):
-                for r in commit.results:
-                    if r.failure is None and (r.memory or r.compiled or r.tracked):
-                        found.setdefault(r.id, []).append((ci, r))
-            self.by_series.append(found)
+        self.series = series
+        self.by_series = [s.table.by_bench(~np.isnan(s.table.extra).all(axis=0)) for s in series]
+        self._levels: dict[tuple[int, BenchmarkId, Metric], list[tuple[int, float, int]]] = {}
 
-        self._levels: dict[tuple[int, BenchmarkId, Metric], list[tuple[int, float, BenchmarkResult]]] = {}
-
-    def levels(self, k: int, bid: BenchmarkId, metric: Metric) -> list[tuple[int, float, BenchmarkResult]]:
-        """The k-th series' (commit index, level, result) of `bid` for `metric`, oldest first; computed once."""
+    def levels(self, k: int, bid: BenchmarkId, metric: Metric) -> list[tuple[int, float, int]]:
+        """The k-th series' (commit index, level, table row) of `bid` for `metric`, oldest first."""
         key = (k, bid, metric)
         if key not in self._levels:
-            if metric in MEMORY:  # both from one pass over the rounds' figures
-                pairs = [(ci, _memory_levels(r), r) for ci, r in self.by_series[k].get(bid, ()) if r.memory]
-                for i, m in enumerate(MEMORY):
-                    self._levels[(k, bid, m)] = [(ci, y[i], r) for ci, y, r in pairs if y is not None]
-            else:
-                name = spec(metric).field  # a result without this field's figures has none to show
-                found = ((ci, _level(r, metric), r) for ci, r in self.by_series[k].get(bid, ()) if getattr(r, name))
-                self._levels[key] = [(ci, y, r) for ci, y, r in found if y is not None]
+            t = self.series[k].table
+            rows = self.by_series[k].get(bid, np.zeros(0, dtype=np.int64))
+            y = t.extra[BEYOND_TIME.index(metric), rows]
+            have = ~np.isnan(y)
+            self._levels[key] = list(zip(t.pos[rows[have]].tolist(), y[have].tolist(), rows[have].tolist()))
         return self._levels[key]
 
+    def result(self, k: int, row: int) -> BenchmarkResult:
+        """The benchmark result behind a table row (its commit read from the summary)."""
+        t = self.series[k].table
+        return t.load(int(t.pos[row])).by_id()[t.ids[int(t.bench[row])]]
 
-def _memory_levels(r: BenchmarkResult) -> tuple[float, float] | None:
-    """(allocated, peak) levels at once: `_level` of each, as `analysis.metrics.values` picks the device."""
-    device = "cuda" if any(m.device == "cuda" for m in r.memory) else "cpu"
-    used = [m for m in r.memory if m.device == device]
-    if not used:
-        return None
-    first = used[0]
-    if all(m.allocated == first.allocated and m.peak == first.peak for m in used):  # the usual case: exact figures
-        return float(first.allocated), float(first.peak)
-    return statistics.median([float(m.allocated) for m in used]), statistics.median([float(m.peak) for m in used])
+    def unit(self, k: int, row: int) -> str:
+        return self.series[k].table.units.get(row, "")
 
 
 def bench(series: list, shas: list[list[str]], bid: BenchmarkId, index: Index | None = None) -> dict:
@@ -91,8 +73,8 @@ def bench(series: list, shas: list[list[str]], bid: BenchmarkId, index: Index | 
         lines, unit = [], ""
         for k, (s, sha) in enumerate(zip(series, shas)):
             points = []
-            for i, y, r in index.levels(k, bid, metric):
-                unit = r.tracked[-1].unit if metric == Metric.TRACKED else unit
+            for i, y, row in index.levels(k, bid, metric):
+                unit = index.unit(k, row) if metric == Metric.TRACKED else unit
                 points.append((sha[i], y))
             if points:
                 lines.append((s.name, points))
@@ -134,7 +116,7 @@ def label_tables(
                 have = index.levels(k, bid, metric)
                 if not have:
                     continue
-                head = have[-1][2]
+                head = index.result(k, have[-1][2])
                 row = {
                     "series": s.name,
                     "name": str(bid)[len(bid.label) + 3 :],
@@ -143,7 +125,7 @@ def label_tables(
                     "verdict": "",
                 }
                 if len(have) > 1:
-                    v = metrics.judge(have[-2][2], head, metric, threshold=threshold)
+                    v = metrics.judge(index.result(k, have[-2][2]), head, metric, threshold=threshold)
                     row["change"] = "" if v.ratio is None else f"{(v.ratio - 1) * 100:+.1f}%"
                     row["verdict"] = str(v.verdict) if v.verdict != Kind.UNCHANGED else "unchanged"
                 rows.append(row)

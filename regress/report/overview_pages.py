@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import time
@@ -16,6 +17,11 @@ from regress.report.data import Step, compare
 from regress.report.links import iso
 
 MAX_CHANGES_ON_OVERVIEW = 100
+
+
+def _result_at(table, i: int):
+    """The result at history position i (None outside the history)."""
+    return table.load(i) if 0 <= i < len(table.history) else None
 
 
 class OverviewPages:
@@ -36,20 +42,24 @@ class OverviewPages:
     def overview(self) -> str:
         series = []
         for s in self.series:
-            newest = s.history[-1]
-            base = (
-                next((cr for cr in s.history if cr.commit.sha == self.baseline), None)
-                if self.baseline
-                else s.history[0]
-            )
+            # The results (rounds and all) of the few commits compared here; the history holds headers.
+            n = len(s.history)
+            at = functools.partial(_result_at, s.table)
+            newest = at(n - 1)
+            if self.baseline:
+                found = next((i for i, cr in enumerate(s.history) if cr.commit.sha == self.baseline), None)
+                base = at(found) if found is not None else None
+            else:
+                base = at(0)
+            base = newest if base is not None and base.commit.sha == newest.commit.sha else base
             comparisons = [
                 self._comparison(
                     "previous",
                     "Against the previous measured commit",
-                    s.history[-2] if len(s.history) > 1 else None,
+                    at(n - 2),
                     newest,
                     "This is the only commit measured on this series.",
-                    before=s.history[-3] if len(s.history) > 2 else None,
+                    before=at(n - 3),
                 ),
                 self._comparison(
                     "baseline",

@@ -30,14 +30,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from regress.analysis import runs
+from regress.analysis import table as figures_table
 from regress.analysis.changepoints import find_steps
+from regress.analysis.table import Table, as_table
 from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
 from regress.report import steps_cache
 from regress.report.builder import MANIFEST, SITE_FORMAT, Site
 from regress.report.data import Series, summarize
 from regress.report.verdict_cache import CachedCompare
-from regress.storage import computed, summary
+from regress.storage import computed, derived, summary
 from regress.storage.store import Store
 
 
@@ -136,13 +138,14 @@ def _load(store: Store, threshold: float, code=None) -> list[Series]:
     series = []
     for machine in store.machines():
         for env in store.envs(machine):
-            history = summary.history(store, machine, env)
+            table = _table(store, machine, env)
+            history = table.history
             if history:
                 ids = code([c.commit.sha for c in history]) if code is not None else {}
                 # The recent verdicts decode their commits in full, or come from the last build's.
                 judge = CachedCompare(store, machine, env)
                 try:
-                    found = Series(machine, env, history)
+                    found = Series(machine, env, history, table=table)
                     series.append(
                         summarize(found, threshold=threshold, code=ids, judge=judge, steps=_kept(store, found))
                     )
@@ -154,10 +157,16 @@ def _load(store: Store, threshold: float, code=None) -> list[Series]:
     return series
 
 
+def _table(store: Store, machine: str, env: str) -> Table:
+    """The series' figures: kept per file in the summary (one new file's computed), else from its light history."""
+    kept = derived.per_file(store, machine, env, figures_table.KIND, figures_table.compute)
+    return Table.kept(kept, lambda: summary.history(store, machine, env))
+
+
 def _keep_pairs(store: Store, s: Series, code: dict[str, str]) -> None:
     """The same-code pairs this build's verdicts computed, kept for `regress compare` (which would read
     the whole history for them)."""
-    pairs = runs.pairs_found(s.history, code)
+    pairs = runs.pairs_found(s.table, code)
     if pairs is not None:
         shas = [c.commit.sha for c in s.history]
         computed.kept_pairs(store, s.machine, s.env, shas, code, lambda: pairs)
@@ -167,7 +176,7 @@ def _kept(store: Store, s: Series):
     """find_steps, or the steps the last build or `regressions` found for these very files."""
 
     def steps(history, *, threshold, code):
-        shas = [c.commit.sha for c in history]
+        shas = [c.commit.sha for c in as_table(history).history]
         compute = lambda: find_steps(history, threshold=threshold, code=code)
         return steps_cache.steps_for(store, s.machine, s.env, shas, threshold=threshold, code=code, compute=compute)
 

@@ -10,8 +10,10 @@ verdicts (`storage/computed.py`) under a digest of all it is computed from
 same-code sha, and the source of the analysis and core code). The one input
 a key cannot hold, the history-wide allowance for separate runs (`apart`,
 which every new pair of runs can move), is recorded for each benchmark that
-asked for it and compared again on reading: a difference means the
-comparison is made afresh. A hit decodes no file; a miss decodes the four
+asked for it and compared again on reading: another allowance means the
+comparison is made afresh; the same allowance from more pairs (the usual
+case: most allowances sit at the fixed floor) judges alike, and only the
+reason's note of how many pairs it came from is brought up to date. A hit decodes no file; a miss decodes the four
 in full, as `regress compare` does. An entry that does not read back is
 computed afresh and replaced.
 """
@@ -52,6 +54,16 @@ def decode(data: bytes) -> tuple[list[Verdict], dict[BenchmarkId, Allowance]]:
     return verdicts, {BenchmarkId(*b): Allowance(sigma, pairs) for b, sigma, pairs in found["apart"]}
 
 
+def _renoted(v: Verdict, was: Allowance | None, apart) -> Verdict:
+    """The verdict with its allowance note as the history now gives it (the same sigma, perhaps more pairs)."""
+    if was is None:
+        return v
+    now = apart(v.id)
+    if now == was:
+        return v
+    return dataclasses.replace(v, reason=v.reason.replace(was.describe(), now.describe()))
+
+
 class CachedCompare:
     """`diff.compare` for one series of a site build, its verdicts kept between builds."""
 
@@ -86,9 +98,9 @@ class CachedCompare:
         if data is not None:
             try:
                 verdicts, asked = decode(data)
-                if all(apart is not None and apart(b) == a for b, a in asked.items()):
+                if all(apart is not None and apart(b).sigma == a.sigma for b, a in asked.items()):
                     self.hits += 1
-                    return verdicts
+                    return [_renoted(v, asked.get(v.id), apart) for v in verdicts]
             except (ValueError, KeyError, TypeError):
                 pass  # garbled: made afresh below, and replaced
         self.misses += 1

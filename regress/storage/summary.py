@@ -1,13 +1,11 @@
 """A compact summary of the results folder, so commands that read the history need not decode every file.
 
 `<results>/.summary.sqlite` holds, per result file, a *light* copy of its
-CommitResult: each round's block times reduced to the one figure the differ
-and the change points read (`stats.round_value`, kept as a one-block round of
-one execution, so `round_values` gives it back exactly; its run and process
-kept), the reference rounds reduced the same way, memory figures without
-their start times, everything else as it is, and torch's pooled-block figures
-(`core/blocks.summarize_times`) for the Compare tables. Analysis code reads a
-light history as it reads a full one.
+CommitResult (`storage/light.py`: each round reduced to the one figure the
+differ and the change points read, torch's pooled-block figures kept aside),
+its header (the result without its benchmarks) and its commit; beside them,
+what analyses derive from each file (`storage/derived.py`). Analysis code
+reads a light history as it reads a full one.
 
 Why SQLite: it is in the standard library, one file, updated one entry at a
 time in a transaction (a save rewrites one row, not the whole summary), safe
@@ -35,60 +33,17 @@ import pickle
 import sqlite3
 from pathlib import Path
 
-import numpy as np
-
 from regress.core import records
-from regress.core.blocks import summarize_times
 from regress.core.errors import RegressError
 from regress.core.history import history_order
 from regress.core.kinds import FailureKind
 from regress.storage import codec
+from regress.storage.light import LightResult, header, light
 
 FILE = ".summary.sqlite"
 # Bump when what a light record holds (or how it is computed) changes: every entry is rebuilt.
-SUMMARY_VERSION = 2
+SUMMARY_VERSION = 3  # 3: each entry's header (its result without the benchmarks), for derived figures
 _VERSION = f"{SUMMARY_VERSION}/{codec.FORMAT_VERSION}"
-
-
-@dataclasses.dataclass(frozen=True)
-class LightResult(records.BenchmarkResult):
-    """A BenchmarkResult whose rounds hold only their round values, with torch's pooled-block
-    figures kept aside: (q1, median, q3, significant figures), empty when it has no times."""
-
-    torch_stats: tuple[float, ...] = ()
-
-
-def _light_samples(samples: tuple[records.Sample, ...]) -> tuple[records.Sample, ...]:
-    return tuple(
-        dataclasses.replace(
-            s, number_per_run=1, raw_times=(min(s.raw_times) / s.number_per_run,) if s.raw_times else ()
-        )
-        for s in samples
-    )
-
-
-def _light_result(r: records.BenchmarkResult, seen: dict) -> records.BenchmarkResult:
-    figures: tuple[float, ...] = ()
-    if r.ok and any(s.raw_times for s in r.samples):
-        times = np.concatenate([np.asarray(s.raw_times, dtype=np.float64) / s.number_per_run for s in r.samples])
-        q1, median, q3, sig = (a[0] for a in summarize_times(times[None, :]))
-        figures = (float(q1), float(median), float(q3), float(sig))
-    fields = {f.name: getattr(r, f.name) for f in dataclasses.fields(records.BenchmarkResult)}
-    fields["samples"] = _light_samples(r.samples)
-    # A round's memory figures without its start time: the rounds' figures are mostly equal,
-    # and one shared record for them halves what a light history costs to read.
-    fields["memory"] = tuple(seen.setdefault(m, m) for m in (dataclasses.replace(m, started_at=0.0) for m in r.memory))
-    return LightResult(**fields, torch_stats=figures)
-
-
-def light(result: records.CommitResult) -> records.CommitResult:
-    """The summary's copy of a result: what history readers need, without the block times."""
-    seen: dict = {}
-    return dataclasses.replace(
-        result,
-        results=tuple(_light_result(r, seen) for r in result.results),
-        reference=_light_samples(result.reference),
-    )
 
 
 # -- the file ------------------------------------------------------------------
@@ -114,7 +69,7 @@ def _load(blob: bytes, kind: type):
     return value
 
 
-def _connect(root: Path) -> sqlite3.Connection:
+def connect(root: Path) -> sqlite3.Connection:
     try:
         return _open(root)
     except sqlite3.OperationalError:
@@ -137,13 +92,19 @@ def _open(root: Path) -> sqlite3.Connection:
         db.execute("COMMIT")
     db.execute(
         "CREATE TABLE IF NOT EXISTS entries (machine TEXT, env TEXT, sha TEXT, size INTEGER, mtime_ns INTEGER,"
-        " digest TEXT, light BLOB, error TEXT, commit_info BLOB, PRIMARY KEY (machine, env, sha))"
+        " digest TEXT, light BLOB, error TEXT, commit_info BLOB, header BLOB, PRIMARY KEY (machine, env, sha))"
     )
     return db
 
 
 def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=20).hexdigest()
+
+
+def _entry(result: records.CommitResult) -> tuple[bytes, None, bytes, bytes]:
+    """(light, error, commit_info, header) of an entry, pickled."""
+    dump = lambda value: pickle.dumps(value, protocol=5)
+    return dump(light(result)), None, dump(result.commit), dump(header(result))
 
 
 def record(root: Path, path: Path, result: records.CommitResult, data: bytes) -> None:
@@ -155,23 +116,11 @@ def record(root: Path, path: Path, result: records.CommitResult, data: bytes) ->
         return
     try:
         st = path.stat()
-        db = _connect(root)
-        try:
+        with contextlib.closing(connect(root)) as db:
             db.execute(
-                "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?)",
-                (
-                    result.machine,
-                    result.env,
-                    path.stem,
-                    st.st_size,
-                    st.st_mtime_ns,
-                    _digest(data),
-                    pickle.dumps(light(result), protocol=5),
-                    pickle.dumps(result.commit, protocol=5),
-                ),
+                "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (result.machine, result.env, path.stem, st.st_size, st.st_mtime_ns, _digest(data), *_entry(result)),
             )
-        finally:
-            db.close()
     except (OSError, sqlite3.Error):
         pass
 
@@ -195,6 +144,32 @@ def history(store, machine: str, env: str) -> list[records.CommitResult]:
     return _in_order(found)
 
 
+def headers(store, machine: str, env: str) -> list[records.CommitResult] | None:
+    """Every commit measured on machine/env without its benchmarks (`header`), oldest first; None when
+    the summary is unusable."""
+    found = _read(store, machine, env, "header")
+    return None if found is None else _in_order(found)
+
+
+def light_of(store, machine: str, env: str, shas: list[str]) -> dict[str, records.CommitResult]:
+    """sha -> its light result, for those of `shas` whose entries read back (as the last read left them)."""
+    out: dict[str, records.CommitResult] = {}
+    try:
+        with contextlib.closing(connect(store.root)) as db:
+            for k in range(0, len(shas), 500):
+                part = shas[k : k + 500]
+                marks = ",".join("?" * len(part))
+                for sha, blob in db.execute(
+                    f"SELECT sha, light FROM entries WHERE machine = ? AND env = ? AND sha IN ({marks})",
+                    (machine, env, *part),
+                ):
+                    with contextlib.suppress(pickle.UnpicklingError, EOFError, TypeError, ValueError, AttributeError):
+                        out[sha] = _load(blob, records.CommitResult)
+    except (OSError, sqlite3.Error):
+        pass
+    return out
+
+
 def commits(store, machine: str, env: str) -> list[Listed]:
     """Every commit measured on machine/env, oldest first, without decoding any results."""
     found = _read(store, machine, env, "commit_info")
@@ -206,7 +181,7 @@ def commits(store, machine: str, env: str) -> list[Listed]:
 def digests(store, machine: str, env: str) -> dict[str, str]:
     """sha -> its file's content digest, as the last `history` checked it ({} without a summary)."""
     try:
-        with contextlib.closing(_connect(store.root)) as db:
+        with contextlib.closing(connect(store.root)) as db:
             rows = db.execute("SELECT sha, digest FROM entries WHERE machine = ? AND env = ?", (machine, env))
             return {sha: digest for sha, digest in rows if digest}
     except (OSError, sqlite3.Error):
@@ -221,7 +196,7 @@ def _in_order(found: list) -> list:
 def _read(store, machine: str, env: str, column: str) -> list | None:
     """The `column` of every entry of machine/env, refreshed from the files; None if the summary is unusable."""
     try:
-        db = _connect(store.root)
+        db = connect(store.root)
     except (OSError, sqlite3.Error):
         return None
     was_enabled = gc.isenabled()
@@ -239,7 +214,16 @@ def _read(store, machine: str, env: str, column: str) -> list | None:
             gc.enable()
 
 
+# A column a reader asks for: its place in `_entry`, its type, and how a result gives it.
+_COLUMNS = {
+    "light": (0, records.CommitResult, light),
+    "commit_info": (2, records.CommitInfo, lambda r: r.commit),
+    "header": (3, records.CommitResult, header),
+}
+
+
 def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str) -> list:
+    at, kind, made = _COLUMNS[column]
     folder = store.root / machine / env
     files: dict[str, os.stat_result] = {}
     if folder.is_dir():
@@ -274,26 +258,24 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
                 blob, error = row[3], row[4]
             else:
                 try:
-                    result = codec.decode(data, str(path))
-                    entry = (pickle.dumps(light(result), protocol=5), None, pickle.dumps(result.commit, protocol=5))
+                    entry = _entry(codec.decode(data, str(path)))
                 except RegressError as exc:
-                    entry = (None, str(exc), None)
+                    entry = (None, str(exc), None, None)
                 writes.append((machine, env, sha, st.st_size, st.st_mtime_ns, digest, *entry))
-                blob, error = entry[0] if column == "light" else entry[2], entry[1]
+                blob, error = entry[at], entry[1]
         if error is not None:
             store.refused.append(error)
             continue
         try:
-            out.append(_load(blob, records.CommitResult if column == "light" else records.CommitInfo))
+            out.append(_load(blob, kind))
         except (pickle.UnpicklingError, EOFError, TypeError, ValueError, AttributeError):
             # An entry that does not read back is rebuilt from its file next time.
-            writes.append((machine, env, sha, -1, -1, "", None, None, None))
-            result = store.load_file(folder / f"{sha}.pkl")
-            out.append(light(result) if column == "light" else result.commit)
+            writes.append((machine, env, sha, -1, -1, "", None, None, None, None))
+            out.append(made(store.load_file(folder / f"{sha}.pkl")))
     gone = [(machine, env, sha) for sha in rows if sha not in files]
     if writes or touches or gone:
         db.execute("BEGIN IMMEDIATE")
-        db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", writes)
+        db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", writes)
         db.executemany("UPDATE entries SET size = ?, mtime_ns = ? WHERE machine = ? AND env = ? AND sha = ?", touches)
         db.executemany("DELETE FROM entries WHERE machine = ? AND env = ? AND sha = ?", gone)
         db.execute("COMMIT")

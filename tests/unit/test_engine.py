@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from factories import bench, commit, rounds_of
 
@@ -275,9 +276,14 @@ def test_a_step_after_two_commits_is_found_when_compare_confirms_it():
     # Two commits at the old level: Mann-Whitney alone can't reach p < 0.05; compare on the rounds can.
     history = [commit(f"{i:040d}", bench(BASE if i < 2 else slowed(BASE, 2.0), sub="add")) for i in range(8)]
     assert [(s.index, s.direction) for s in changepoints.find_steps(history)] == [(2, "regression")]
+
     # A level read off one commit whose fastest rounds disagree wildly is left out; with many
     # rounds, two that agree on the floor are enough.
-    assert changepoints._unsettled([1.0, 1.3, 1.3]) and not changepoints._unsettled([1.0, 1.001, 1.3, 1.3, 1.3])
+    def unsettled(values) -> bool:  # one run row: its three fastest rounds and its count
+        low = np.asarray(sorted(values)[:3], dtype=float)[:, None]
+        return bool(changepoints._unsettled(low, np.asarray([len(values)]))[0])
+
+    assert unsettled([1.0, 1.3, 1.3]) and not unsettled([1.0, 1.001, 1.3, 1.3, 1.3])
 
 
 def test_time_left_counts_the_extra_rounds_the_adaptive_plan_takes(tmp_path):

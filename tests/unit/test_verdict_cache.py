@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 
 import pytest
@@ -84,6 +85,32 @@ def test_a_changed_file_a_garbled_entry_or_another_allowance_is_judged_afresh(fo
     again, judge = cached(folder)
     assert again == afresh(folder)
     assert 1 <= judge.misses <= 4
+
+
+def test_the_same_allowance_from_more_pairs_is_a_hit_with_its_note_brought_up_to_date(folder):
+    """A new commit adds same-code pairs; where the allowance stays what it was (most sit at the
+    fixed floor) the kept verdicts stand, and only their notes' count of pairs is the history's now."""
+    _, judge = cached(folder)
+    total = judge.misses
+    db = sqlite3.connect(folder / summary.FILE)
+    rows = [(k, v) for k, v in db.execute("SELECT key, value FROM computed") if decode(v)[1]]
+    assert rows
+    for key, value in rows:  # as if kept when the history had three pairs fewer
+        verdicts, asked = decode(value)
+        fewer = {b: type(a)(a.sigma, a.pairs + 3) for b, a in asked.items()}
+        older = [
+            dataclasses.replace(v, reason=v.reason.replace(asked[v.id].describe(), fewer[v.id].describe()))
+            if v.id in asked
+            else v
+            for v in verdicts
+        ]
+        assert older != verdicts  # the notes did name the count
+        db.execute("UPDATE computed SET value = ? WHERE key = ?", (encode(older, fewer), key))
+    db.commit()
+    db.close()
+    again, judge = cached(folder)
+    assert (judge.hits, judge.misses) == (total, 0)
+    assert again == afresh(folder)
 
 
 def test_without_a_summary_nothing_is_kept_and_the_verdicts_are_the_same(folder):

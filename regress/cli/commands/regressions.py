@@ -54,8 +54,13 @@ def run(args) -> int:
         machine, env, shas = cfg.machine_name, cfg.env, [c.commit.sha for c in history]
         code = code_identity.for_config(cfg, shas)
 
-        def compute():  # light results: no block times decoded
-            return changepoints.find_steps(summary.history(store, machine, env), threshold=threshold, code=code)
+        def compute():  # each file's figures, kept in the summary: no rounds decoded
+            from regress.analysis import table
+            from regress.storage import derived
+
+            kept = derived.per_file(store, machine, env, table.KIND, table.compute)
+            series = table.Table.kept(kept, lambda: summary.history(store, machine, env))
+            return changepoints.find_steps(series, threshold=threshold, code=code)
 
         # Kept by the site build (or the last `regressions`) when no file changed since.
         found = steps_cache.steps_for(store, machine, env, shas, threshold=threshold, code=code, compute=compute)

@@ -1,0 +1,214 @@
+"""One result file's figures: the few numbers per benchmark that the history-wide analyses read.
+
+The change points, the run-shift fit, the allowance for separate runs, the
+charts and the site's metric tables all read every commit of a series, but of
+each commit's rounds only a handful of figures: a benchmark's level, its
+rounds' quartiles, torch's pooled-block statistics, and per run the count and
+the three fastest round values. Computed once per file (the results summary
+keeps them beside the file's entry: `storage/derived.py`), a thousand commits
+of two hundred benchmarks are a few arrays instead of a million round
+records to walk. `encode`/`decode` are a flat binary form (a JSON head and
+raw float arrays), never a pickle. Pure.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from regress.analysis.metric_values import values
+from regress.core.blocks import summarize_times
+from regress.core.kinds import FailureKind
+from regress.core.metric_specs import BEYOND_TIME, spec
+from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
+
+# Bump when what a file's figures hold (or how they are computed) changes: all are computed afresh.
+FIGURES_VERSION = 1
+
+# A result's status: timed (a level), failed (a failure that is not a skip), other (skipped, counts only).
+TIMED, FAILED, OTHER = 0, 1, 2
+_SEP, _FIELD = "\x1d", "\x1e"
+
+
+@dataclass(frozen=True)
+class FileFigures:
+    """Per result (rows, in the file's order) and per (result, run) of one file."""
+
+    ids: tuple[BenchmarkId, ...]
+    status: np.ndarray  # int8: TIMED, FAILED, OTHER
+    ok: np.ndarray  # bool: BenchmarkResult.ok
+    level: np.ndarray  # the fastest round (TIMED rows)
+    band: np.ndarray  # (2, rows): quartiles of the round values
+    torch: np.ndarray  # (4, rows): torch's q1, median, q3, significant figures of every block pooled
+    instructions: np.ndarray  # int64 per call, -1: none
+    extra: np.ndarray  # (len(BEYOND_TIME), rows): each metric's level, NaN: none
+    messages: dict[int, str]  # row -> its failure (FAILED rows)
+    units: dict[int, str]  # row -> its tracked value's unit
+    run_row: np.ndarray  # int32 (per run of an ok result): its result row
+    run: np.ndarray  # int32: index into runs
+    runs: tuple[str, ...]
+    run_n: np.ndarray  # int32: rounds of that run
+    low: np.ndarray  # (3, run rows): its three fastest round values, NaN-padded
+    reference: float  # the reference workload's level (NaN: none)
+
+
+def _metric_level(r: BenchmarkResult, metric) -> float:
+    if r.failure is not None or not getattr(r, spec(metric).field):
+        return math.nan
+    got = values(r, metric)
+    return float(statistics.median(got)) if got else math.nan
+
+
+def of(result: CommitResult, *, site: bool = True) -> FileFigures:
+    """The figures of one (full or light) result. Without `site`, what only the site shows (the
+    rounds' quartiles, torch's statistics, the metrics beyond time: the costly part) is left NaN."""
+    rows = len(result.results)
+    status = np.full(rows, OTHER, dtype=np.int8)
+    ok = np.zeros(rows, dtype=bool)
+    level = np.full(rows, math.nan)
+    band = np.full((2, rows), math.nan)
+    torch = np.full((4, rows), math.nan)
+    instructions = np.full(rows, -1, dtype=np.int64)
+    extra = np.full((len(BEYOND_TIME), rows), math.nan)
+    messages: dict[int, str] = {}
+    units: dict[int, str] = {}
+    run_row, run, run_n, low = [], [], [], []
+    runs: dict[str, int] = {}
+    for k, r in enumerate(result.results):
+        ok[k] = r.ok
+        if r.counted:
+            instructions[k] = r.instructions
+        timed = [s for s in r.samples if s.raw_times]
+        if r.ok and timed:
+            status[k] = TIMED
+            values = [min(s.raw_times) / s.number_per_run for s in timed]
+            level[k] = min(values)
+            if site:
+                band[:, k] = values[0] if len(values) < 2 else np.percentile(values, [25, 75])
+            known = getattr(r, "torch_stats", ())  # a light result (storage/summary.py) keeps them
+            if not known and site:
+                times = np.concatenate([np.asarray(s.raw_times, dtype=np.float64) / s.number_per_run for s in timed])
+                known = tuple(float(a[0]) for a in summarize_times(times[None, :]))
+            if known:
+                torch[:, k] = known
+        elif r.failure is not None and r.failure.kind != FailureKind.SKIPPED:
+            status[k] = FAILED
+            messages[k] = str(r.failure)
+        if r.ok:
+            per_run: dict[str, list[float]] = {}
+            for s in timed:
+                per_run.setdefault(s.run, []).append(min(s.raw_times) / s.number_per_run)
+            for name, values in per_run.items():
+                values.sort()
+                run_row.append(k)
+                run.append(runs.setdefault(name, len(runs)))
+                run_n.append(len(values))
+                low.append((values + [math.nan, math.nan])[:3])
+        if site and r.failure is None and (r.memory or r.compiled or r.tracked):
+            for m, metric in enumerate(BEYOND_TIME):
+                extra[m, k] = _metric_level(r, metric)
+            if r.tracked:
+                units[k] = r.tracked[-1].unit
+    reference = [min(s.raw_times) / s.number_per_run for s in result.reference if s.raw_times]
+    return FileFigures(
+        ids=tuple(r.id for r in result.results),
+        status=status,
+        ok=ok,
+        level=level,
+        band=band,
+        torch=torch,
+        instructions=instructions,
+        extra=extra,
+        messages=messages,
+        units=units,
+        run_row=np.asarray(run_row, dtype=np.int32),
+        run=np.asarray(run, dtype=np.int32),
+        runs=tuple(runs),
+        run_n=np.asarray(run_n, dtype=np.int32),
+        low=np.asarray(low, dtype=np.float64).reshape(-1, 3).T.copy(),
+        reference=min(reference) if reference else math.nan,
+    )
+
+
+# -- the stored form -------------------------------------------------------------
+
+_ARRAYS = (  # (field, dtype, rows per result row or per run row)
+    ("status", np.int8, "r"),
+    ("ok", np.bool_, "r"),
+    ("level", np.float64, "r"),
+    ("band", np.float64, "r"),
+    ("torch", np.float64, "r"),
+    ("instructions", np.int64, "r"),
+    ("extra", np.float64, "r"),
+    ("run_row", np.int32, "u"),
+    ("run", np.int32, "u"),
+    ("run_n", np.int32, "u"),
+    ("low", np.float64, "u"),
+)
+
+
+def _key(b: BenchmarkId) -> str:
+    return _FIELD.join((b.label, b.sub_label, b.description, str(b.num_threads)))
+
+
+def encode(f: FileFigures) -> bytes:
+    head = {
+        "v": FIGURES_VERSION,
+        "ids": _SEP.join(_key(b) for b in f.ids),
+        "rows": len(f.ids),
+        "runs": list(f.runs),
+        "run_rows": len(f.run_row),
+        "messages": {str(k): v for k, v in f.messages.items()},
+        "units": {str(k): v for k, v in f.units.items()},
+        "reference": None if math.isnan(f.reference) else f.reference,
+    }
+    data = json.dumps(head).encode()
+    body = b"".join(np.ascontiguousarray(getattr(f, name), dtype=dtype).tobytes() for name, dtype, _ in _ARRAYS)
+    return struct.pack("<I", len(data)) + data + body
+
+
+def decode(blob: bytes, ids: dict[str, BenchmarkId] | None = None) -> FileFigures:
+    """`ids`: a cache of the BenchmarkIds already built (files of a series share them).
+
+    Raises ValueError on anything that does not read back as figures of this version."""
+    ids = {} if ids is None else ids
+    try:
+        (n,) = struct.unpack_from("<I", blob)
+        head = json.loads(blob[4 : 4 + n])
+        if head["v"] != FIGURES_VERSION:
+            raise ValueError("figures of another version")
+        rows, run_rows = int(head["rows"]), int(head["run_rows"])
+        keys = head["ids"].split(_SEP) if rows else []
+        found = []
+        for key in keys:
+            bid = ids.get(key)
+            if bid is None:
+                label, sub, desc, threads = key.split(_FIELD)
+                bid = ids[key] = BenchmarkId(label, sub, desc, int(threads))
+            found.append(bid)
+        arrays, at = {}, 4 + n
+        for name, dtype, per in _ARRAYS:
+            count = rows if per == "r" else run_rows
+            width = {"band": 2, "torch": 4, "extra": len(BEYOND_TIME), "low": 3}.get(name, 1)
+            size = np.dtype(dtype).itemsize * count * width
+            a = np.frombuffer(blob, dtype=dtype, count=count * width, offset=at)
+            arrays[name] = a.reshape(width, count) if width > 1 else a
+            at += size
+        if at != len(blob) or len(found) != rows:
+            raise ValueError("figures of the wrong length")
+        reference = head["reference"]
+        return FileFigures(
+            ids=tuple(found),
+            messages={int(k): str(v) for k, v in head["messages"].items()},
+            units={int(k): str(v) for k, v in head["units"].items()},
+            runs=tuple(str(r) for r in head["runs"]),
+            reference=math.nan if reference is None else float(reference),
+            **arrays,
+        )
+    except (struct.error, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"unreadable figures: {exc}") from None

@@ -1,0 +1,159 @@
+"""A series' figures as one table: every file's `figures`, joined in history order.
+
+What the change points, the run-shift fit, the allowance for separate runs,
+the site's tracks and its metric tables read. Built from stored figures (the
+summary's, one per file, so nothing but a few arrays is read), or from a
+history in hand (`of`: tests, a folder without a usable summary). The few
+rules that read one commit's rounds (compare across a candidate step, the
+metric tables' newest verdicts) ask `load` for that commit's result. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from regress.analysis import figures as file_figures
+from regress.analysis.figures import FileFigures
+from regress.core.records import BenchmarkId, CommitResult
+
+
+@dataclass
+class Table:
+    history: list[CommitResult]  # the series' commits in history order (their results may be left out)
+    load: Callable[[int], CommitResult]  # position -> that commit's result, rounds and all
+    ids: list[BenchmarkId]
+    # One row per (commit, benchmark result):
+    pos: np.ndarray
+    bench: np.ndarray  # index into ids
+    status: np.ndarray
+    ok: np.ndarray
+    level: np.ndarray
+    band: np.ndarray
+    torch: np.ndarray
+    instructions: np.ndarray
+    extra: np.ndarray
+    messages: dict[int, str]
+    units: dict[int, str]
+    # One row per (commit, benchmark, run) of an ok result:
+    run_pos: np.ndarray
+    run_bench: np.ndarray
+    run: np.ndarray  # index into run_names
+    run_names: list[str]
+    run_n: np.ndarray
+    low: np.ndarray
+    reference: np.ndarray  # per position: the reference workload's level (NaN: none)
+    _rows: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, history: list[CommitResult], *, site: bool = False) -> Table:
+        """The table of a history in hand (full or light results); `site`: with what only the site shows."""
+        return cls.build(history, [file_figures.of(c, site=site) for c in history], history.__getitem__)
+
+    @classmethod
+    def kept(cls, kept, light: Callable[[], list[CommitResult]]) -> Table:
+        """The table of a series' kept figures (`storage.derived.per_file`), else of its light history."""
+        if kept is not None:
+            try:
+                return cls.stored(kept.headers, kept.blobs, kept.load)
+            except ValueError:
+                pass  # a kept entry that does not read: the light history has it all
+        return cls.of(light(), site=True)
+
+    @classmethod
+    def stored(cls, history: list[CommitResult], blobs: list[bytes], load) -> Table:
+        """The table of stored figures (`encode`d per file, in history order); ValueError if one does not read."""
+        cache: dict = {}
+        return cls.build(history, [file_figures.decode(b, cache) for b in blobs], load)
+
+    @classmethod
+    def build(cls, history: list[CommitResult], files: list[FileFigures], load) -> Table:
+        index: dict[BenchmarkId, int] = {}
+        names: dict[str, int] = {}
+        bench, pos, run_bench, run_pos, run = [], [], [], [], []
+        messages: dict[int, str] = {}
+        units: dict[int, str] = {}
+        offset = 0
+        for i, f in enumerate(files):
+            local = np.asarray([index.setdefault(b, len(index)) for b in f.ids], dtype=np.int32)
+            bench.append(local)
+            pos.append(np.full(len(f.ids), i, dtype=np.int32))
+            messages.update((offset + k, v) for k, v in f.messages.items())
+            units.update((offset + k, v) for k, v in f.units.items())
+            offset += len(f.ids)
+            run_names = np.asarray([names.setdefault(r, len(names)) for r in f.runs], dtype=np.int32)
+            run.append(run_names[f.run] if len(f.run) else np.zeros(0, dtype=np.int32))
+            run_bench.append(local[f.run_row] if len(f.run_row) else np.zeros(0, dtype=np.int32))
+            run_pos.append(np.full(len(f.run_row), i, dtype=np.int32))
+
+        def cat(name: str, dtype, width: int = 1) -> np.ndarray:
+            parts = [getattr(f, name) for f in files]
+            if not parts:
+                return np.zeros((width, 0) if width > 1 else 0, dtype=dtype)
+            return np.concatenate(parts, axis=-1).astype(dtype, copy=False)
+
+        def join(parts: list, dtype=np.int32) -> np.ndarray:
+            return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
+
+        return cls(
+            history=history,
+            load=load,
+            ids=list(index),
+            pos=join(pos),
+            bench=join(bench),
+            status=cat("status", np.int8),
+            ok=cat("ok", np.bool_),
+            level=cat("level", np.float64),
+            band=cat("band", np.float64, 2),
+            torch=cat("torch", np.float64, 4),
+            instructions=cat("instructions", np.int64),
+            extra=cat("extra", np.float64, len(file_figures.BEYOND_TIME)),
+            messages=messages,
+            units=units,
+            run_pos=join(run_pos),
+            run_bench=join(run_bench),
+            run=join(run),
+            run_names=list(names),
+            run_n=cat("run_n", np.int32),
+            low=cat("low", np.float64, 3),
+            reference=np.asarray([f.reference for f in files], dtype=np.float64),
+        )
+
+    def row(self, position: int, bid: BenchmarkId) -> int | None:
+        """The row of `bid` at a history position, if that commit has a result for it."""
+        if not self._rows:
+            self._rows.update((b, k) for k, b in enumerate(self.ids))
+        k = self._rows.get(bid)
+        if k is None:
+            return None
+        a, b = np.searchsorted(self.pos, [position, position + 1])
+        found = np.flatnonzero(self.bench[a:b] == k)
+        return int(a + found[0]) if len(found) else None
+
+    def ids_at(self, position: int) -> list[BenchmarkId]:
+        """The benchmarks a commit has results for, in its file's order."""
+        a, b = np.searchsorted(self.pos, [position, position + 1])
+        return [self.ids[k] for k in self.bench[a:b].tolist()]
+
+    def by_bench(self, rows: np.ndarray) -> dict[BenchmarkId, np.ndarray]:
+        """The given rows (a mask or indices) grouped by benchmark, each oldest first."""
+        rows = np.flatnonzero(rows) if rows.dtype == np.bool_ else np.asarray(rows)
+        order = rows[np.lexsort((self.pos[rows], self.bench[rows]))]
+        benches = self.bench[order]
+        cuts = np.flatnonzero(np.diff(benches)) + 1
+        return {self.ids[int(benches[g[0]])]: order[g] for g in np.split(np.arange(len(order)), cuts) if len(g)}
+
+
+# What a file's figures are kept under (`storage/derived.py`), and how they are made.
+KIND = f"figures/{file_figures.FIGURES_VERSION}"
+
+
+def compute(result: CommitResult) -> bytes:
+    return file_figures.encode(file_figures.of(result))
+
+
+def as_table(history) -> Table:
+    """A Table as it is, or the table of a history in hand."""
+    return history if isinstance(history, Table) else Table.of(list(history))

@@ -1,0 +1,83 @@
+"""What an analysis derives from each result file, kept beside that file's summary entry.
+
+A thousand commits' light results are still a million round records to
+unpickle and walk; the history-wide analyses need a few numbers of each
+(`analysis/figures.py`). Those are computed once per file and kept here,
+keyed by the file's content digest and by `kind` (the caller's name for what
+it computes, with its version and code digest): a file that changed, or a new
+rule, is a miss, and a miss is computed from that one file's light result.
+So after one new commit a build reads every file's few numbers and computes
+one file's. Only a cache, in the summary's SQLite file: an unusable one
+gives None and the caller reads the light history instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from regress.core.records import CommitResult
+from regress.storage import summary
+from regress.storage.computed import analysis_code
+
+
+@dataclass
+class Derived:
+    """A series' commits in history order (their headers: no benchmarks), each one's derived blob,
+    and `load(position)`: that commit's light result (rounds and all), for the few rules that read them."""
+
+    headers: list[CommitResult]
+    blobs: list[bytes]
+    load: Callable[[int], CommitResult]
+
+
+def per_file(store, machine: str, env: str, kind: str, compute: Callable[[CommitResult], bytes]) -> Derived | None:
+    """`compute(light result)` of every file of machine/env, kept ones where the file is unchanged."""
+    kind = f"{kind} {analysis_code()}"  # a changed rule is a new kind
+    headers = summary.headers(store, machine, env)
+    if headers is None:
+        return None
+    shas = [h.commit.sha for h in headers]
+    digests = summary.digests(store, machine, env)
+    try:
+        with contextlib.closing(summary.connect(store.root)) as db:
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS derived (machine TEXT, env TEXT, sha TEXT, kind TEXT, digest TEXT,"
+                " blob BLOB, PRIMARY KEY (machine, env, sha, kind))"
+            )
+            kept = {
+                sha: (digest, blob)
+                for sha, digest, blob in db.execute(
+                    "SELECT sha, digest, blob FROM derived WHERE machine = ? AND env = ? AND kind = ?",
+                    (machine, env, kind),
+                )
+            }
+            missing = [sha for sha in shas if sha not in kept or kept[sha][0] != digests.get(sha)]
+            made = {sha: compute(result) for sha, result in summary.light_of(store, machine, env, missing).items()}
+            if len(made) != len(missing):
+                return None  # an entry went missing under us: read the light history instead
+            if made:
+                db.execute("BEGIN IMMEDIATE")
+                db.execute(
+                    "DELETE FROM derived WHERE machine = ? AND env = ? AND kind != ?", (machine, env, kind)
+                )  # another version's or rule's figures: never read again
+                db.executemany(
+                    "INSERT OR REPLACE INTO derived VALUES (?, ?, ?, ?, ?, ?)",
+                    [(machine, env, sha, kind, digests.get(sha, ""), blob) for sha, blob in made.items()],
+                )
+                db.execute("COMMIT")
+    except sqlite3.Error:
+        return None
+    blobs = [made[sha] if sha in made else kept[sha][1] for sha in shas]
+    loaded: dict[int, CommitResult] = {}
+
+    def load(position: int) -> CommitResult:
+        if position not in loaded:
+            sha = shas[position]
+            found = summary.light_of(store, machine, env, [sha]).get(sha)
+            loaded[position] = found if found is not None else summary.light(store.load(machine, env, sha))
+        return loaded[position]
+
+    return Derived(headers, blobs, load)
