@@ -37,24 +37,9 @@ def _within_round_iqr(result: BenchmarkResult) -> float:
     for s in result.samples:
         times = s.times
         if len(times) >= 4:
-            q1, q2, q3 = _quartiles(sorted(times))
+            q1, q2, q3 = stats.quartiles(sorted(times))
             worst = max(worst, (q3 - q1) / q2 if q2 > 0 else 0.0)
     return worst
-
-
-def _quartiles(ordered: list[float]) -> tuple[float, float, float]:
-    """np.percentile(times, [25, 50, 75]) to the bit (its linear rule), without its per-call
-    overhead: a site judges thousands of rounds (3 of a 16 s build went there)."""
-    out = []
-    top = len(ordered) - 1
-    for q in (0.25, 0.5, 0.75):
-        h = top * q
-        lo = int(h)
-        t = h - lo
-        a, b = ordered[lo], ordered[min(lo + 1, top)]
-        d = b - a
-        out.append(b - d * (1 - t) if t >= 0.5 else a + d * t)
-    return out[0], out[1], out[2]
 
 
 def _why_noisy(
