@@ -8,6 +8,7 @@ browser only places text (never HTML) from them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -81,6 +82,7 @@ def bench(series: list, shas: list[list[str]], bid: BenchmarkId, index: Index | 
         if not lines:
             continue
         scale, title = _axis(metric, [y for _, pts in lines for _, y in pts], unit)
+        text = functools.lru_cache(maxsize=4096)(spec(metric).fmt)  # exact figures repeat commit after commit
         out.append(
             {
                 "metric": metric.value,
@@ -91,7 +93,7 @@ def bench(series: list, shas: list[list[str]], bid: BenchmarkId, index: Index | 
                         "name": name,
                         "sha": [c for c, _ in pts],
                         "y": [y / scale for _, y in pts],
-                        "text": [spec(metric).fmt(y) for _, y in pts],
+                        "text": [text(y) for _, y in pts],
                     }
                     for name, pts in lines
                 ],
