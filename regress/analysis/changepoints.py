@@ -97,23 +97,19 @@ def series(
 
     out: dict[BenchmarkId, tuple[list[int], list[float]]] = {}
     for bid, obs in levels.observations(table, code or {}, keep).items():
-        nodes_of_run: dict[str, set[str]] = {}
-        for o in obs:
-            nodes_of_run.setdefault(o.run, set()).add(o.node)
-        obs = [o for o in obs if not (o.position in off and len(nodes_of_run[o.run]) == 1)]
-        if not obs:
+        if off:  # a run of one node measured while the machine was off: left out
+            nodes_of_run = np.unique(np.column_stack([obs.run, obs.node]), axis=0)[:, 0]
+            runs, count = np.unique(nodes_of_run, return_counts=True)
+            lone = np.isin(obs.run, runs[count == 1])
+            obs = obs.only(~(np.isin(obs.position, list(off)) & lone))
+        if not len(obs):
             continue
-        fitted, _ = levels.fit(obs)
-        idx: list[int] = []
-        values: list[float] = []
-        last_node = None
-        for position, node in sorted({(o.position, o.node) for o in obs}):
-            if node == last_node:
-                continue  # the same code as the point before: one level
-            idx.append(position)
-            values.append(math.exp(fitted[node]))
-            last_node = node
-        out[bid] = (idx, values)
+        fitted = levels.fit(obs)
+        # One point per (position, node), in history order; the same code as the point before: one level.
+        points = np.unique(np.column_stack([obs.position, obs.node]), axis=0)
+        keep_point = np.r_[True, points[1:, 1] != points[:-1, 1]]
+        idx = points[keep_point, 0].tolist()
+        out[bid] = (idx, [math.exp(fitted[n]) for n in points[keep_point, 1].tolist()])
     return out
 
 

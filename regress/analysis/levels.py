@@ -21,7 +21,6 @@ moves no level by itself. Pure.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,42 +45,67 @@ MIN_SCALE = 0.002
 
 
 @dataclass(frozen=True)
-class Observation:
-    position: int  # in the history list
-    node: str  # code identity (or sha): commits of one node share a level
-    run: str
-    log_level: float  # log of the run's fastest round at that commit
-    rounds: int
-    cpu: str = ""  # the CPU model of the run's machine (its fingerprint)
+class Observations:
+    """One benchmark's observations, one per (commit, run) that measured it (parallel arrays).
+
+    node, run, cpu are codes whose order is that of their names (a node is a code identity, or the
+    commit's sha: commits of one node share a level; an unnamed run is its commit's own, "-{position}"),
+    so a fit's columns are ordered as they always were."""
+
+    position: np.ndarray  # in the history list
+    node: np.ndarray
+    run: np.ndarray
+    cpu: np.ndarray  # the CPU model of the run's machine (its fingerprint)
+    log_level: np.ndarray  # log of the run's fastest round at that commit
+
+    def __len__(self) -> int:
+        return len(self.position)
+
+    def only(self, keep: np.ndarray) -> Observations:
+        return Observations(*(a[keep] for a in (self.position, self.node, self.run, self.cpu, self.log_level)))
 
 
-def observations(history, code: dict[str, str], keep=None) -> dict[BenchmarkId, list[Observation]]:
-    """Per benchmark, one observation per (commit, run) that measured it.
+def _codes(names: list[str]) -> tuple[dict[str, int], list[str]]:
+    ordered = sorted(set(names))
+    return {n: k for k, n in enumerate(ordered)}, ordered
+
+
+def observations(history, code: dict[str, str], keep=None) -> dict[BenchmarkId, Observations]:
+    """Per benchmark, its observations, in the table's order.
 
     `history`: a list of results or their `Table`. `keep(table)`: a mask over
     the table's run rows, which of them are trusted (changepoints leaves out
     unsettled rounds and a slow machine's)."""
     t = as_table(history)
-    out: dict[BenchmarkId, list[Observation]] = defaultdict(list)
+    rows = np.flatnonzero(keep(t)) if keep is not None else np.arange(len(t.run_pos))
+    if not len(rows):
+        return {}
     nodes = [code.get(c.commit.sha) or c.commit.sha for c in t.history]
+    node_code, _ = _codes(nodes)
+    node_of = np.asarray([node_code[n] for n in nodes], dtype=np.int64)
+    pos = t.run_pos[rows].astype(np.int64)
+    named = [t.run_names[r] for r in t.run[rows].tolist()]
+    run_names = [n or f"-{i}" for n, i in zip(named, pos.tolist())]
+    run_code, _ = _codes(run_names)
     cpus = [
         ({r.id: r.fingerprint.cpu for r in c.runs if r.fingerprint is not None}, c.fingerprint.cpu) for c in t.history
     ]
-    rows = np.flatnonzero(keep(t)) if keep is not None else np.arange(len(t.run_pos))
-    logs = [math.log(v) for v in t.low[0, rows].tolist()]
-    names = t.run_names
-    for i, b, run, n, log_level in zip(
-        t.run_pos[rows].tolist(), t.run_bench[rows].tolist(), t.run[rows].tolist(), t.run_n[rows].tolist(), logs
-    ):
-        name = names[run]
-        by_run, default_cpu = cpus[i]
-        model = by_run.get(name) or default_cpu
-        out[t.ids[b]].append(Observation(i, nodes[i], name or f"-{i}", log_level, n, model))
-    return dict(out)
+    models = [cpus[i][0].get(n) or cpus[i][1] for n, i in zip(named, pos.tolist())]
+    cpu_code, _ = _codes(models)
+    run = np.asarray([run_code[n] for n in run_names], dtype=np.int64)
+    cpu = np.asarray([cpu_code[m] for m in models], dtype=np.int64)
+    y = np.asarray([math.log(v) for v in t.low[0, rows].tolist()])  # math.log: as it always was, to the bit
+    bench = t.run_bench[rows]
+    order = np.argsort(bench, kind="stable")
+    cuts = np.flatnonzero(np.diff(bench[order])) + 1
+    out: dict[BenchmarkId, Observations] = {}
+    for g in np.split(order, cuts):
+        out[t.ids[int(bench[g[0]])]] = Observations(pos[g], node_of[pos[g]], run[g], cpu[g], y[g])
+    return out
 
 
-def fit(obs: list[Observation]) -> tuple[dict[str, float], dict[str, float]]:
-    """(log level per node, log shift per run), estimated together.
+def fit(obs: Observations) -> dict[int, float]:
+    """Log level per node code, estimated together with every run's shift.
 
     Least squares on y = level[node] + model[cpu] + own[run], solved directly
     (a sparse system: a chain of a thousand pushes is one solve), the run's
@@ -91,18 +115,15 @@ def fit(obs: list[Observation]) -> tuple[dict[str, float], dict[str, float]]:
     each other in place, while a change of model moves nothing. Then a few
     reweighted solves (Huber) so that one odd measurement pulls less.
     """
-    nodes = sorted({o.node for o in obs})
-    run_ids = sorted({o.run for o in obs})
-    models = sorted({o.cpu for o in obs})
-    ni = {n: k for k, n in enumerate(nodes)}
-    ri = {r: len(nodes) + k for k, r in enumerate(run_ids)}
-    mi = {m: len(nodes) + len(run_ids) + k for k, m in enumerate(models)}
-    m, size = len(obs), len(nodes) + len(run_ids) + len(models)
+    nodes, node = np.unique(obs.node, return_inverse=True)
+    runs, run = np.unique(obs.run, return_inverse=True)
+    models, model = np.unique(obs.cpu, return_inverse=True)
+    m, size = len(obs), len(nodes) + len(runs) + len(models)
     rows = np.repeat(np.arange(m), 3)
-    cols = np.asarray([c for o in obs for c in (ni[o.node], ri[o.run], mi[o.cpu])])
+    cols = np.column_stack([node, len(nodes) + run, len(nodes) + len(runs) + model]).ravel()
     a = sparse.csr_matrix((np.ones(3 * m), (rows, cols)), shape=(m, size))
-    y = np.asarray([o.log_level for o in obs])
-    pull = sparse.diags(np.r_[np.zeros(len(nodes)), np.full(len(run_ids), RUN_PRIOR), np.full(len(models), RIDGE)])
+    y = obs.log_level
+    pull = sparse.diags(np.r_[np.zeros(len(nodes)), np.full(len(runs), RUN_PRIOR), np.full(len(models), RIDGE)])
     w = np.ones(m)
     x = np.zeros(size)
     for _ in range(REWEIGHTS):
@@ -113,15 +134,13 @@ def fit(obs: list[Observation]) -> tuple[dict[str, float], dict[str, float]]:
         if float(resid.max()) <= HUBER * scale:
             break  # nothing to down-weight
         w = np.minimum(1.0, HUBER * scale / np.maximum(resid, 1e-300))
-    model_of = {o.run: o.cpu for o in obs}
-    shifts = {r: float(x[ri[r]] + x[mi[model_of[r]]]) for r in run_ids}
-    return {n: float(x[ni[n]]) for n in nodes}, shifts
+    return dict(zip(nodes.tolist(), x[: len(nodes)].tolist()))
 
 
 def adjusted(history, code: dict[str, str] | None = None, keep=None) -> dict[BenchmarkId, dict[int, float]]:
     """Per benchmark: history position -> its level (seconds) with every run's shift taken out."""
     out: dict[BenchmarkId, dict[int, float]] = {}
     for bid, obs in observations(history, code or {}, keep).items():
-        levels, _ = fit(obs)
-        out[bid] = {o.position: math.exp(levels[o.node]) for o in obs}
+        levels = fit(obs)
+        out[bid] = {p: math.exp(levels[n]) for p, n in zip(obs.position.tolist(), obs.node.tolist())}
     return out

@@ -205,11 +205,14 @@ def pairs_found(history, code: dict[str, str]) -> dict[BenchmarkId, list[float]]
 def apart_for(history, code: dict[str, str], *, cores: int = 0) -> Callable[[BenchmarkId], Allowance]:
     """BenchmarkId -> the allowance for separate runs that this history's same-code pairs give."""
     pairs: dict[BenchmarkId, list[float]] | None = None
+    known: dict[BenchmarkId, Allowance] = {}  # a site build asks for each benchmark's dozens of times
 
     def given(bid: BenchmarkId) -> Allowance:
         nonlocal pairs
-        if pairs is None:
-            pairs = _pairs_of(history, code)
-        return allowance(pairs, bid, cores=cores)
+        if bid not in known:
+            if pairs is None:
+                pairs = _pairs_of(history, code)
+            known[bid] = allowance(pairs, bid, cores=cores)
+        return known[bid]
 
     return given

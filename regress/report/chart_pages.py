@@ -66,13 +66,13 @@ class ChartPages:
                 if st.id == bid:
                     y = at.get(st.index, round6([st.after])[0])
                     steps.append([st.sha, *round6([st.before, st.after, st.ratio]), st.direction, y])
-            measured_by = self._runs_of(s)
+            measured_by, cpus_of = self._runs_of(s)
             out.append(
                 {
                     "name": s.name,
                     "sha": [shas[c] for c in commits],
                     "runs": [measured_by[c] for c in commits],
-                    "cpus": sorted({cpu for c in commits for cpu in _cpus(s.history[c])}),
+                    "cpus": sorted({cpu for c in set(commits) for cpu in cpus_of[c]}),
                     "level": levels,
                     "lo": round6(track.lo) if track is not None else [],
                     "hi": round6(track.hi) if track is not None else [],
@@ -86,11 +86,11 @@ class ChartPages:
             **report_metrics.bench(self.series, self.shas, bid, self.metric_index),
         }  # metrics beyond time
 
-    def _runs_of(self, s) -> list[str]:
-        """Per commit of a series: the runs behind its level and their CPU models (once per series)."""
+    def _runs_of(self, s) -> tuple[list[str], list[list[str]]]:
+        """Per commit of a series: the runs behind its level, and their CPU models (once per series)."""
         cache = self.__dict__.setdefault("_runs_cache", {})
         if id(s) not in cache:
-            cache[id(s)] = [_describe_runs(c) for c in s.history]
+            cache[id(s)] = [_describe_runs(c) for c in s.history], [_cpus(c) for c in s.history]
         return cache[id(s)]
 
     def _instruction_rows(self, bid: BenchmarkId) -> list[dict]:

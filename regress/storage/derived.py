@@ -22,6 +22,9 @@ from regress.core.records import CommitResult
 from regress.storage import summary
 from regress.storage.computed import analysis_code
 
+# Files whose light results are read at once to compute what they lack.
+CHUNK = 100
+
 
 @dataclass
 class Derived:
@@ -55,7 +58,10 @@ def per_file(store, machine: str, env: str, kind: str, compute: Callable[[Commit
                 )
             }
             missing = [sha for sha in shas if sha not in kept or kept[sha][0] != digests.get(sha)]
-            made = {sha: compute(result) for sha, result in summary.light_of(store, machine, env, missing).items()}
+            made: dict[str, bytes] = {}
+            for k in range(0, len(missing), CHUNK):  # a chunk's light results in memory at a time
+                part = summary.light_of(store, machine, env, missing[k : k + CHUNK])
+                made.update((sha, compute(result)) for sha, result in part.items())
             if len(made) != len(missing):
                 return None  # an entry went missing under us: read the light history instead
             if made:

@@ -44,6 +44,7 @@ FILE = ".summary.sqlite"
 # Bump when what a light record holds (or how it is computed) changes: every entry is rebuilt.
 SUMMARY_VERSION = 3  # 3: each entry's header (its result without the benchmarks), for derived figures
 _VERSION = f"{SUMMARY_VERSION}/{codec.FORMAT_VERSION}"
+FLUSH = 200  # entries written in one transaction while rebuilding
 
 
 # -- the file ------------------------------------------------------------------
@@ -263,6 +264,9 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
                     entry = (None, str(exc), None, None)
                 writes.append((machine, env, sha, st.st_size, st.st_mtime_ns, digest, *entry))
                 blob, error = entry[at], entry[1]
+                if len(writes) >= FLUSH:  # a rebuild of 10,000 files: a batch's entries in memory at a time
+                    _write(db, writes, [], [])
+                    writes = []
         if error is not None:
             store.refused.append(error)
             continue
@@ -272,11 +276,14 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
             # An entry that does not read back is rebuilt from its file next time.
             writes.append((machine, env, sha, -1, -1, "", None, None, None, None))
             out.append(made(store.load_file(folder / f"{sha}.pkl")))
-    gone = [(machine, env, sha) for sha in rows if sha not in files]
+    _write(db, writes, touches, [(machine, env, sha) for sha in rows if sha not in files])
+    return out
+
+
+def _write(db: sqlite3.Connection, writes: list, touches: list, gone: list) -> None:
     if writes or touches or gone:
         db.execute("BEGIN IMMEDIATE")
         db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", writes)
         db.executemany("UPDATE entries SET size = ?, mtime_ns = ? WHERE machine = ? AND env = ? AND sha = ?", touches)
         db.executemany("DELETE FROM entries WHERE machine = ? AND env = ? AND sha = ?", gone)
         db.execute("COMMIT")
-    return out

@@ -337,7 +337,7 @@
       if (id === "bench-data") {
         var C = commits().commits;
         var traces = m.series.map(function (s, i) {
-          return { x: s.sha.map(function (sha) { return C[sha][1]; }), y: s.y, text: s.text, name: esc(s.name),
+          return { x: s.at.map(function (k) { return C[data.metric_shas[k]][1]; }), y: s.y, text: s.text, name: esc(s.name),
                    mode: "lines+markers", line: { color: PALETTE[i % PALETTE.length] },
                    hovertemplate: "%{x}: %{text}<extra>%{fullData.name}</extra>" };
         });
