@@ -68,9 +68,7 @@ def of(result: CommitResult, *, site: bool = True) -> FileFigures:
     """The figures of one (full or light) result. Without `site`, what only the site shows (the
     rounds' quartiles, torch's statistics, the metrics beyond time: the costly part) is left NaN."""
     rows = len(result.results)
-    status = np.full(rows, OTHER, dtype=np.int8)
-    ok = np.zeros(rows, dtype=bool)
-    level = np.full(rows, math.nan)
+    status, ok, level = [OTHER] * rows, [False] * rows, [math.nan] * rows  # lists: a numpy write per item is slow
     band = np.full((2, rows), math.nan)
     torch = np.full((4, rows), math.nan)
     instructions = np.full(rows, -1, dtype=np.int64)
@@ -84,9 +82,9 @@ def of(result: CommitResult, *, site: bool = True) -> FileFigures:
         if r.counted:
             instructions[k] = r.instructions
         timed = [s for s in r.samples if s.raw_times]
+        values = [min(s.raw_times) / s.number_per_run for s in timed]  # each round's value (stats.round_value)
         if r.ok and timed:
             status[k] = TIMED
-            values = [min(s.raw_times) / s.number_per_run for s in timed]
             level[k] = min(values)
             if site:
                 band[:, k] = values[0] if len(values) < 2 else np.percentile(values, [25, 75])
@@ -101,14 +99,14 @@ def of(result: CommitResult, *, site: bool = True) -> FileFigures:
             messages[k] = str(r.failure)
         if r.ok:
             per_run: dict[str, list[float]] = {}
-            for s in timed:
-                per_run.setdefault(s.run, []).append(min(s.raw_times) / s.number_per_run)
-            for name, values in per_run.items():
-                values.sort()
+            for s, v in zip(timed, values):
+                per_run.setdefault(s.run, []).append(v)
+            for name, of_run in per_run.items():
+                of_run.sort()
                 run_row.append(k)
                 run.append(runs.setdefault(name, len(runs)))
-                run_n.append(len(values))
-                low.append((values + [math.nan, math.nan])[:3])
+                run_n.append(len(of_run))
+                low.append((of_run + [math.nan, math.nan])[:3])
         if site and r.failure is None and (r.memory or r.compiled or r.tracked):
             for m, metric in enumerate(BEYOND_TIME):
                 extra[m, k] = _metric_level(r, metric)
@@ -117,9 +115,9 @@ def of(result: CommitResult, *, site: bool = True) -> FileFigures:
     reference = [min(s.raw_times) / s.number_per_run for s in result.reference if s.raw_times]
     return FileFigures(
         ids=tuple(r.id for r in result.results),
-        status=status,
-        ok=ok,
-        level=level,
+        status=np.asarray(status, dtype=np.int8),
+        ok=np.asarray(ok, dtype=bool),
+        level=np.asarray(level, dtype=np.float64),
         band=band,
         torch=torch,
         instructions=instructions,

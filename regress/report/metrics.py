@@ -45,6 +45,7 @@ class Index:
         self.series = series
         self.by_series = [s.table.by_bench(~np.isnan(s.table.extra).all(axis=0)) for s in series]
         self._levels: dict[tuple[int, BenchmarkId, Metric], list[tuple[int, float, int]]] = {}
+        self._by_id: dict[tuple[int, int], dict[BenchmarkId, BenchmarkResult]] = {}
 
     def levels(self, k: int, bid: BenchmarkId, metric: Metric) -> list[tuple[int, float, int]]:
         """The k-th series' (commit index, level, table row) of `bid` for `metric`, oldest first."""
@@ -60,7 +61,10 @@ class Index:
     def result(self, k: int, row: int) -> BenchmarkResult:
         """The benchmark result behind a table row (its commit read from the summary)."""
         t = self.series[k].table
-        return t.load(int(t.pos[row])).by_id()[t.ids[int(t.bench[row])]]
+        at = (k, int(t.pos[row]))
+        if at not in self._by_id:  # the label tables ask for the same two commits benchmark after benchmark
+            self._by_id[at] = t.load(at[1]).by_id()
+        return self._by_id[at][t.ids[int(t.bench[row])]]
 
     def unit(self, k: int, row: int) -> str:
         return self.series[k].table.units.get(row, "")

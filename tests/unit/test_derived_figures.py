@@ -1,0 +1,83 @@
+"""Each result file's figures kept in the summary (storage/derived.py, analysis/figures.py): the same
+numbers as computed from the files, made once per file, made again for a changed file, never trusted garbled."""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+
+import numpy as np
+import pytest
+
+from regress.analysis import changepoints, runs
+from regress.analysis import table as figures_table
+from regress.analysis.table import Table
+from regress.storage import derived, summary
+from regress.storage.store import Store
+from scripts.fabricate_history import fabricate
+
+MACHINE, ENV = "ci-runner", "default"
+SHAPE = {"commits": 30, "benchmarks": 12, "rounds": "5-8", "times": "5-10"}
+COLUMNS = ("pos", "bench", "status", "ok", "level", "band", "torch", "instructions", "extra")
+RUN_COLUMNS = ("run_pos", "run_bench", "run", "run_n", "low")
+
+
+@pytest.fixture
+def folder(tmp_path):
+    fabricate(tmp_path, machines=(MACHINE,), **SHAPE)
+    return tmp_path
+
+
+def kept(folder, made: list | None = None) -> Table:
+    def compute(result):
+        if made is not None:
+            made.append(result.commit.sha)
+        return figures_table.compute(result)
+
+    store = Store(folder)
+    return Table.kept(derived.per_file(store, MACHINE, ENV, figures_table.KIND, compute), lambda: [])
+
+
+def same(a: Table, b: Table) -> None:
+    assert a.ids == b.ids and [c.commit.sha for c in a.history] == [c.commit.sha for c in b.history]
+    for name in COLUMNS + RUN_COLUMNS:
+        assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
+    assert a.messages == b.messages and a.units == b.units and a.run_names == b.run_names
+    assert np.array_equal(a.reference, b.reference, equal_nan=True)
+
+
+def test_kept_figures_are_the_files_own_and_made_once(folder):
+    made: list[str] = []
+    first = kept(folder, made)
+    assert len(made) == SHAPE["commits"]
+    full = Store(folder).history(MACHINE, ENV)
+    same(first, Table.of(full, site=True))
+    made.clear()
+    same(kept(folder, made), first)
+    assert made == []  # nothing computed again
+    # What the analyses find from them is what they find from the files in full.
+    assert changepoints.find_steps(first, threshold=0.05) == changepoints.find_steps(full, threshold=0.05)
+    assert runs.same_code_pairs(first, {}) == runs.same_code_pairs(full, {})
+
+
+def test_a_changed_file_is_made_again_and_a_garbled_entry_is_not_trusted(folder):
+    kept(folder)
+    store = Store(folder)
+    sha = summary.commits(store, MACHINE, ENV)[5].commit.sha
+    result = store.load(MACHINE, ENV, sha)
+    store.save(dataclasses.replace(result, results=result.results[1:]))  # a merge rewrote it, say
+    made: list[str] = []
+    again = kept(folder, made)
+    assert made == [sha]
+    same(again, Table.of(Store(folder).history(MACHINE, ENV), site=True))
+    db = sqlite3.connect(folder / summary.FILE)
+    db.execute("UPDATE derived SET blob = x'00ff00' WHERE sha = ?", (sha,))
+    db.commit()
+    db.close()
+    light = summary.history(Store(folder), MACHINE, ENV)
+    store = Store(folder)
+    fallback = Table.kept(
+        derived.per_file(store, MACHINE, ENV, figures_table.KIND, figures_table.compute), lambda: light
+    )
+    assert fallback.history is light  # the light history's table, not the garbled entry's
+    same(fallback, Table.of(light, site=True))
