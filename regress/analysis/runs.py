@@ -20,9 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import special as _special
 
-from regress.analysis import stats
+from regress.analysis import normal, stats
 from regress.analysis.judge import judge
 from regress.analysis.table import Table, as_table
 from regress.analysis.verdict import Verdict
@@ -171,7 +170,7 @@ def allowance(pairs: dict[BenchmarkId, list[float]], bid: BenchmarkId, *, cores:
         return Allowance(fixed, 0)
     d = np.abs(np.asarray(own, dtype=float))
     # |d| of a zero-centred normal: its median is 0.674 sigma.
-    sigma = float(np.median(d)) / float(_special.ndtri(0.75))
+    sigma = float(np.median(d)) / normal.Z_75
     return Allowance(max(sigma, fixed), len(own))
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -24,6 +25,9 @@ from regress.storage.computed import analysis_code
 
 # Files whose light results are read at once to compute what they lack.
 CHUNK = 100
+# Kinds kept (the most recently made): two checkouts of regress reading one results folder,
+# an A/B of regress itself, keep their own figures instead of making them again in turn.
+KINDS = 3
 
 
 @dataclass
@@ -50,6 +54,7 @@ def per_file(store, machine: str, env: str, kind: str, compute: Callable[[Commit
                 "CREATE TABLE IF NOT EXISTS derived (machine TEXT, env TEXT, sha TEXT, kind TEXT, digest TEXT,"
                 " blob BLOB, PRIMARY KEY (machine, env, sha, kind))"
             )
+            db.execute("CREATE TABLE IF NOT EXISTS derived_kinds (kind TEXT PRIMARY KEY, used REAL)")
             kept = {
                 sha: (digest, blob)
                 for sha, digest, blob in db.execute(
@@ -66,13 +71,11 @@ def per_file(store, machine: str, env: str, kind: str, compute: Callable[[Commit
                 return None  # an entry went missing under us: read the light history instead
             if made:
                 db.execute("BEGIN IMMEDIATE")
-                db.execute(
-                    "DELETE FROM derived WHERE machine = ? AND env = ? AND kind != ?", (machine, env, kind)
-                )  # another version's or rule's figures: never read again
                 db.executemany(
                     "INSERT OR REPLACE INTO derived VALUES (?, ?, ?, ?, ?, ?)",
                     [(machine, env, sha, kind, digests.get(sha, ""), blob) for sha, blob in made.items()],
                 )
+                _prune(db, kind)
                 db.execute("COMMIT")
     except sqlite3.Error:
         return None
@@ -87,3 +90,11 @@ def per_file(store, machine: str, env: str, kind: str, compute: Callable[[Commit
         return loaded[position]
 
     return Derived(headers, blobs, load)
+
+
+def _prune(db: sqlite3.Connection, kind: str) -> None:
+    """`kind` made now; the figures of kinds older than the KINDS newest are dropped."""
+    db.execute("INSERT OR REPLACE INTO derived_kinds VALUES (?, ?)", (kind, time.time()))
+    old = [k for (k,) in db.execute("SELECT kind FROM derived_kinds ORDER BY used DESC LIMIT -1 OFFSET ?", (KINDS,))]
+    db.executemany("DELETE FROM derived WHERE kind = ?", [(k,) for k in old])
+    db.executemany("DELETE FROM derived_kinds WHERE kind = ?", [(k,) for k in old])

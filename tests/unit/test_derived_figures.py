@@ -81,3 +81,22 @@ def test_a_changed_file_is_made_again_and_a_garbled_entry_is_not_trusted(folder)
     )
     assert fallback.history is light  # the light history's table, not the garbled entry's
     same(fallback, Table.of(light, site=True))
+
+
+def test_two_checkouts_of_regress_keep_their_own_figures(folder):
+    """Two rules (an A/B of regress itself) alternating on one folder make nothing again; past
+    KINDS rules, the oldest one's figures are dropped."""
+    store = Store(folder)
+    made: list[str] = []
+
+    def made_by(kind: str) -> int:
+        made.clear()
+        derived.per_file(store, MACHINE, ENV, kind, lambda r: made.append(r.commit.sha) or figures_table.compute(r))
+        return len(made)
+
+    assert made_by("a") == made_by("b") == SHAPE["commits"]
+    assert made_by("a") == made_by("b") == 0
+    for kind in ("c", "d"):
+        assert made_by(kind) == SHAPE["commits"]
+    assert made_by("a") == SHAPE["commits"]  # the oldest of four: dropped
+    assert made_by("d") == 0
