@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +26,7 @@ import yaml
 from conftest import SRC_ROOT, cli_env
 
 WORKFLOWS = SRC_ROOT / ".github" / "workflows"
+_CONFIG_LOCK = threading.Lock()
 _EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}", re.S)
 _TOKEN = re.compile(
     r"\s*(?:('(?:[^']|'')*')|(==|!=|&&|\|\||!|\(|\))|([A-Za-z_][A-Za-z0-9_.\-]*\(\))|([A-Za-z_][A-Za-z0-9_.\-*]*))"
@@ -227,7 +229,8 @@ class Runner:
         if action == "actions/checkout":
             ref = with_.get("ref") or ctx.value("github.sha")
             # GitHub serves partial clones (`filter: blob:none`): the clone then fetches files as they are read.
-            subprocess.run(["git", "config", "uploadpack.allowFilter", "true"], cwd=self.origin, check=True)
+            with _CONFIG_LOCK:  # jobs run in threads side by side: two `git config` writes collide on its lock file
+                subprocess.run(["git", "config", "uploadpack.allowFilter", "true"], cwd=self.origin, check=True)
             cut = (
                 ["--filter", str(with_["filter"]), f"file://{self.origin}"] if "filter" in with_ else [str(self.origin)]
             )
