@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from regress.analysis import stats
 from regress.analysis.metric_values import values
 from regress.core.blocks import summarize_times
 from regress.core.kinds import FailureKind
@@ -87,7 +88,7 @@ def of(result: CommitResult, *, site: bool = True) -> FileFigures:
             status[k] = TIMED
             level[k] = min(values)
             if site:
-                band[:, k] = values[0] if len(values) < 2 else np.percentile(values, [25, 75])
+                band[:, k] = stats.spread(values) or values[0]  # one round: that round
             known = getattr(r, "torch_stats", ())  # a light result (storage/summary.py) keeps them
             if not known and site:
                 times = np.concatenate([np.asarray(s.raw_times, dtype=np.float64) / s.number_per_run for s in timed])

@@ -45,7 +45,7 @@ class Table:
     run_n: np.ndarray
     low: np.ndarray
     reference: np.ndarray  # per position: the reference workload's level (NaN: none)
-    _rows: dict = field(default_factory=dict, repr=False)
+    _index: dict = field(default_factory=dict, repr=False)  # BenchmarkId -> its place in ids
 
     @classmethod
     def of(cls, history: list[CommitResult], *, site: bool = False) -> Table:
@@ -123,9 +123,9 @@ class Table:
 
     def row(self, position: int, bid: BenchmarkId) -> int | None:
         """The row of `bid` at a history position, if that commit has a result for it."""
-        if not self._rows:
-            self._rows.update((b, k) for k, b in enumerate(self.ids))
-        k = self._rows.get(bid)
+        if not self._index:
+            self._index.update((b, k) for k, b in enumerate(self.ids))
+        k = self._index.get(bid)
         if k is None:
             return None
         a, b = np.searchsorted(self.pos, [position, position + 1])

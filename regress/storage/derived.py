@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from regress.core.records import CommitResult
 from regress.storage import summary
 from regress.storage.computed import analysis_code
+from regress.storage.light import light
 
 # Files whose light results are read at once to compute what they lack.
 CHUNK = 100
@@ -86,7 +87,10 @@ def per_file(store, machine: str, env: str, kind: str, compute: Callable[[Commit
         if position not in loaded:
             sha = shas[position]
             found = summary.light_of(store, machine, env, [sha]).get(sha)
-            loaded[position] = found if found is not None else summary.light(store.load(machine, env, sha))
+            if found is None:  # its entry went missing since: the file, else the commit without its benchmarks
+                result = store.load(machine, env, sha)
+                found = light(result) if result is not None else headers[position]
+            loaded[position] = found
         return loaded[position]
 
     return Derived(headers, blobs, load)
