@@ -28,6 +28,7 @@ def blip(
     threshold: float,
     cores: int,
     apart=None,
+    found=None,
 ) -> Verdict:
     """A move made by one odd commit whose neighbours agree is that commit's luck, not a change.
 
@@ -36,13 +37,15 @@ def blip(
     interpreters alike), so rounds alone can't rule it out; the history can.
     Head is odd when the commit after it is level with base (and head to it is
     not a further move the same way); base is odd when the commit before it
-    is level with head.
+    is level with head. `found(result, id)`: the result's benchmark of that id (`by_id`, which a caller
+    judging every benchmark makes once per commit).
     """
     if v.verdict not in _OPPOSITE:
         return v
+    found = found or (lambda x, bid: x.by_id().get(bid))
 
     def judged(x: CommitResult, y: CommitResult) -> str | None:
-        rx, ry = x.by_id().get(v.id), y.by_id().get(v.id)
+        rx, ry = found(x, v.id), found(y, v.id)
         if rx is None or ry is None or not rx.ok or not ry.ok:
             return None
         return runs.judge_together(rx, ry, threshold=threshold, cores=cores, apart=apart).verdict

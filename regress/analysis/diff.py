@@ -88,8 +88,15 @@ def compare(
     if machine is not None:
         verdicts = [context.machine_not_commit(v, machine, threshold) for v in verdicts]
     if base is not None and head is not None and (before is not None or after is not None):
-        verdicts = [context.blip(v, base, head, before, after, threshold, cores, apart) for v in verdicts]
+        found = _found(base, head, before, after)
+        verdicts = [context.blip(v, base, head, before, after, threshold, cores, apart, found) for v in verdicts]
     return sorted(verdicts, key=order_key)
+
+
+def _found(*results: CommitResult | None):
+    """(result, id) -> its benchmark of that id, each of `results` indexed once (`context.blip`'s `found`)."""
+    index = {id(r): (r, r.by_id()) for r in results if r is not None}  # the result kept: its id stays its own
+    return lambda r, bid: (index[id(r)][1] if id(r) in index else r.by_id()).get(bid)
 
 
 def with_neighbours(
@@ -108,8 +115,9 @@ def with_neighbours(
         return verdicts
     known = [c.fingerprint.cores for c in (base, head) if c.fingerprint.cores]
     cores = min(known) if known else 0
+    found = _found(base, head, before, after)
     return sorted(
-        (context.blip(v, base, head, before, after, threshold, cores, apart) for v in verdicts), key=order_key
+        (context.blip(v, base, head, before, after, threshold, cores, apart, found) for v in verdicts), key=order_key
     )
 
 

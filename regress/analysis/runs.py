@@ -156,22 +156,35 @@ def allowance(pairs: dict[BenchmarkId, list[float]], bid: BenchmarkId, *, cores:
     (stats.DRIFT_APART, measured here): a history of a few calm runs must not
     make separate runs look as comparable as one run.
     """
-    fixed = stats.drift_for(bid.num_threads, cores, apart=True)
-    own = pairs.get(bid, [])
-    if len(own) < MIN_PAIRS:
-        alike = [
-            d
-            for other, ds in pairs.items()
-            for d in ds
-            if (bool(cores) and other.num_threads >= cores) == (bool(cores) and bid.num_threads >= cores)
-        ]
-        own = alike
-    if len(own) < MIN_PAIRS:
-        return Allowance(fixed, 0)
-    d = np.abs(np.asarray(own, dtype=float))
-    # |d| of a zero-centred normal: its median is 0.674 sigma.
-    sigma = float(np.median(d)) / normal.Z_75
-    return Allowance(max(sigma, fixed), len(own))
+    return allowances(pairs, cores=cores)(bid)
+
+
+def allowances(pairs: dict[BenchmarkId, list[float]], *, cores: int = 0) -> Callable[[BenchmarkId], Allowance]:
+    """BenchmarkId -> `allowance(pairs, bid, cores=cores)`, each kind's pooled pairs gathered and their
+    allowance made once (a compare asks for 200 benchmarks', each of which walked every pair)."""
+    pooled: dict[bool, Allowance] = {}
+
+    def of(own: list[float], fixed: float) -> Allowance:
+        if len(own) < MIN_PAIRS:
+            return Allowance(fixed, 0)
+        # |d| of a zero-centred normal: its median is 0.674 sigma.
+        sigma = stats.median(abs(float(d)) for d in own) / normal.Z_75
+        return Allowance(max(sigma, fixed), len(own))
+
+    def given(bid: BenchmarkId) -> Allowance:
+        fixed = stats.drift_for(bid.num_threads, cores, apart=True)
+        own = pairs.get(bid, [])
+        if len(own) >= MIN_PAIRS:
+            return of(own, fixed)
+        kind = bool(cores) and bid.num_threads >= cores  # fixed, too, depends on the kind alone
+        if kind not in pooled:
+            alike = [
+                d for other, ds in pairs.items() for d in ds if (bool(cores) and other.num_threads >= cores) == kind
+            ]
+            pooled[kind] = of(alike, fixed)
+        return pooled[kind]
+
+    return given
 
 
 # The last history's pairs: a site build's change points and its recent verdicts ask for the same
@@ -203,15 +216,15 @@ def pairs_found(history, code: dict[str, str]) -> dict[BenchmarkId, list[float]]
 
 def apart_for(history, code: dict[str, str], *, cores: int = 0) -> Callable[[BenchmarkId], Allowance]:
     """BenchmarkId -> the allowance for separate runs that this history's same-code pairs give."""
-    pairs: dict[BenchmarkId, list[float]] | None = None
+    found: Callable[[BenchmarkId], Allowance] | None = None
     known: dict[BenchmarkId, Allowance] = {}  # a site build asks for each benchmark's dozens of times
 
     def given(bid: BenchmarkId) -> Allowance:
-        nonlocal pairs
+        nonlocal found
         if bid not in known:
-            if pairs is None:
-                pairs = _pairs_of(history, code)
-            known[bid] = allowance(pairs, bid, cores=cores)
+            if found is None:
+                found = allowances(_pairs_of(history, code), cores=cores)
+            known[bid] = found(bid)
         return known[bid]
 
     return given

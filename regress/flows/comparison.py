@@ -69,6 +69,20 @@ class History:
             self._listed = summary.commits(Store(self.cfg.results_dir), self.cfg.machine_name, self.env)
         return self._listed
 
+    def around(self, base: str, head: str) -> tuple[CommitResult | None, CommitResult | None]:
+        """The measured commits just before base and just after head (None where there is none).
+
+        As the summary's light results, which `listed` has just checked against their files: the blip rule
+        reads only their verdicts, and a verdict is judged from the rounds' values and runs, which a light
+        result holds exactly (`storage/light.py`); the files, 12 ms each to decode, only where one is missing.
+        """
+        near = [None if r is None else r.commit.sha for r in neighbours(self.listed, base, head)]
+        store = Store(self.cfg.results_dir)
+        machine = self.cfg.machine_name
+        light = summary.light_of(store, machine, self.env, [sha for sha in near if sha is not None])
+        before, after = (None if sha is None else light.get(sha) or store.load(machine, self.env, sha) for sha in near)
+        return before, after
+
     def table(self) -> Table:
         """The history's figures (each file's, kept in the summary: what the allowance reads)."""
         store = Store(self.cfg.results_dir)
@@ -95,9 +109,9 @@ class History:
         lazy: dict = {}
 
         def given(bid):
-            if "pairs" not in lazy:
-                lazy["pairs"] = self._pairs()
-            return runs.allowance(lazy["pairs"], bid, cores=cores)
+            if "of" not in lazy:
+                lazy["of"] = runs.allowances(self._pairs(), cores=cores)
+            return lazy["of"](bid)
 
         return given
 
@@ -139,11 +153,7 @@ def judge(
         apart = known.apart(base, head) if known is not None and not same else None
         verdicts = diff.compare(base, head, threshold=threshold, apart=apart, same_code=same)
         if known is not None and any(v.verdict in CHANGES for v in verdicts):
-            store = Store(cfg.results_dir)
-            before, after = (
-                None if r is None else store.load(cfg.machine_name, sides.head_env, r.commit.sha)
-                for r in neighbours(known.listed, sides.base, sides.head)
-            )
+            before, after = known.around(sides.base, sides.head)
             if before is not None or after is not None:
                 verdicts = diff.with_neighbours(verdicts, base, head, before, after, threshold=threshold, apart=apart)
     return [v for v in verdicts if wanted is None or wanted.search(str(v.id))]

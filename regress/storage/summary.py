@@ -72,12 +72,27 @@ def _load(blob: bytes, kind: type):
 
 def connect(root: Path) -> sqlite3.Connection:
     try:
-        return _open(root)
+        return _listed(_open(root))
     except sqlite3.OperationalError:
         raise
     except sqlite3.DatabaseError:  # not a database (a torn copy, say): it is only a summary, start afresh
         (root / FILE).unlink(missing_ok=True)
-        return _open(root)
+        return _listed(_open(root))
+
+
+# An entry's error and commit sit after its light copy (100 KB at 200 benchmarks, on overflow pages that
+# SQLite walks to reach the columns after it): this covering index holds what `commits` reads, so the
+# commit list of 1,000 files reads 0.3 MB instead of the whole summary (28 ms -> 3 ms).
+_LISTED = (
+    "CREATE INDEX IF NOT EXISTS entries_listed"
+    " ON entries (machine, env, sha, size, mtime_ns, digest, error, commit_info)"
+)
+
+
+def _listed(db: sqlite3.Connection) -> sqlite3.Connection:
+    with contextlib.suppress(sqlite3.OperationalError):  # busy or read-only: the table answers, only slower
+        db.execute(_LISTED)
+    return db
 
 
 def _open(root: Path) -> sqlite3.Connection:
