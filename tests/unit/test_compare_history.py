@@ -1,0 +1,131 @@
+"""What compare reads of the history, read cheaply: each shortcut gives what the long way gives, to the bit.
+
+The neighbours are judged from the summary's light results instead of their
+files, the allowance for separate runs is pooled once per kind, and the
+medians are taken without numpy's per-call cost; none of it may change a verdict.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from factories import bench, commit, rounds_of
+
+from regress.analysis import diff, normal, runs, stats
+from regress.core.records import BenchmarkId
+from regress.storage import summary
+from regress.storage.light import light
+from regress.storage.store import Store
+from scripts.fabricate_history import fabricate
+
+MACHINE, ENV = "ci-runner", "default"
+
+
+def test_median_busyness_and_floor_gap_are_numpys_to_the_bit():
+    rng = random.Random(18)
+    for _ in range(3000):
+        n = rng.randrange(1, 40)
+        values = [rng.lognormvariate(-9, 0.3) for _ in range(n)]
+        if rng.random() < 0.3:  # repeated readings: ties
+            values = [round(v, 7) for v in values]
+        for given in (values, tuple(values), np.asarray(values), np.asarray(values, dtype=np.float32)):
+            assert stats.median(given) == float(np.median(np.asarray(given, dtype=float)))
+        # As they were written with numpy (math.log, not np.log: numpy's SIMD log can differ in the last bit).
+        assert stats.busyness(values) == float(math.log(np.median(values) / np.min(values)))
+        if n >= 2:
+            low = np.sort(np.asarray(values, dtype=float))
+            assert stats.floor_gap(values) == float(math.log(low[min(2, n - 1)] / low[0]))
+    assert stats.median([3, 1, 2, 4]) == 2.5 and stats.busyness([]) == 0.0
+    with pytest.raises(ValueError):
+        stats.median([])
+
+
+def _allowance_with_numpy(pairs, bid, cores):
+    """runs.allowance as it was written before the pooled pairs were kept: every benchmark walks them all."""
+    fixed = stats.drift_for(bid.num_threads, cores, apart=True)
+    own = pairs.get(bid, [])
+    if len(own) < runs.MIN_PAIRS:
+        own = [
+            d
+            for other, ds in pairs.items()
+            for d in ds
+            if (bool(cores) and other.num_threads >= cores) == (bool(cores) and bid.num_threads >= cores)
+        ]
+    if len(own) < runs.MIN_PAIRS:
+        return runs.Allowance(fixed, 0)
+    sigma = float(np.median(np.abs(np.asarray(own, dtype=float)))) / normal.Z_75
+    return runs.Allowance(max(sigma, fixed), len(own))
+
+
+def test_pooled_allowances_are_each_benchmarks_own_rule():
+    rng = random.Random(7)
+    for trial in range(200):
+        ids = [BenchmarkId("ops", f"b{k}", "", rng.choice((1, 2, 4))) for k in range(rng.randrange(1, 12))]
+        pairs = {
+            b: [rng.gauss(0, rng.choice((0.005, 0.03))) for _ in range(rng.randrange(0, 14))]
+            for b in ids
+            if rng.random() < 0.8
+        }
+        cores = rng.choice((0, 2, 4))
+        given = runs.allowances(pairs, cores=cores)
+        for b in [*ids, BenchmarkId("ops", "never-measured", "", 2)]:
+            expected = _allowance_with_numpy(pairs, b, cores)
+            assert given(b) == expected == runs.allowance(pairs, b, cores=cores), (trial, b)
+
+
+def _blip_history():
+    # "blip": b alone sits 6% up; "stays": b moves 7% and stays; "calm" never moves. Each round's blocks
+    # spread 30% within it, so the light copy (one figure a round) can't say what the files say of it.
+    level = [1.00, 1.002, 1.004, 1.001, 1.003, 1.002]
+    at = {"a": [], "b": [], "c": [], "d": []}
+    for sub, moves in {"blip": (1, 1.06, 1, 1), "stays": (1, 1.07, 1.07, 1.07), "calm": (1, 1, 1, 1)}.items():
+        for (name, side), f in zip(at.items(), moves):
+            samples = rounds_of([v * f * 1e-3 for v in level], within=0.3)
+            side.append(bench(sub=sub, samples=tuple(replace(s, run=f"run-{name}") for s in samples)))
+    return {name: commit(name, *side) for name, side in at.items()}
+
+
+def test_light_neighbours_give_the_verdicts_their_files_give():
+    c = _blip_history()
+    checked = 0
+    for base, head, before, after in (("a", "b", None, "c"), ("b", "c", "a", "d"), ("a", "c", None, "d")):
+        b, h = c[base], c[head]
+        nb, na = (c[n] if n else None for n in (before, after))
+        verdicts = diff.compare(b, h)
+        full = diff.with_neighbours(verdicts, b, h, nb, na, threshold=0.05)
+        lean = diff.with_neighbours(
+            verdicts, b, h, *(None if x is None else light(x) for x in (nb, na)), threshold=0.05
+        )
+        assert lean == full
+        checked += full != verdicts
+    assert checked  # the rule did change a verdict: the comparison above can fail
+    kinds = {
+        v.id.sub_label: v.verdict
+        for v in diff.with_neighbours(diff.compare(c["a"], c["b"]), c["a"], c["b"], None, c["c"], threshold=0.05)
+    }
+    assert kinds == {"blip": "noisy", "stays": "regression", "calm": "unchanged"}
+
+
+def test_light_neighbours_of_a_fabricated_history_give_the_verdicts_their_files_give(tmp_path):
+    fabricate(tmp_path, commits=30, benchmarks=24, machines=(MACHINE,))
+    store = Store(tmp_path)
+    full = store.history(MACHINE, ENV)
+    lean = {sha: r for sha, r in summary.light_of(store, MACHINE, ENV, [r.commit.sha for r in full]).items()}
+    assert len(lean) == len(full)
+    changes = 0
+    for k in range(1, len(full) - 2):
+        before, base, head, after = full[k - 1 : k + 3]
+        pairs = {r.id: [0.01, -0.02, 0.015, 0.0, -0.01, 0.02, 0.005, -0.004] for r in head.results}
+        apart = runs.allowances(pairs, cores=4)
+        verdicts = diff.compare(base, head, apart=apart)
+        expected = diff.with_neighbours(verdicts, base, head, before, after, threshold=0.05, apart=apart)
+        got = diff.with_neighbours(
+            verdicts, base, head, lean[before.commit.sha], lean[after.commit.sha], threshold=0.05, apart=apart
+        )
+        assert got == expected, k
+        changes += sum(v.verdict in ("regression", "improvement") for v in verdicts)
+    assert changes  # the neighbour rule had verdicts to look at
