@@ -69,8 +69,8 @@ def _absorb_branch(repo, store: Store, tip: str, remote: str, branch: str, only:
     written, conflicts = 0, []
     for rel, blob in wanted.items():
         where = _where(remote, branch, rel)
-        result = check_relpath(rel, decode(results_branch.read(repo, blob), where), where)
-        changed, refused = store.absorb(result)
+        data = results_branch.read(repo, blob)
+        changed, refused = store.absorb(check_relpath(rel, decode(data, where), where), data)
         written += changed
         conflicts.extend(refused)
     return Synced(files=len(on_branch), written=written, tip=tip, conflicts=tuple(conflicts))

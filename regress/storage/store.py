@@ -153,16 +153,18 @@ class Store:
         """A file's result, which must be the one its name says (a moved file would land on the wrong commit)."""
         return check_relpath(rel, self.load_file(path), str(path))
 
-    def absorb(self, incoming: CommitResult) -> tuple[bool, tuple[Conflict, ...]]:
+    def absorb(self, incoming: CommitResult, data: bytes | None = None) -> tuple[bool, tuple[Conflict, ...]]:
         """Merge a result measured elsewhere into this folder; on a conflict what is here is kept.
 
+        `data`: the incoming file's bytes, written as they are where nothing
+        is here to merge with (a pulled file stays the branch's blob).
         Returns whether the file changed, and the refused conflicts.
         """
         path = self.path(incoming.machine, incoming.env, incoming.commit.sha)
         make_ignored(self.root)
         stored = self._stored(path)
         if stored is None:
-            self._write(path, incoming)
+            self._write(path, incoming, data)
             return True, ()
         old = decode(stored, str(path))
         merged, conflicts = combine(old, incoming)
@@ -171,9 +173,9 @@ class Store:
         self._write(path, merged)
         return True, conflicts
 
-    def _write(self, path: Path, result: CommitResult) -> None:
+    def _write(self, path: Path, result: CommitResult, data: bytes | None = None) -> None:
         """The one way a result file is written: atomically, with its summary entry (`summary.py`) after it."""
-        data = encode(result)
+        data = encode(result) if data is None else data
         write_atomic(path, data)
         summary.record(self.root, path, result, data)
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from conftest import cli_env, regress_cmd
 
+from regress.storage.branch_files import blob_id
 from regress.storage.codec import encode
 from regress.storage.store import Store
 from scripts.branch_history import fetched_bytes, write_branch
@@ -145,6 +146,12 @@ def test_a_publish_pull_with_its_summary_fetches_the_new_files_and_reads_the_res
     subprocess.run(["cp", "-r", str(source), str(bare)], check=True)  # this test pushes: its own origin
     last = code_clone(bare, tmp_path / "last")  # the last publish job: a full pull, a site built
     full_bytes, _ = pull(last)
+    # A pulled file is the branch's blob as it is (not decoded and written again), so a summary of
+    # these files knows each blob id.
+    listed = git(bare, "ls-tree", "-r", "regress-results").splitlines()
+    on_branch = {line.split("\t")[1]: line.split()[2] for line in listed if line.endswith(".pkl")}
+    here = Store(last / ".regress")
+    assert {rel: blob_id(here.raw(rel)) for rel in here.result_files()} == on_branch
     _cli(last, "report", "--out", "site")
     cached = (last / ".regress" / ".summary.sqlite").read_bytes()  # what its cache keeps
 
@@ -194,7 +201,7 @@ def test_a_publish_pull_with_its_summary_fetches_the_new_files_and_reads_the_res
 
 
 def test_a_partial_pull_without_a_summary_fetches_every_file_of_the_tip(origin, tmp_path):
-    bare, shas = origin
+    bare, _ = origin
     clone = code_clone(bare, tmp_path / "c")
     _, out = pull(clone, "--partial")
     assert f"{COMMITS} result files, {COMMITS} changed" in out and "0 left on the branch" in out, out
