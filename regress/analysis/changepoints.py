@@ -4,8 +4,8 @@ Each commit contributes one level per benchmark (`stats.level` of its
 rounds). On the log levels, in units of the history's own commit-to-commit
 noise, each value is first clipped to within CLIP units of its neighbours'
 running median, so a wild commit weighs like an ordinary one; then a
-penalised segmentation places the change points (ruptures' exact KernelCPD
-with a linear kernel: a least-squares Potts model, in C; asv's is L1, here
+penalised segmentation places the change points (the exact optimal
+partition of a least-squares Potts model, `partition`; asv's is L1, here
 the clipping gives the robustness). Segments are at least two commits long,
 so one outlier is never a step; a new level that lasts a few commits and is
 undone is a blip, not a step; consecutive steps the same way with short
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from regress.analysis import diff, levels, runs, stats
-from regress.analysis.segments import PENALTY, breakpoints, noise_scale, robust
+from regress.analysis.segments import PENALTY, breakpoints_of, noise_scale, robust
 from regress.analysis.table import Table, as_table
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId
@@ -167,14 +167,17 @@ def find_steps(
     cores = min(known) if known else 0
     if apart is None:
         apart = runs.apart_for(table, code or {}, cores=cores)
-    for bid, (positions, found) in series(table, threshold=threshold, code=code).items():
-        # A benchmark using every core drifts more between runs: the same bar as compare's.
-        smallest = max(math.log1p(threshold), stats.Z * stats.drift_for(bid.num_threads, cores))
+    found_series = series(table, threshold=threshold, code=code)
+    clipped = []
+    for _, found in found_series.values():
         raw = np.log(np.asarray(found, dtype=float))
         scale = noise_scale(raw)
         # Levels, tests and the search all see outliers clipped to the edge of the noise.
-        logs = robust(raw, scale)
-        cuts = breakpoints(logs, scale, penalty=penalty)
+        clipped.append((robust(raw, scale), scale))
+    all_cuts = breakpoints_of(clipped, penalty=penalty)  # every benchmark's search at once
+    for (bid, (positions, _)), (logs, _), cuts in zip(found_series.items(), clipped, all_cuts):
+        # A benchmark using every core drifts more between runs: the same bar as compare's.
+        smallest = max(math.log1p(threshold), stats.Z * stats.drift_for(bid.num_threads, cores))
         bounds = [0, *cuts, len(logs)]
         moves = []
         for a, b in _groups(logs, cuts):

@@ -7,6 +7,8 @@ import math
 import numpy as np
 from scipy.ndimage import median_filter
 
+from regress.analysis import partition
+
 # Penalty per change point, in squared units of the history's noise.
 PENALTY = 20.0
 # Running-median window and clipping distance (noise units) that tame outliers.
@@ -46,16 +48,17 @@ def robust(logs: np.ndarray, scale: float) -> np.ndarray:
 
 
 def breakpoints(clipped: np.ndarray, scale: float, *, penalty: float = PENALTY) -> list[int]:
-    """Start positions of every segment after the first.
+    """Start positions of every segment after the first: `breakpoints_of` for one series."""
+    return breakpoints_of([(clipped, scale)], penalty=penalty)[0]
 
-    Penalised least squares (ruptures' KernelCPD with a linear kernel: exact
-    optimal partitioning, in C) on the clipped log levels in noise units.
+
+def breakpoints_of(series: list[tuple[np.ndarray, float]], *, penalty: float = PENALTY) -> list[list[int]]:
+    """Per (clipped log levels, noise scale): the start of every segment after the first.
+
+    Penalised least squares on the levels in noise units, every segment at
+    least MIN_SEGMENT long: the exact optimal partition (`partition`), of
+    every benchmark at once.
     """
-    n = len(clipped)
-    if n < 2 * MIN_SEGMENT:
-        return []
-    z = clipped / scale
-    import ruptures
-
-    algo = ruptures.KernelCPD(kernel="linear", min_size=MIN_SEGMENT).fit((z - np.median(z)).reshape(-1, 1))
-    return [b for b in algo.predict(pen=penalty) if b < n]
+    z = [np.asarray(c, dtype=float) / scale for c, scale in series]
+    found = partition.cuts_of([v - np.median(v) if len(v) else v for v in z], penalty, MIN_SEGMENT)
+    return [cuts if len(v) >= 2 * MIN_SEGMENT else [] for cuts, v in zip(found, z)]

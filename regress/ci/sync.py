@@ -15,6 +15,7 @@ finishes first.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from collections.abc import Callable
@@ -24,7 +25,7 @@ from pathlib import Path
 from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.merge import Conflict, combine
-from regress.storage import gitrepo, results_branch
+from regress.storage import branch_files, gitrepo, results_branch, summary
 from regress.storage.codec import decode, encode
 from regress.storage.store import Store, check_relpath, parse_relpath
 
@@ -40,6 +41,7 @@ class Synced:
     attempts: int = 0  # pushes tried
     tip: str | None = None  # the branch's commit afterwards; None if it does not exist
     conflicts: tuple[Conflict, ...] = ()
+    left: int = 0  # files left on the branch, read when needed (`pull --partial`)
 
 
 def _where(remote: str, branch: str, rel: str) -> str:
@@ -67,8 +69,8 @@ def _absorb_branch(repo, store: Store, tip: str, remote: str, branch: str, only:
     written, conflicts = 0, []
     for rel, blob in wanted.items():
         where = _where(remote, branch, rel)
-        result = check_relpath(rel, decode(results_branch.read(repo, blob), where), where)
-        changed, refused = store.absorb(result)
+        data = results_branch.read(repo, blob)
+        changed, refused = store.absorb(check_relpath(rel, decode(data, where), where), data)
         written += changed
         conflicts.extend(refused)
     return Synced(files=len(on_branch), written=written, tip=tip, conflicts=tuple(conflicts))
@@ -117,21 +119,41 @@ def pull(
     remote: str = results_branch.REMOTE,
     branch: str = results_branch.BRANCH,
     near: str | None = None,
+    partial: bool = False,
 ) -> Synced:
     """Restore the results branch into the results folder, merged with what is here.
 
     `near` (a revision): only what a run of it reads, its own results and its
     newest measured ancestors', fetched without the branch's history or any
-    other file (a push job's measure step needs no more).
+    other file (a push job's measure step needs no more). `partial`: every
+    file of the branch's tip, but only those the folder and its summary lack
+    fetched; the rest stay on the branch (`branch_files`) and are read through
+    git when something needs them (a publish job with its summary restored).
     """
     repo = gitrepo.open_repo(cfg.root)
     store = Store(cfg.results_dir)
     with store.lock():
-        tip = results_branch.fetch(repo, remote, branch, partial=near is not None)
+        tip = results_branch.fetch(repo, remote, branch, partial=near is not None or partial)
         if tip is None:
             return Synced()
-        only = _near(repo, tip, near) if near is not None else None
-        return _absorb_branch(repo, store, tip, remote, branch, only)
+        if near is not None:
+            return _absorb_branch(repo, store, tip, remote, branch, _near(repo, tip, near))
+        if partial:
+            return _absorb_lacking(repo, store, tip, remote, branch)
+        synced = _absorb_branch(repo, store, tip, remote, branch)
+        branch_files.forget(store.root)  # every file is here now
+        return synced
+
+
+def _absorb_lacking(repo, store: Store, tip: str, remote: str, branch: str) -> Synced:
+    """Merge in the tip's files that the folder lacks and the summary does not know, and list the tip's files."""
+    on_branch = {rel: blob for rel, blob in results_branch.files(repo, tip).items() if parse_relpath(rel) is not None}
+    local = store.result_files()
+    known = summary.knows(store, {rel: blob for rel, blob in on_branch.items() if rel not in local})
+    lacking = {rel for rel in on_branch if rel not in local and rel not in known}
+    synced = _absorb_branch(repo, store, tip, remote, branch, lacking | set(local))
+    branch_files.write(store.root, str(Path(repo.git_dir).resolve()), tip, on_branch)
+    return dataclasses.replace(synced, files=len(on_branch), left=len(known))
 
 
 def _message(changes: dict[str, bytes]) -> str:
@@ -204,9 +226,11 @@ def push(
                 f"gave up pushing to {remote}/{branch} after {retries} attempts, each overtaken by another push; "
                 f"the results are kept in {cfg.results_dir}; rerun `regress results push` (or raise --retries)"
             )
-        # A partial clone (`pull --near`) brings its own files up to date, not the whole branch.
-        only = set(local) if results_branch.is_partial(repo, remote) else None
-        pulled = _absorb_branch(repo, store, final, remote, branch, only) if final else Synced()
+        if final and branch_files.read(store.root) is not None:  # after `pull --partial`: as it did
+            pulled = _absorb_lacking(repo, store, final, remote, branch)
+        else:  # a partial clone (`pull --near`) brings its own files up to date, not the whole branch
+            only = set(local) if results_branch.is_partial(repo, remote) else None
+            pulled = _absorb_branch(repo, store, final, remote, branch, only) if final else Synced()
         return Synced(
             files=len(local),
             written=len(changes),

@@ -101,7 +101,7 @@ def _pair_for(cfg: Config, repo, store: Store, plan: list[str]) -> str | None:
     pair, whatever runner the job got (docs/statistics.md, "Runs").
     """
     for sha in gitrepo.first_parent_ancestors(repo, plan[0], PAIR_DEPTH):
-        if sha not in plan and store.path(cfg.machine_name, cfg.env, sha).is_file():
+        if sha not in plan and store.has(cfg.machine_name, cfg.env, sha):
             return sha
     return None
 

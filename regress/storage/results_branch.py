@@ -3,8 +3,8 @@
 CI jobs start with an empty results folder, so the history lives on the
 remote, as files laid out exactly as in a results folder
 (`<machine>/<env>/<sha>.pkl`), on a branch that shares no history with the
-code. This module is, with `gitrepo` (and its light readers `checkout`
-and `git_trees`), the only one that runs git, and the only one that
+code. This module is, with `gitrepo` (and its light readers `checkout`,
+`git_trees` and `branch_files`), the only one that runs git, and the only one that
 touches that branch. It knows nothing of pickles: it moves bytes under
 relative names; `ci` decides what to write and `store` merges.
 
@@ -16,7 +16,6 @@ what won and tries again.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import tempfile
@@ -27,6 +26,7 @@ from gitdb.base import IStream
 
 from regress.core.errors import RegressError
 from regress.storage import gitrepo
+from regress.storage.branch_files import blob_id  # noqa: F401 - re-exported
 from regress.storage.branch_names import BRANCH, REMOTE  # noqa: F401 - re-exported
 
 _README = """\
@@ -130,11 +130,6 @@ def fetch_blobs(repo: git.Repo, remote: str, blobs: set[str]) -> None:
 
 def read(repo: git.Repo, blob: str) -> bytes:
     return repo.odb.stream(bytes.fromhex(blob)).read()
-
-
-def blob_id(data: bytes) -> str:
-    """The id git gives these bytes as a file, to tell an unchanged file without writing it."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def _identity(repo: git.Repo) -> dict[str, str]:

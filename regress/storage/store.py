@@ -3,7 +3,9 @@
 Layout: <results>/<machine>/<env>/<sha>.pkl (the uncommitted working tree is
 stored as WORKTREE.pkl). Writes are atomic (`atomic.write_atomic`), so a
 killed run never leaves half a file; `codec` reads and writes the bytes and
-lists every change of format.
+lists every change of format. After `regress results pull --partial` some
+files stay on the results branch (`branch_files`): they are listed and read
+as if they were here, and a file written over one is written here.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from regress.core.errors import RegressError
 from regress.core.history import history_order
 from regress.core.merge import Conflict, combine
 from regress.core.records import WORKTREE, CommitResult
-from regress.storage import summary
+from regress.storage import branch_files, summary
 from regress.storage.atomic import write_atomic
 from regress.storage.codec import decode, encode
 from regress.storage.ignored import make_ignored
@@ -54,33 +56,56 @@ class Store:
 
     def load(self, machine: str, env: str, sha: str) -> CommitResult | None:
         path = self.path(machine, env, sha)
-        return self.load_file(path) if path.exists() else None
+        if path.exists():
+            return self.load_file(path)
+        data = self._on_branch(path)
+        return decode(data, str(path)) if data is not None else None
+
+    def has(self, machine: str, env: str, sha: str) -> bool:
+        path = self.path(machine, env, sha)
+        return path.is_file() or branch_files.blob_of(self.root, self._rel(path)) is not None
 
     def machines(self) -> list[str]:
         if not self.root.is_dir():
             return []
-        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and not p.name.startswith("."))
+        here = {p.name for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")}
+        return sorted(here | {m for m, _ in branch_files.folders(self.root)})
 
     def envs(self, machine: str) -> list[str]:
         folder = self.root / machine
-        return sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+        here = {p.name for p in folder.iterdir() if p.is_dir()} if folder.is_dir() else set()
+        return sorted(here | {e for m, e in branch_files.folders(self.root) if m == machine})
 
     def shas(self, machine: str, env: str) -> list[str]:
         folder = self.root / machine / env
-        if not folder.is_dir():
-            return []
-        return sorted(p.stem for p in folder.glob("*.pkl"))
+        here = {p.stem for p in folder.glob("*.pkl")} if folder.is_dir() else set()
+        return sorted(here | set(branch_files.absent(self.root, machine, env)))
 
     def load_all(self, machine: str, env: str) -> list[CommitResult]:
         """Every readable result of machine/env; unreadable ones are listed in `refused`."""
-        folder = self.root / machine / env
         results = []
         for sha in self.shas(machine, env):
             try:
-                results.append(self.load_file(folder / f"{sha}.pkl"))
+                found = self.load(machine, env, sha)
             except RegressError as exc:
                 self.refused.append(str(exc))
+                continue
+            if found is not None:
+                results.append(found)
         return results
+
+    def _rel(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    def _on_branch(self, path: Path) -> bytes | None:
+        """The bytes of a file that stays on the results branch (`branch_files`); None if it is not one."""
+        rel = self._rel(path)
+        blob = branch_files.blob_of(self.root, rel)
+        return branch_files.fetch(self.root, rel, blob) if blob is not None else None
+
+    def _stored(self, path: Path) -> bytes | None:
+        """What is stored at `path`: the file here, else the results branch's, else None."""
+        return _read(path) if path.exists() else self._on_branch(path)
 
     def history(self, machine: str, env: str) -> list[CommitResult]:
         """Every commit measured on machine/env, oldest first (the WORKTREE left out)."""
@@ -94,8 +119,8 @@ class Store:
         (the one merge policy, `combine`); what it replaced is added to `replaced`."""
         path = self.path(result.machine, result.env, result.commit.sha)
         make_ignored(self.root)
-        if path.exists() and result.commit.sha != WORKTREE:  # the WORKTREE is measured afresh each time
-            stored = _read(path)
+        stored = self._stored(path) if result.commit.sha != WORKTREE else None  # the WORKTREE: afresh each time
+        if stored is not None:
             result, changed = combine(decode(stored, str(path)), result, latest=True)
             if changed:
                 # Nothing measured is lost: the file as it was goes aside, where the message says.
@@ -128,26 +153,29 @@ class Store:
         """A file's result, which must be the one its name says (a moved file would land on the wrong commit)."""
         return check_relpath(rel, self.load_file(path), str(path))
 
-    def absorb(self, incoming: CommitResult) -> tuple[bool, tuple[Conflict, ...]]:
+    def absorb(self, incoming: CommitResult, data: bytes | None = None) -> tuple[bool, tuple[Conflict, ...]]:
         """Merge a result measured elsewhere into this folder; on a conflict what is here is kept.
 
+        `data`: the incoming file's bytes, written as they are where nothing
+        is here to merge with (a pulled file stays the branch's blob).
         Returns whether the file changed, and the refused conflicts.
         """
         path = self.path(incoming.machine, incoming.env, incoming.commit.sha)
         make_ignored(self.root)
-        if not path.exists():
-            self._write(path, incoming)
+        stored = self._stored(path)
+        if stored is None:
+            self._write(path, incoming, data)
             return True, ()
-        old = self.load_file(path)
+        old = decode(stored, str(path))
         merged, conflicts = combine(old, incoming)
         if merged == old:
             return False, conflicts
         self._write(path, merged)
         return True, conflicts
 
-    def _write(self, path: Path, result: CommitResult) -> None:
+    def _write(self, path: Path, result: CommitResult, data: bytes | None = None) -> None:
         """The one way a result file is written: atomically, with its summary entry (`summary.py`) after it."""
-        data = encode(result)
+        data = encode(result) if data is None else data
         write_atomic(path, data)
         summary.record(self.root, path, result, data)
 

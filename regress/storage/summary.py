@@ -18,7 +18,11 @@ summary's own version (this module's and the results format's); an entry
 that disagrees, or a file without one, is rebuilt from the file, an entry
 without a file is dropped, and a summary that cannot be opened or written
 falls back to decoding the files. Saves and merges (`Store.save`,
-`Store.absorb`) update the entry of the file they wrote.
+`Store.absorb`) update the entry of the file they wrote. A file that stays
+on the results branch (`branch_files`) has no size nor mtime here: its entry
+stands when its digest is the one recorded for the branch's blob id (the
+`blobs` table, filled whenever a file's bytes pass through), else the file
+is read through git.
 """
 
 from __future__ import annotations
@@ -27,18 +31,15 @@ import contextlib
 import dataclasses
 import gc
 import hashlib
-import io
 import os
-import pickle
 import sqlite3
 from pathlib import Path
 
 from regress.core import records
 from regress.core.errors import RegressError
 from regress.core.history import history_order
-from regress.core.kinds import FailureKind
-from regress.storage import codec
-from regress.storage.light import LightResult, header, light
+from regress.storage import blob_digests, branch_files, codec, entry_pickle
+from regress.storage.light import header, light
 
 FILE = ".summary.sqlite"
 # Bump when what a light record holds (or how it is computed) changes: every entry is rebuilt.
@@ -48,26 +49,6 @@ FLUSH = 200  # entries written in one transaction while rebuilding
 
 
 # -- the file ------------------------------------------------------------------
-
-_RECORDS = [v for v in vars(records).values() if isinstance(v, type) and dataclasses.is_dataclass(v)]
-_ALLOWED = {(cls.__module__, cls.__name__): cls for cls in (*_RECORDS, LightResult, FailureKind)}
-
-
-class _Unpickler(pickle.Unpickler):
-    """Builds only the record classes (the summary may come from a restored folder)."""
-
-    def find_class(self, module: str, name: str):
-        try:
-            return _ALLOWED[(module, name)]
-        except KeyError:
-            raise pickle.UnpicklingError(f"refusing to load {module}.{name}") from None
-
-
-def _load(blob: bytes, kind: type):
-    value = _Unpickler(io.BytesIO(blob)).load()
-    if not isinstance(value, kind):
-        raise pickle.UnpicklingError(f"not a {kind.__name__}")
-    return value
 
 
 def connect(root: Path) -> sqlite3.Connection:
@@ -110,6 +91,7 @@ def _open(root: Path) -> sqlite3.Connection:
         "CREATE TABLE IF NOT EXISTS entries (machine TEXT, env TEXT, sha TEXT, size INTEGER, mtime_ns INTEGER,"
         " digest TEXT, light BLOB, error TEXT, commit_info BLOB, header BLOB, PRIMARY KEY (machine, env, sha))"
     )
+    db.execute(blob_digests.CREATE)
     return db
 
 
@@ -119,7 +101,7 @@ def _digest(data: bytes) -> str:
 
 def _entry(result: records.CommitResult) -> tuple[bytes, None, bytes, bytes]:
     """(light, error, commit_info, header) of an entry, pickled."""
-    dump = lambda value: pickle.dumps(value, protocol=5)
+    dump = entry_pickle.dump
     return dump(light(result)), None, dump(result.commit), dump(header(result))
 
 
@@ -132,11 +114,13 @@ def record(root: Path, path: Path, result: records.CommitResult, data: bytes) ->
         return
     try:
         st = path.stat()
+        digest = _digest(data)
         with contextlib.closing(connect(root)) as db:
             db.execute(
                 "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (result.machine, result.env, path.stem, st.st_size, st.st_mtime_ns, _digest(data), *_entry(result)),
+                (result.machine, result.env, path.stem, st.st_size, st.st_mtime_ns, digest, *_entry(result)),
             )
+            db.execute(blob_digests.INSERT, blob_digests.row(data, digest))
     except (OSError, sqlite3.Error):
         pass
 
@@ -179,8 +163,8 @@ def light_of(store, machine: str, env: str, shas: list[str]) -> dict[str, record
                     f"SELECT sha, light FROM entries WHERE machine = ? AND env = ? AND sha IN ({marks})",
                     (machine, env, *part),
                 ):
-                    with contextlib.suppress(pickle.UnpicklingError, EOFError, TypeError, ValueError, AttributeError):
-                        out[sha] = _load(blob, records.CommitResult)
+                    with contextlib.suppress(*entry_pickle.ERRORS):
+                        out[sha] = entry_pickle.load(blob, records.CommitResult)
     except (OSError, sqlite3.Error):
         pass
     return out
@@ -192,6 +176,15 @@ def commits(store, machine: str, env: str) -> list[Listed]:
     if found is None:
         return [Listed(r.commit) for r in store.history(machine, env)]
     return _in_order([Listed(c) for c in found])
+
+
+def knows(store, files: dict[str, str]) -> set[str]:
+    """Those of `files` (machine/env/sha.pkl -> git blob id) whose entry was made from that very blob."""
+    try:
+        with contextlib.closing(connect(store.root)) as db:
+            return blob_digests.knows(db, files)
+    except (OSError, sqlite3.Error):
+        return set()
 
 
 def digests(store, machine: str, env: str) -> dict[str, str]:
@@ -247,6 +240,7 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
             for entry in it:
                 if entry.name.endswith(".pkl") and entry.name != f"{records.WORKTREE}.pkl" and entry.is_file():
                     files[entry.name[: -len(".pkl")]] = entry.stat()
+    on_branch = branch_files.absent(store.root, machine, env)  # sha -> blob id, of files not here
     rows = {
         sha: (size, mtime, digest, blob, error)
         for sha, size, mtime, digest, blob, error in db.execute(
@@ -254,50 +248,64 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
             (machine, env),
         )
     }
+    known = blob_digests.known(db, list(on_branch.values())) if on_branch else {}
     out: list = []
-    writes, touches = [], []
-    for sha in sorted(files):
-        st = files[sha]
+    writes, touches, blobs = [], [], []
+    for sha in sorted({*files, *on_branch}):
+        st = files.get(sha)
         row = rows.get(sha)
-        if row is not None and row[0] == st.st_size and row[1] == st.st_mtime_ns:
+        if st is not None and row is not None and row[0] == st.st_size and row[1] == st.st_mtime_ns:
             blob, error = row[3], row[4]
+        elif st is None and row is not None and row[2] == known.get(on_branch[sha]):
+            blob, error = row[3], row[4]  # the branch's file, as its entry was made from
         else:
             path = folder / f"{sha}.pkl"
             try:
-                data = path.read_bytes()
+                data = (
+                    path.read_bytes()
+                    if st is not None
+                    else branch_files.fetch(store.root, f"{machine}/{env}/{sha}.pkl", on_branch[sha])
+                )
             except OSError as exc:
                 store.refused.append(f"cannot read result file {path}: {exc.strerror}")
                 continue
+            except RegressError as exc:
+                store.refused.append(str(exc))
+                continue
             digest = _digest(data)
+            blobs.append(blob_digests.row(data, digest))
+            size, mtime = (st.st_size, st.st_mtime_ns) if st is not None else (-1, -1)
             if row is not None and row[2] == digest:
-                touches.append((st.st_size, st.st_mtime_ns, machine, env, sha))
+                touches.append((size, mtime, machine, env, sha))
                 blob, error = row[3], row[4]
             else:
                 try:
                     entry = _entry(codec.decode(data, str(path)))
                 except RegressError as exc:
                     entry = (None, str(exc), None, None)
-                writes.append((machine, env, sha, st.st_size, st.st_mtime_ns, digest, *entry))
+                writes.append((machine, env, sha, size, mtime, digest, *entry))
                 blob, error = entry[at], entry[1]
                 if len(writes) >= FLUSH:  # a rebuild of 10,000 files: a batch's entries in memory at a time
-                    _write(db, writes, [], [])
-                    writes = []
+                    _write(db, writes, [], [], blobs)
+                    writes, blobs = [], []
         if error is not None:
             store.refused.append(error)
             continue
         try:
-            out.append(_load(blob, kind))
-        except (pickle.UnpicklingError, EOFError, TypeError, ValueError, AttributeError):
+            out.append(entry_pickle.load(blob, kind))
+        except entry_pickle.ERRORS:
             # An entry that does not read back is rebuilt from its file next time.
             writes.append((machine, env, sha, -1, -1, "", None, None, None, None))
-            out.append(made(store.load_file(folder / f"{sha}.pkl")))
-    _write(db, writes, touches, [(machine, env, sha) for sha in rows if sha not in files])
+            out.append(made(store.load(machine, env, sha)))
+    gone = [(machine, env, sha) for sha in rows if sha not in files and sha not in on_branch]
+    _write(db, writes, touches, gone, blobs)
     return out
 
 
-def _write(db: sqlite3.Connection, writes: list, touches: list, gone: list) -> None:
-    if writes or touches or gone:
+def _write(db: sqlite3.Connection, writes: list, touches: list, gone: list, blobs: list = ()) -> None:
+    if writes or touches or gone or blobs:
         db.execute("BEGIN IMMEDIATE")
+        db.executemany(blob_digests.INSERT, blobs)
         db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", writes)
         db.executemany("UPDATE entries SET size = ?, mtime_ns = ? WHERE machine = ? AND env = ? AND sha = ?", touches)
         db.executemany("DELETE FROM entries WHERE machine = ? AND env = ? AND sha = ?", gone)

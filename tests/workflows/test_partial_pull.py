@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from conftest import cli_env, regress_cmd
 
+from regress.storage.branch_files import blob_id
 from regress.storage.codec import encode
 from regress.storage.store import Store
 from scripts.branch_history import fetched_bytes, write_branch
@@ -129,3 +130,87 @@ def test_pull_near_a_bad_revision_is_one_line(origin, tmp_path):
     lines = [line for line in proc.stderr.splitlines() if line.startswith("regress:")]
     assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert "nosuchrev" in lines[0]
+
+
+def _cli(clone: Path, *args: str) -> str:
+    proc = subprocess.run(regress_cmd(*args), cwd=clone, env=cli_env(), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_a_publish_pull_with_its_summary_fetches_the_new_files_and_reads_the_rest_when_needed(origin, tmp_path):
+    """The publish job restores the summary from its cache and pulls `--partial`: it fetches the one changed
+    file, not the other 149, and the site, `regressions` and `compare` come out as from a full pull."""
+    source, shas = origin
+    bare = tmp_path / "origin.git"
+    subprocess.run(["cp", "-r", str(source), str(bare)], check=True)  # this test pushes: its own origin
+    last = code_clone(bare, tmp_path / "last")  # the last publish job: a full pull, a site built
+    full_bytes, _ = pull(last)
+    # A pulled file is the branch's blob as it is (not decoded and written again), so a summary of
+    # these files knows each blob id.
+    listed = git(bare, "ls-tree", "-r", "regress-results").splitlines()
+    on_branch = {line.split("\t")[1]: line.split()[2] for line in listed if line.endswith(".pkl")}
+    here = Store(last / ".regress")
+    assert {rel: blob_id(here.raw(rel)) for rel in here.result_files()} == on_branch
+    _cli(last, "report", "--out", "site")
+    cached = (last / ".regress" / ".summary.sqlite").read_bytes()  # what its cache keeps
+
+    pusher = code_clone(bare, tmp_path / "pusher")  # a push job re-measures the newest commit
+    pull(pusher, "--near", "HEAD")
+    Store(pusher / ".regress").absorb(
+        factories.commit(shas[-1], factories.bench(samples=factories.rounds_of([5e-3] * 3), sub="new"), when=2)
+    )
+    assert "pushed 1 result file" in _cli(pusher, "results", "push")
+
+    publish = code_clone(bare, tmp_path / "publish")
+    (publish / ".regress").mkdir()
+    (publish / ".regress" / ".summary.sqlite").write_bytes(cached)
+    got, out = pull(publish, "--partial")
+    assert f"{COMMITS} result files, 1 changed" in out and f"{COMMITS - 1} left on the branch" in out, out
+    assert sorted(Store(publish / ".regress").result_files()) == [f"box/default/{shas[-1]}.pkl"]
+    assert 0 < got <= 0.05 * full_bytes, (got, full_bytes)
+
+    # Every file is still one of the folder's: listed, and read through git when something needs it.
+    store = Store(publish / ".regress")
+    assert store.shas("box", "default") == sorted(shas)
+    assert store.load("box", "default", shas[-5]) == result_of(shas[-5], COMMITS - 5)
+
+    pull(last)  # the full pull, for the same answers
+    for args in (
+        ("regressions", "--machine", "box", "--format", "json"),
+        ("compare", shas[-3], shas[-1], "--machine", "box", "--format", "json"),
+    ):
+        assert _cli(publish, *args) == _cli(last, *args), args
+    site_bytes, proc = fetched_bytes(regress_cmd("report", "--out", "site"), publish, cli_env())
+    assert proc.returncode == 0, proc.stderr
+    assert site_bytes <= 0.05 * full_bytes, (site_bytes, full_bytes)  # the summary held what the site needs
+    _cli(last, "report", "--out", "site")
+    for name in ("regressions.json",):
+        assert (publish / "site" / name).read_text() == (last / "site" / name).read_text()
+
+    # A shard that measured a file left on the branch merges with the branch's copy, and is pushed.
+    extra = factories.commit(shas[-4], factories.bench(samples=factories.rounds_of([4e-3] * 3), sub="more"), when=3)
+    assert store.absorb(extra)[0]
+    merged = store.load("box", "default", shas[-4])
+    assert {r.id.sub_label for r in merged.results} == {f"b{b}" for b in range(BENCHMARKS)} | {"more"}
+    assert "pushed 1 result file" in _cli(publish, "results", "push")
+    check = tmp_path / "check"
+    git(tmp_path, "clone", "-q", "--branch", "regress-results", str(bare), str(check))
+    assert Store(check).load("box", "default", shas[-4]) == merged
+    assert len(Store(check).result_files()) == COMMITS
+
+
+def test_a_partial_pull_without_a_summary_fetches_every_file_of_the_tip(origin, tmp_path):
+    bare, _ = origin
+    clone = code_clone(bare, tmp_path / "c")
+    _, out = pull(clone, "--partial")
+    assert f"{COMMITS} result files, {COMMITS} changed" in out and "0 left on the branch" in out, out
+    assert len(Store(clone / ".regress").result_files()) == COMMITS
+    proc = subprocess.run(
+        regress_cmd("results", "pull", "--partial", "--near", "HEAD"),
+        cwd=clone,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and "--near and --partial" in proc.stderr

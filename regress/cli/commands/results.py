@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from regress.cli import flags
 from regress.cli.console import err, plural, refused
+from regress.core.errors import RegressError
 from regress.storage.branch_names import BRANCH, REMOTE
 
 
@@ -26,6 +27,12 @@ def add(sub) -> None:
                 help="only what a run of REV reads (its results and its newest measured ancestors'), "
                 "fetched without the branch's history or other files (a CI measure job)",
             )
+            q.add_argument(
+                "--partial",
+                action="store_true",
+                help="fetch only the files this folder and its summary lack; the rest stay on the branch and are "
+                "read when needed (a CI job that restored the results summary from its cache)",
+            )
         if name == "push":
             q.add_argument(
                 "--retries",
@@ -43,7 +50,9 @@ def run(args) -> int:
     cfg = flags.load_config(args)
     where = f"{args.remote}/{args.branch}"
     if args.action == "pull":
-        synced = sync.pull(cfg, remote=args.remote, branch=args.branch, near=args.near)
+        if args.near and args.partial:
+            raise RegressError("--near and --partial pick files two ways; pass one of them")
+        synced = sync.pull(cfg, remote=args.remote, branch=args.branch, near=args.near, partial=args.partial)
         if synced.tip is None:
             print(f"no branch {where} yet: nothing to restore (`regress results push` creates it)")
         else:
@@ -51,6 +60,7 @@ def run(args) -> int:
                 f"restored {where} ({synced.tip[:10]}): {synced.files} result files"
                 f"{f' near {args.near}' if args.near else ''}, "
                 f"{synced.written} changed in {cfg.results_dir}"
+                + (f", {synced.left} left on the branch (the summary knows them)" if args.partial else "")
             )
         return refused(synced.conflicts, "the local copies were kept")
     synced = sync.push(cfg, remote=args.remote, branch=args.branch, retries=args.retries, say=err)

@@ -1,0 +1,123 @@
+"""Exact penalised least-squares partitions of many series at once, with functional pruning.
+
+The change points are the optimal partition (the least-squares Potts model:
+the sum of squares within segments plus a penalty per change point, every
+segment at least `min_size` long), the problem ruptures' KernelCPD with a
+linear kernel solves. Its dynamic programme looks at every earlier start for
+every point: quadratic, 0.25 s a benchmark at 10,000 commits, most of a
+site build's time. Here the same programme keeps only the starts that can
+still win (Maidstone et al. 2017, functional pruning of optimal
+partitioning): a start is dropped once, for every level the next segment
+could take, a later start is at least as good, which for squared error is
+an interval of levels per start that each new point narrows (and, from its
+first point, the levels where the start before it stays better). On
+histories of few change points a few dozen starts survive, and all series
+advance together, point by point, as numpy arrays: 200 benchmarks of
+10,000 commits in about 8 s instead of ruptures' 20-55 s. The optimum is
+the unpruned programme's (tests/unit/test_partition.py); ruptures' own
+pruning with a minimum segment length misses it now and then, in series of
+many short segments (5 of 900 random ones, each time at a higher cost).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Starts kept per series are packed to the left every this many points, and the arrays narrowed.
+PACK = 32
+
+
+def cuts_of(series: list[np.ndarray], penalty: float, min_size: int = 2) -> list[list[int]]:
+    """Per series: the start of every segment after the first, of its optimal partition."""
+    count = len(series)
+    if count == 0:
+        return []
+    lengths = np.asarray([len(x) for x in series], dtype=np.int64)
+    longest = int(lengths.max())
+    xs = np.zeros((longest, count))
+    for b, x in enumerate(series):
+        xs[: len(x), b] = x
+    back = np.zeros((count, longest + 1), dtype=np.int64)
+    rows = np.arange(count)
+    width = 16
+    # Each slot a segment start still in play: where it starts, the best cost up to it, the sum, sum
+    # of squares and count of the points since; the levels of the segment after it for which no
+    # later start beats it (low..high); those where the start that ended its segment stays better.
+    start = np.zeros((count, width), dtype=np.int64)
+    cost0 = np.full((count, width), np.inf)
+    a = np.zeros((count, width))
+    sq = np.zeros((count, width))
+    m = np.zeros((count, width))
+    low = np.full((count, width), -np.inf)
+    high = np.full((count, width), np.inf)
+    shut_low = np.full((count, width), np.inf)
+    shut_high = np.full((count, width), -np.inf)
+    alive = np.zeros((count, width), dtype=bool)
+    alive[:, 0], cost0[:, 0] = True, -penalty  # the first segment costs no penalty
+    drop_at = np.full((count, width), np.inf)  # the point after which a beaten start goes
+    fills = (0, np.inf, 0.0, 0.0, 0.0, -np.inf, np.inf, np.inf, -np.inf, False, np.inf)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for t in range(1, longest + 1):
+            x = xs[t - 1][:, None]
+            a += x
+            sq += x * x
+            m += 1
+            aa = a * a
+            total = np.where(alive & (m >= min_size), cost0 + (sq - aa / m), np.inf)
+            k = np.argmin(total, axis=1)
+            active = lengths >= t
+            f = np.where(active, total[rows, k] + penalty, np.inf)
+            back[:, t] = start[rows, k]
+            mk, ak = m[rows, k], a[rows, k]  # the segment f ends
+            # A start beaten at point p goes after point p + min_size - 1: until then the start that
+            # beat it could not end a segment yet.
+            alive &= drop_at > t
+            # Start t (cost f, whatever the level) beats an older start wherever
+            # m mu^2 - 2 a mu + (sq + cost0 - f) > 0: that start keeps the levels between the roots.
+            disc = aa - m * (sq + cost0 - f[:, None])
+            root = np.sqrt(np.maximum(disc, 0.0))
+            low = np.maximum(low, (a - root) / m)
+            high = np.minimum(high, (a + root) / m)
+            gone = (disc < 0) | (low > high) | ((shut_low <= low) & (high <= shut_high))
+            drop_at = np.where(alive & active[:, None] & gone, np.minimum(drop_at, t + min_size - 1), drop_at)
+            add = active & np.isfinite(f)
+            arrays = [start, cost0, a, sq, m, low, high, shut_low, shut_high, alive, drop_at]
+            if t % PACK == 0 or not (~alive)[add].any(axis=1).all():
+                arrays, width = _pack(arrays, alive, fills)
+                start, cost0, a, sq, m, low, high, shut_low, shut_high, alive, drop_at = arrays
+            slot = np.argmax(~alive, axis=1)
+            r, c = rows[add], slot[add]
+            mk, ak = mk[add], ak[add]
+            start[r, c], cost0[r, c], alive[r, c], drop_at[r, c] = t, f[add], True, np.inf
+            a[r, c], sq[r, c], m[r, c], low[r, c], high[r, c] = 0.0, 0.0, 0.0, -np.inf, np.inf
+            # The start that gave f is better than t wherever the new segment's level stays
+            # within sqrt(penalty / its length) of that segment's mean: t never wins there.
+            half = np.sqrt(penalty / mk)
+            shut_low[r, c], shut_high[r, c] = ak / mk - half, ak / mk + half
+    out = []
+    for b in range(count):
+        cuts, t = [], int(lengths[b])
+        while t > 0:
+            t = int(back[b, t])
+            if t > 0:
+                cuts.append(t)
+        out.append(cuts[::-1])
+    return out
+
+
+def _pack(arrays: list[np.ndarray], used: np.ndarray, fills: tuple) -> tuple[list[np.ndarray], int]:
+    """The slots in use moved to the left of each row, and the width fitted to the fullest row with room for one more."""
+    order = np.argsort(~used, axis=1, kind="stable")
+    need = int(used.sum(axis=1).max()) + 1
+    width = max(16, -(-need * 5 // 4 // 8) * 8)  # a quarter more than the fullest row needs, in eights
+    out = []
+    for arr, fill in zip(arrays, fills):
+        packed = np.take_along_axis(arr, order, axis=1)[:, :width]
+        if packed.shape[1] < width:
+            packed = np.concatenate(
+                [packed, np.full((len(arr), width - packed.shape[1]), fill, dtype=arr.dtype)], axis=1
+            )
+        else:
+            packed[~np.take_along_axis(used, order, axis=1)[:, :width]] = fill
+        out.append(packed)
+    return out, width
