@@ -103,15 +103,15 @@ def same_code_pairs(history, code: dict[str, str]) -> dict[BenchmarkId, list[flo
     rows = np.flatnonzero((t.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & (named[t.run] if len(t.run) else False))
     # Only (benchmark, code) keys that two runs measured give pairs: found in bulk, the rest never walked.
     key = t.run_bench[rows].astype(np.int64) * max(len(node_ids), 1) + node_of[t.run_pos[rows]]
-    measured = np.unique(key * max(len(t.run_names), 1) + t.run[rows]) // max(len(t.run_names), 1)
-    keys, runs_of_key = np.unique(measured, return_counts=True)
+    measured = _unique(key * max(len(t.run_names), 1) + t.run[rows]) // max(len(t.run_names), 1)
+    keys, runs_of_key = _unique(measured, counts=True)
     rows = rows[np.isin(key, keys[runs_of_key >= 2])]
     levels: dict[tuple[int, int], dict[str, list[float]]] = {}
     names = t.run_names
-    for i, b, run, level in zip(
-        t.run_pos[rows].tolist(), t.run_bench[rows].tolist(), t.run[rows].tolist(), t.low[0, rows].tolist()
+    for node, b, run, level in zip(
+        node_of[t.run_pos[rows]].tolist(), t.run_bench[rows].tolist(), t.run[rows].tolist(), t.low[0, rows].tolist()
     ):
-        levels.setdefault((b, int(node_of[i])), {}).setdefault(names[run], []).append(level)
+        levels.setdefault((b, node), {}).setdefault(names[run], []).append(level)
     out: dict[BenchmarkId, list[float]] = defaultdict(list)
     for (b, _node), runs in levels.items():
         # Runs in the order they ran (a run's name starts with its time): n runs give n - 1 pairs.
@@ -119,6 +119,16 @@ def same_code_pairs(history, code: dict[str, str]) -> dict[BenchmarkId, list[flo
         for x, y in zip(logs, logs[1:]):
             out[t.ids[b]].append(y - x)
     return dict(out)
+
+
+def _unique(values: np.ndarray, *, counts: bool = False):
+    """np.unique of integers (sorted, and how often each occurs), by a sort: numpy 2.3's hashed unique
+    took 0.37 s for the 250,000 run keys of 1,000 x 200, the sort 10 ms."""
+    ordered = np.sort(values)
+    first = np.ones(len(ordered), dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    found = ordered[first]
+    return (found, np.diff(np.append(np.flatnonzero(first), len(ordered)))) if counts else found
 
 
 def judge_together(

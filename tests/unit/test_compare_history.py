@@ -129,3 +129,14 @@ def test_light_neighbours_of_a_fabricated_history_give_the_verdicts_their_files_
         assert got == expected, k
         changes += sum(v.verdict in ("regression", "improvement") for v in verdicts)
     assert changes  # the neighbour rule had verdicts to look at
+
+
+def test_the_run_keys_unique_is_numpys():
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 2, 7, 100, 5000):
+        for span in (1, 3, 50, 10**12):
+            values = rng.integers(0, span, size=n, dtype=np.int64)
+            found, counts = runs._unique(values, counts=True)
+            expected, expected_counts = np.unique(values, return_counts=True)
+            assert np.array_equal(found, expected) and np.array_equal(counts, expected_counts)
+            assert np.array_equal(runs._unique(values), np.unique(values))

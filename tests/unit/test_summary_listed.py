@@ -1,10 +1,11 @@
-"""The summary's commit list is read from its covering index, not from rows that hold each file's light copy.
+"""The summary's commit list and headers are read from a covering index, not from the rows' light copies.
 
-An entry's commit sits after its light copy in the row (100 KB at 200
-benchmarks), and SQLite walks that blob's overflow pages to reach it: a
+An entry's commit and header sit after its light copy in the row (100 KB at
+200 benchmarks), and SQLite walks that blob's overflow pages to reach them: a
 commit list of 1,000 files read the whole summary. The index `entries_listed`
-holds what `summary.commits` reads; these tests check that the real query
-uses it, that a summary made before it gains it, and that the list is the files'.
+holds what `summary.commits` and `summary.headers` read; these tests check
+that the real queries use it, that a summary made before it gains it, and
+that the list is the files'.
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ def _plans(folder, monkeypatch, read) -> list[str]:
 
 def test_the_commit_list_reads_the_covering_index(folder, monkeypatch):
     store = Store(folder)
-    plans = _plans(folder, monkeypatch, lambda: summary.commits(store, MACHINE, ENV))
-    assert plans and all("COVERING INDEX entries_listed" in p for p in plans), plans
+    for read in (summary.commits, summary.headers):
+        plans = _plans(folder, monkeypatch, lambda: read(store, MACHINE, ENV))  # noqa: B023 - called at once
+        assert plans and all("COVERING INDEX entries_listed" in p for p in plans), (read, plans)
     # The light history still reads the rows themselves (it wants the light copies).
     plans = _plans(folder, monkeypatch, lambda: summary.history(store, MACHINE, ENV))
     assert plans and not any("entries_listed" in p for p in plans), plans
