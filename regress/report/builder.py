@@ -169,4 +169,5 @@ class Site(ChartPages, OverviewPages):
 
     def _commits_js(self) -> str:
         table = {c.sha: [i, c.short, c.subject, c.author, iso(c.committed_at)] for i, c in enumerate(self.commits)}
-        return f"window.REGRESS_COMMITS = {script_json({'repo': self.repo_url, 'commits': table})};\n"
+        data = {"repo": self.repo_url, "commits": table, "series": self.series_commits()}
+        return f"window.REGRESS_COMMITS = {script_json(data)};\n"

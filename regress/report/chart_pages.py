@@ -66,12 +66,13 @@ class ChartPages:
                 if st.id == bid:
                     y = at.get(st.index, round6([st.after])[0])
                     steps.append([st.sha, *round6([st.before, st.after, st.ratio]), st.direction, y])
-            measured_by, cpus_of = self._runs_of(s)
+            _, cpus_of = self._runs_of(s)
             out.append(
                 {
                     "name": s.name,
-                    "sha": [shas[c] for c in commits],
-                    "runs": [measured_by[c] for c in commits],
+                    # Positions in the series' history: its commits and their runs are named once,
+                    # for every page, in data/commits.js (`series_commits`).
+                    "at": commits,
                     "cpus": sorted({cpu for c in set(commits) for cpu in cpus_of[c]}),
                     "level": levels,
                     "lo": round6(track.lo) if track is not None else [],
@@ -83,8 +84,13 @@ class ChartPages:
             )
         return {
             "series": out,
-            **report_metrics.bench(self.series, self.shas, bid, self.metric_index),
+            **report_metrics.bench(self.series, bid, self.metric_index),
         }  # metrics beyond time
+
+    def series_commits(self) -> dict[str, dict[str, list[str]]]:
+        """Per series, by history position: each commit's sha and the runs behind its level (the
+        chart pages' points name these by position; a page of 10,000 points repeated them all)."""
+        return {s.name: {"sha": shas, "runs": self._runs_of(s)[0]} for s, shas in zip(self.series, self.shas)}
 
     def _runs_of(self, s) -> tuple[list[str], list[list[str]]]:
         """Per commit of a series: the runs behind its level, and their CPU models (once per series)."""

@@ -70,19 +70,18 @@ class Index:
         return self.series[k].table.units.get(row, "")
 
 
-def bench(series: list, shas: list[list[str]], bid: BenchmarkId, index: Index | None = None) -> dict:
-    """{"metrics": [...], "metric_shas": [...]}: per metric this benchmark has, per series, its level per
-    commit; a point's commit is `metric_shas[at]`."""
+def bench(series: list, bid: BenchmarkId, index: Index | None = None) -> dict:
+    """{"metrics": [...]}: per metric this benchmark has, per series, its level per commit; a point's
+    commit is at its position `at` in the series' history (named in data/commits.js)."""
     index = Index(series) if index is None else index
     out = []
-    page: dict[str, int] = {}
     for metric in BEYOND_TIME:
         lines, unit = [], ""
-        for k, (s, sha) in enumerate(zip(series, shas)):
+        for k, s in enumerate(series):
             points = []
             for i, y, row in index.levels(k, bid, metric):
                 unit = index.unit(k, row) if metric == Metric.TRACKED else unit
-                points.append((sha[i], y))
+                points.append((i, y))
             if points:
                 lines.append((s.name, points))
         if not lines:
@@ -97,7 +96,7 @@ def bench(series: list, shas: list[list[str]], bid: BenchmarkId, index: Index | 
                 "series": [
                     {
                         "name": name,
-                        "at": [page.setdefault(c, len(page)) for c, _ in pts],
+                        "at": [i for i, _ in pts],
                         "y": [y / scale for _, y in pts],
                         "text": [text(y) for _, y in pts],
                     }
@@ -105,9 +104,7 @@ def bench(series: list, shas: list[list[str]], bid: BenchmarkId, index: Index | 
                 ],
             }
         )
-    # Each metric's points name their commits by place in one list: six metrics of a thousand
-    # commits repeated the full shas six times over (most of a page).
-    return {"metrics": out, "metric_shas": list(page)}
+    return {"metrics": out}
 
 
 def label_tables(

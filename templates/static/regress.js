@@ -29,7 +29,27 @@
   }
 
   function commits() {
-    return window.REGRESS_COMMITS; // {repo: url or "", commits: {sha: [index, short, subject, author, date]}}
+    // {repo: url or "", commits: {sha: [index, short, subject, author, date]},
+    //  series: {name: {sha: [...], runs: [...]}}: per series, by position in its history}
+    return window.REGRESS_COMMITS;
+  }
+
+  /* A chart page's data, its points' commits (named by position in their series' history) resolved. */
+  function benchData() {
+    var data = readJSON("bench-data");
+    var named = commits().series || {};
+    data.series.forEach(function (s) {
+      var of = named[s.name] || { sha: [], runs: [] };
+      s.sha = s.at.map(function (k) { return of.sha[k]; });
+      s.runs = s.at.map(function (k) { return of.runs[k]; });
+    });
+    (data.metrics || []).forEach(function (m) {
+      m.series.forEach(function (s) {
+        var of = named[s.name] || { sha: [] };
+        s.sha = s.at.map(function (k) { return of.sha[k]; });
+      });
+    });
+    return data;
   }
 
   function commitURL(sha) {
@@ -159,7 +179,7 @@
   }
 
   function chart() {
-    var data = readJSON("bench-data");
+    var data = benchData();
     var C = commits().commits;
     var gd = document.getElementById("chart");
     var mode = "commit";
@@ -313,7 +333,7 @@
    * prefixes); they are only ever placed as text. */
   function metrics(id) {
     var box = document.getElementById("metrics");
-    var data = readJSON(id);
+    var data = id === "bench-data" ? benchData() : readJSON(id);
     var list = (data && data.metrics) || [];
     if (!box || !list.length) return;
     box.hidden = false;
@@ -337,7 +357,7 @@
       if (id === "bench-data") {
         var C = commits().commits;
         var traces = m.series.map(function (s, i) {
-          return { x: s.at.map(function (k) { return C[data.metric_shas[k]][1]; }), y: s.y, text: s.text, name: esc(s.name),
+          return { x: s.sha.map(function (sha) { return C[sha][1]; }), y: s.y, text: s.text, name: esc(s.name),
                    mode: "lines+markers", line: { color: PALETTE[i % PALETTE.length] },
                    hovertemplate: "%{x}: %{text}<extra>%{fullData.name}</extra>" };
         });

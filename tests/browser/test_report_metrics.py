@@ -95,7 +95,7 @@ def test_the_metric_switch_works_in_a_browser(repo, chromium):
         page.select_option("#metrics select", label="bytes allocated per call (KiB)")
         page.wait_for_selector("#metrics .metric-view .main-svg")
         assert page.eval_on_selector("#chart", "e => e.hidden") is True
-        # Each point at its own commit (the page names them once, in `metric_shas`).
+        # Each point at its own commit (named by position in its series' history, in data/commits.js).
         drawn = page.eval_on_selector("#metrics .metric-view", "e => e.data.map(t => [t.x, t.text])")
         assert drawn == [[[base[:10], head[:10]], ["256.00 KiB", "512.00 KiB"]]]
         page.select_option("#metrics select", value="time")
