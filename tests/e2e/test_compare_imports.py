@@ -66,6 +66,9 @@ def test_compare_of_stored_results_imports_no_worker_machinery(repo):
     code, modules = _probe(repo, "compare", base, head)
     assert code == 0 and "numpy" in modules and "regress.analysis.diff" in modules
     assert "numpy.ma" not in modules
+    # Nor scipy at all (scipy.stats' import parses docstrings for 0.8 s; only `regressions` tests steps with
+    # Mann-Whitney), nor the site's and the console's libraries.
+    assert not [m for m in modules if m.split(".")[0] in ("scipy", "jinja2", "rich", "plotly")]
 
     # The same probe sees the machinery when a comparison does measure: the test can fail.
     code, modules = _probe(repo, "compare", base, head, "--measure", "--rounds", "1", "--bench", "nothing-matches")
