@@ -122,8 +122,8 @@ def same_code_pairs(history, code: dict[str, str]) -> dict[BenchmarkId, list[flo
 
 
 def _unique(values: np.ndarray, *, counts: bool = False):
-    """np.unique of integers (sorted, and how often each occurs), by a sort: numpy 2.3's hashed unique
-    took 0.37 s for the 250,000 run keys of 1,000 x 200, the sort 10 ms."""
+    """np.unique of integers (sorted, and how often each occurs), by a sort: the hashed unique of numpy 2.3 and
+    later took 0.1-0.37 s for the 250,000 run keys of 1,000 x 200 (numpy 2.4.6), the sort 10 ms."""
     ordered = np.sort(values)
     first = np.ones(len(ordered), dtype=bool)
     first[1:] = ordered[1:] != ordered[:-1]
