@@ -148,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     shape = dict(params, shas=shas)
     if not stamp.is_file() or json.loads(stamp.read_text()) != dict(params, head=shas[-1]):
         subprocess.run(["rm", "-rf", str(results)], check=True)
+        print(f"fabricating {a.commits} commits x {a.benchmarks} benchmarks in {results} ...")
         t0 = time.perf_counter()
         fabricate(results, machines=(MACHINE,), **shape)
         stamp.write_text(json.dumps(dict(params, head=shas[-1])))
@@ -170,11 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
 
     def row(name: str, cmd: list[str]) -> str:
+        print(f"{name:<22} ", end="", flush=True)  # what is being timed, at once
         wall, cpu, peak, out = _timed(cmd, project, env)
         rows.append((name, wall, cpu, peak))
-        print(
-            f"{name:<22} {wall:6.2f} s wall {cpu:6.2f} s CPU {peak:7.0f} MB peak   ({out.splitlines()[-1][:90] if out else ''})"
-        )
+        print(f"{wall:6.2f} s wall {cpu:6.2f} s CPU {peak:7.0f} MB peak   ({out.splitlines()[-1][:90] if out else ''})")
         return out
 
     if not a.keep_summary:

@@ -47,11 +47,6 @@ def robust(logs: np.ndarray, scale: float) -> np.ndarray:
     return np.clip(logs, local - CLIP * scale, local + CLIP * scale)
 
 
-def breakpoints(clipped: np.ndarray, scale: float, *, penalty: float = PENALTY) -> list[int]:
-    """Start positions of every segment after the first: `breakpoints_of` for one series."""
-    return breakpoints_of([(clipped, scale)], penalty=penalty)[0]
-
-
 def breakpoints_of(series: list[tuple[np.ndarray, float]], *, penalty: float = PENALTY) -> list[list[int]]:
     """Per (clipped log levels, noise scale): the start of every segment after the first.
 

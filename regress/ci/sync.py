@@ -54,12 +54,18 @@ def _absorb_branch(repo, store: Store, tip: str, remote: str, branch: str, only:
     The files to read are fetched in one request first: after a partial fetch
     (`pull --near`) the clone holds none of them.
     """
-    local = store.result_files()
-    on_branch = {
-        rel: blob
-        for rel, blob in results_branch.files(repo, tip).items()
-        if parse_relpath(rel) is not None and (only is None or rel in only)  # the README is not results
-    }
+    listed = _results_at(repo, tip)
+    on_branch = {rel: blob for rel, blob in listed.items() if only is None or rel in only}
+    return _absorb(repo, store, tip, remote, branch, on_branch, store.result_files())
+
+
+def _results_at(repo, tip: str) -> dict[str, str]:
+    """The result files of the branch's commit `tip` (the README is not results): relative name -> blob id."""
+    return {rel: blob for rel, blob in results_branch.files(repo, tip).items() if parse_relpath(rel) is not None}
+
+
+def _absorb(repo, store: Store, tip: str, remote: str, branch: str, on_branch: dict[str, str], local) -> Synced:
+    """Merge these files of the branch (relative name -> blob id) into the folder, whose files are `local`."""
     wanted = {
         rel: blob
         for rel, blob in on_branch.items()
@@ -147,11 +153,11 @@ def pull(
 
 def _absorb_lacking(repo, store: Store, tip: str, remote: str, branch: str) -> Synced:
     """Merge in the tip's files that the folder lacks and the summary does not know, and list the tip's files."""
-    on_branch = {rel: blob for rel, blob in results_branch.files(repo, tip).items() if parse_relpath(rel) is not None}
+    on_branch = _results_at(repo, tip)
     local = store.result_files()
     known = summary.knows(store, {rel: blob for rel, blob in on_branch.items() if rel not in local})
-    lacking = {rel for rel in on_branch if rel not in local and rel not in known}
-    synced = _absorb_branch(repo, store, tip, remote, branch, lacking | set(local))
+    wanted = {rel: blob for rel, blob in on_branch.items() if rel not in known}  # here (to compare) or lacking
+    synced = _absorb(repo, store, tip, remote, branch, wanted, local)
     branch_files.write(store.root, str(Path(repo.git_dir).resolve()), tip, on_branch)
     return dataclasses.replace(synced, files=len(on_branch), left=len(known))
 

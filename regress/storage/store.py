@@ -119,7 +119,15 @@ class Store:
         (the one merge policy, `combine`); what it replaced is added to `replaced`."""
         path = self.path(result.machine, result.env, result.commit.sha)
         make_ignored(self.root)
-        stored = self._stored(path) if result.commit.sha != WORKTREE else None  # the WORKTREE: afresh each time
+        stored = None
+        if result.commit.sha != WORKTREE:  # the WORKTREE is measured afresh each time
+            try:
+                stored = self._stored(path)
+            except RegressError:
+                if path.exists():
+                    raise
+                # A file left on the results branch that git can't read now (offline): the new run is
+                # written here alone, never lost, and `results push` merges it with the branch's copy.
         if stored is not None:
             result, changed = combine(decode(stored, str(path)), result, latest=True)
             if changed:

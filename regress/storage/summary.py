@@ -294,9 +294,15 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
         try:
             out.append(entry_pickle.load(blob, kind))
         except entry_pickle.ERRORS:
-            # An entry that does not read back is rebuilt from its file next time.
+            # An entry that does not read back is rebuilt from its file next time; now the file is read.
             writes.append((machine, env, sha, -1, -1, "", None, None, None, None))
-            out.append(made(store.load(machine, env, sha)))
+            try:
+                result = store.load(machine, env, sha)
+            except RegressError as exc:
+                store.refused.append(str(exc))
+                continue
+            if result is not None:
+                out.append(made(result))
     gone = [(machine, env, sha) for sha in rows if sha not in files and sha not in on_branch]
     _write(db, writes, touches, gone, blobs)
     return out

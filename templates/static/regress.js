@@ -34,9 +34,12 @@
     return window.REGRESS_COMMITS;
   }
 
-  /* A chart page's data, its points' commits (named by position in their series' history) resolved. */
+  /* A chart page's data, its points' commits (named by position in their series' history) resolved:
+   * parsed once, for the chart and the metric switch. */
+  var benchCache = null;
   function benchData() {
-    var data = readJSON("bench-data");
+    if (benchCache) return benchCache;
+    var data = benchCache = readJSON("bench-data");
     var named = commits().series || {};
     data.series.forEach(function (s) {
       var of = named[s.name] || { sha: [], runs: [] };

@@ -73,6 +73,10 @@ def test_a_listed_file_git_cannot_read_is_one_line_and_the_rest_still_load(tmp_p
     found = summary.history(store, "box", "default")
     assert [r.commit.sha for r in found] == SHAS[:2]
     assert len(store.refused) == 1 and "from the results branch" in store.refused[0]
+    # A new run of that commit is never lost to it: written here alone (`results push` merges it later).
+    new = factories.commit(SHAS[2], factories.bench(samples=factories.rounds_of([7e-3] * 3), sub="new"), when=2)
+    store.save(new)
+    assert store.load("box", "default", SHAS[2]) == new
 
 
 def test_a_list_that_cannot_be_read_lists_nothing(tmp_path):
