@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from regress.analysis import diff, levels, runs, stats
+from regress.analysis import diff, levels, ranktest, runs, stats
 from regress.analysis.segments import PENALTY, breakpoints_of, noise_scale, robust
 from regress.analysis.table import Table, as_table
 from regress.core.kinds import Kind
@@ -195,9 +195,7 @@ def find_steps(
                 continue
             if bounds[b + 2] == len(logs) and len(after) < TAIL:
                 continue  # the newest commits: an outlier pair until a third agrees
-            from scipy import stats as _sps  # here: `compare` needs only Step, not scipy.stats (0.7 s)
-
-            p = float(_sps.mannwhitneyu(after, before, alternative="two-sided").pvalue)
+            p = ranktest.p_value(after, before)
             # A slide begins where the level first moves by half the threshold: a leading cut
             # made by one commit's wobble (+2%, the next commit back) is not its start.
             while a < b and abs(np.subtract(*own_change(logs, bounds, a))) < math.log1p(threshold / 2):
