@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import bisect
+import numpy as np
 
 from regress.core.records import BenchmarkId
 from regress.report import metrics as report_metrics
+from regress.report.bench_chunks import Chunks, Line
 from regress.report.data import (
     BIG_CHANGE,
     VERDICT_COMMITS,
 )
-from regress.report.label_data import label_tables, round6
+from regress.report.label_data import label_tables, round6, round6_array
 from regress.report.tables import UNIT_ENGLISH
 
 
@@ -38,54 +39,53 @@ def short_name(bid: BenchmarkId) -> str:
 class ChartPages:
     """Page renderers of `Site` (its fields: series, ids, env, commits, ...)."""
 
-    def bench_data(self, bid: BenchmarkId) -> dict:
-        """The chart's data: per series, the level per commit, the rounds' quartiles, failures, change points.
+    def bench_data(self, bid: BenchmarkId) -> tuple[dict, Chunks]:
+        """The chart's data: per series its failures and change points (the page's own), and its
+        points (the level per commit, the rounds' quartiles; each metric's values) in chunk files.
 
         The line is the level the differ and the change points use (the
         fastest round's fastest block), not the median, so a change point's
         marker is drawn on the line, at its commit's level; its before and
         after (the levels of the segments either side) are in its hover.
         """
-        out = []
+        out, lines = [], []
         for s, shas in zip(self.series, self.shas):
             track = s.tracks.get(bid)
             failed = s.failed.get(bid, [])
             counted = s.counts.get(bid, [])
             if track is None and not failed and not counted:
                 continue
-            commits = track.commits.tolist() if track is not None else []
-            levels = round6(track.level) if track is not None else []
+            commits = track.commits if track is not None else np.zeros(0, dtype=np.int64)
+            levels = round6_array(track.level) if track is not None else np.zeros(0)
             fails = []
             for f in failed:  # drawn at the level of the last measurement before it (or after it)
-                k = bisect.bisect_left(commits, f.commit)
-                y = levels[k - 1] if k > 0 else (levels[0] if levels else 0.0)
-                fails.append([shas[f.commit], y, f.message[:500]])
-            at = {c: y for c, y in zip(commits, levels)}
+                k = int(np.searchsorted(commits, f.commit))
+                y = levels[k - 1] if k > 0 else (levels[0] if len(levels) else 0.0)
+                fails.append([shas[f.commit], float(y), f.message[:500]])
             steps = []
             for st in s.steps:
                 if st.id == bid:
-                    y = at.get(st.index, round6([st.after])[0])
+                    k = int(np.searchsorted(commits, st.index))
+                    y = float(levels[k]) if k < len(commits) and commits[k] == st.index else round6([st.after])[0]
                     steps.append([st.sha, *round6([st.before, st.after, st.ratio]), st.direction, y])
             _, cpus_of = self._runs_of(s)
             out.append(
                 {
                     "name": s.name,
-                    # Positions in the series' history: its commits and their runs are named once,
-                    # for every page, in data/commits.js (`series_commits`).
-                    "at": commits,
-                    "cpus": sorted({cpu for c in set(commits) for cpu in cpus_of[c]}),
-                    "level": levels,
-                    "lo": round6(track.lo) if track is not None else [],
-                    "hi": round6(track.hi) if track is not None else [],
+                    "cpus": sorted({cpu for c in set(commits.tolist()) for cpu in cpus_of[c]}),
                     "failed": fails,
                     "steps": steps,
                     "instr": [[shas[c], n] for c, n in counted],
                 }
             )
-        return {
-            "series": out,
-            **report_metrics.bench(self.series, bid, self.metric_index),
-        }  # metrics beyond time
+            if track is not None:
+                # Positions in the series' history: its commits and their runs are named once,
+                # for every page, in data/commits.js (`series_commits`).
+                band = {"lo": round6_array(track.lo), "hi": round6_array(track.hi)}
+                lines.append(Line("series", s.name, commits, {"level": levels, **band}))
+        metrics, metric_lines = report_metrics.bench(self.series, bid, self.metric_index)  # metrics beyond time
+        longest = max(len(s.history) for s in self.series)
+        return {"series": out, "metrics": metrics}, Chunks.of(lines + metric_lines, longest)
 
     def series_commits(self) -> dict[str, dict[str, list[str]]]:
         """Per series, by history position: each commit's sha and the runs behind its level (the
@@ -117,7 +117,7 @@ class ChartPages:
                 )
         return rows
 
-    def bench_page(self, bid: BenchmarkId, data) -> str:
+    def bench_page(self, bid: BenchmarkId, data, chunks: list[str]) -> str:
         steps = [self._change_row(ch, "../") for ch in self.changes if ch["step"].id == bid]
         return self.env.get_template("bench.html").render(
             **self.context("../"),
@@ -127,6 +127,7 @@ class ChartPages:
             steps=steps,
             instructions=self._instruction_rows(bid),
             data=data,
+            chunks=chunks,
         )
 
     # -- label pages ------------------------------------------------------------

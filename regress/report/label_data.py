@@ -116,18 +116,20 @@ def label_tables(series: Series, grid: Grid, *, threshold: float) -> list[dict]:
 
 
 def round6(values) -> list[float]:
-    """Values to 6 significant figures, as floats whose JSON form is short.
+    """Values to 6 significant figures, as floats whose JSON form is short."""
+    return round6_array(values).tolist()
 
-    n / 10**k is the double nearest to the decimal n×10⁻ᵏ, so its repr has at
-    most 6 digits; done with numpy because a chart page has thousands.
-    """
+
+def round6_array(values) -> np.ndarray:
+    """`round6` as an array. n / 10**k is the double nearest to the decimal n×10⁻ᵏ, so its repr
+    has at most 6 digits; done with numpy because a chart page has thousands."""
     a = np.asarray(values, dtype=np.float64)
     if a.size == 0:
-        return []
+        return a
     with np.errstate(divide="ignore", invalid="ignore"):
         k = np.clip(5 - np.floor(np.log10(np.abs(a))), -22, 22)
     k = np.where(np.isfinite(k), k, 0)
     p = 10.0 ** np.abs(k)
     up = k >= 0
     r = np.round(np.where(up, a * p, a / p))
-    return np.where(up, r / p, r * p).tolist()
+    return np.where(up, r / p, r * p)

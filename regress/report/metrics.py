@@ -18,6 +18,7 @@ from regress.core.kinds import Kind, Metric
 from regress.core.metric_specs import BEYOND_TIME, spec
 from regress.core.records import BenchmarkId, BenchmarkResult
 from regress.core.units import binary_unit
+from regress.report.bench_chunks import Line
 
 TEMPLATES = ("metrics_switch.html",)
 
@@ -51,12 +52,16 @@ class Index:
         """The k-th series' (commit index, level, table row) of `bid` for `metric`, oldest first."""
         key = (k, bid, metric)
         if key not in self._levels:
-            t = self.series[k].table
-            rows = self.by_series[k].get(bid, np.zeros(0, dtype=np.int64))
-            y = t.extra[BEYOND_TIME.index(metric), rows]
-            have = ~np.isnan(y)
-            self._levels[key] = list(zip(t.pos[rows[have]].tolist(), y[have].tolist(), rows[have].tolist()))
+            self._levels[key] = list(zip(*(a.tolist() for a in self.arrays(k, bid, metric))))
         return self._levels[key]
+
+    def arrays(self, k: int, bid: BenchmarkId, metric: Metric) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`levels` as arrays: commit indices, levels, table rows."""
+        t = self.series[k].table
+        rows = self.by_series[k].get(bid, np.zeros(0, dtype=np.int64))
+        y = t.extra[BEYOND_TIME.index(metric), rows]
+        have = ~np.isnan(y)
+        return t.pos[rows[have]].astype(np.int64), y[have], rows[have]
 
     def result(self, k: int, row: int) -> BenchmarkResult:
         """The benchmark result behind a table row (its commit read from the summary)."""
@@ -70,41 +75,35 @@ class Index:
         return self.series[k].table.units.get(row, "")
 
 
-def bench(series: list, bid: BenchmarkId, index: Index | None = None) -> dict:
-    """{"metrics": [...]}: per metric this benchmark has, per series, its level per commit; a point's
-    commit is at its position `at` in the series' history (named in data/commits.js)."""
+def bench(series: list, bid: BenchmarkId, index: Index | None = None) -> tuple[list[dict], list[Line]]:
+    """Per metric this benchmark has: its axis (title, note, the scale its values are divided by on
+    the chart) and, per series, a line of its level per commit (`bench_chunks`: a point's commit is
+    at its position `at` in the series' history, named in data/commits.js)."""
     index = Index(series) if index is None else index
-    out = []
+    out, lines = [], []
     for metric in BEYOND_TIME:
-        lines, unit = [], ""
+        found, unit = [], ""
         for k, s in enumerate(series):
-            points = []
-            for i, y, row in index.levels(k, bid, metric):
-                unit = index.unit(k, row) if metric == Metric.TRACKED else unit
-                points.append((i, y))
-            if points:
-                lines.append((s.name, points))
-        if not lines:
+            at, y, rows = index.arrays(k, bid, metric)
+            if len(at):
+                if metric == Metric.TRACKED:
+                    unit = index.unit(k, int(rows[-1]))
+                found.append((s.name, at, y))
+        if not found:
             continue
-        scale, title = _axis(metric, [y for _, pts in lines for _, y in pts], unit)
+        scale, title = _axis(metric, [float(np.max(y)) for _, _, y in found], unit)
         text = functools.lru_cache(maxsize=4096)(spec(metric).fmt)  # exact figures repeat commit after commit
         out.append(
             {
                 "metric": metric.value,
                 "title": title,
                 "note": spec(metric).footnote,
-                "series": [
-                    {
-                        "name": name,
-                        "at": [i for i, _ in pts],
-                        "y": [y / scale for _, y in pts],
-                        "text": [text(y) for _, y in pts],
-                    }
-                    for name, pts in lines
-                ],
+                "scale": scale,
+                "series": [{"name": name} for name, _, _ in found],
             }
         )
-    return {"metrics": out}
+        lines += [Line(metric.value, name, at, {"y": y}, text=text) for name, at, y in found]
+    return out, lines
 
 
 def label_tables(

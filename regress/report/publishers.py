@@ -13,12 +13,13 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from regress.report import explain_panel
+from regress.report import bench_chunks, explain_panel
 from regress.report import metrics as report_metrics
 from regress.report.data import VERDICT_COMMITS
 from regress.report.files import script_json
 from regress.report.files import write as write_file
 from regress.report.label_data import grid_for
+from regress.report.links import bench_slug
 
 
 class Pages:
@@ -29,18 +30,19 @@ class Pages:
         self.files: dict[str, str] = {}
         self.written = self.kept = 0
 
-    def page(self, rel: str, digest: str | None, render) -> None:
-        """A page: kept when incremental and its digest is the last build's, else `render()`ed and written."""
+    def page(self, rel: str, digest: str | None, render, *, counted: bool = True) -> None:
+        """A page: kept when incremental and its digest is the last build's, else `render()`ed and written.
+        `counted`: False for a page's data file (a chart's chunk of points), left out of the counts."""
         if (
             self.keep_unchanged
             and digest is not None
             and self.previous.get(rel) == digest
             and (self.out / rel).is_file()
         ):
-            self.kept += 1
+            self.kept += counted
         else:
             write_file(self.out / rel, render())
-            self.written += 1
+            self.written += counted
         self.files[rel] = digest or ""
 
     def file(self, rel: str, content: str | bytes) -> None:
@@ -66,9 +68,17 @@ class BenchPages(Publisher):
 
     def write(self, site, pages: Pages) -> None:
         for bid in site.ids:
-            data = script_json(site.bench_data(bid))
-            digest = hashlib.sha1(f"{site.version} {data}".encode()).hexdigest()
-            pages.page(site.bench_href[bid], digest, lambda bid=bid, data=data: site.bench_page(bid, data))
+            shell, chunks = site.bench_data(bid)
+            slug = bench_slug(bid)
+            srcs = [bench_chunks.rel(slug, k, chunks.full) for k in chunks.listed()]
+            for k, src in zip(chunks.listed(), srcs):  # its points: after a new commit only the last chunk changes
+                digest = chunks.digest(site.version, slug, k)
+                pages.page(src, digest, lambda k=k, chunks=chunks: chunks.script(k), counted=False)
+            data = script_json(shell)
+            digest = hashlib.sha1(f"{site.version} {data} {srcs}".encode()).hexdigest()
+            pages.page(
+                site.bench_href[bid], digest, lambda bid=bid, data=data, srcs=srcs: site.bench_page(bid, data, srcs)
+            )
 
 
 class ExplainPanels(Publisher):

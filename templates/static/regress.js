@@ -1,7 +1,8 @@
 /* regress site: the overview's search box, the label pages' commit picker and the trend charts.
  *
  * Works from file:// with no network: a page's data is in the page itself
- * (<script type="application/json">) or in data/commits.js, never fetched.
+ * (<script type="application/json">), in data/commits.js or in a chart's chunk
+ * scripts (data/bench/), never fetched.
  * Text that came from commits or benchmark names is set with textContent,
  * and escaped before Plotly renders it (Plotly reads labels as HTML-like markup).
  */
@@ -34,20 +35,31 @@
     return window.REGRESS_COMMITS;
   }
 
-  /* A chart page's data, its points' commits (named by position in their series' history) resolved:
+  /* A chart page's data, its points (in chunk files of history positions, `REGRESS_CHUNKS`) joined
+   * back into each line and their commits (named by position in their series' history) resolved:
    * parsed once, for the chart and the metric switch. */
   var benchCache = null;
   function benchData() {
     if (benchCache) return benchCache;
     var data = benchCache = readJSON("bench-data");
+    var chunks = (window.REGRESS_CHUNKS || []).slice().sort(function (a, b) { return a.k - b.k; });
+    function join(line, parts, columns) {
+      columns.forEach(function (c) { line[c] = []; });
+      parts.forEach(function (p) {
+        if (p) columns.forEach(function (c) { Array.prototype.push.apply(line[c], p[c]); });
+      });
+    }
     var named = commits().series || {};
     data.series.forEach(function (s) {
+      join(s, chunks.map(function (c) { return c.series[s.name]; }), ["at", "level", "lo", "hi"]);
       var of = named[s.name] || { sha: [], runs: [] };
       s.sha = s.at.map(function (k) { return of.sha[k]; });
       s.runs = s.at.map(function (k) { return of.runs[k]; });
     });
     (data.metrics || []).forEach(function (m) {
       m.series.forEach(function (s) {
+        join(s, chunks.map(function (c) { return (c.metrics[m.metric] || {})[s.name]; }), ["at", "y", "text"]);
+        s.y = s.y.map(function (v) { return v / m.scale; });
         var of = named[s.name] || { sha: [] };
         s.sha = s.at.map(function (k) { return of.sha[k]; });
       });

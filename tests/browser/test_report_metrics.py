@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import re
 
+from chart_data import chart_data
+
 from regress.core.records import (
     BenchmarkResult,
     CommitInfo,
@@ -54,7 +56,7 @@ def test_chart_and_label_pages_carry_each_metric(repo):
     repo.regress("report", check=True)
     site = repo.path / "site"
     (bench,) = [p for p in (site / "bench").glob("*.html") if "track" not in p.name]
-    data = _json(bench, "bench-data")
+    data = chart_data(bench)
     by = {m["metric"]: m for m in data["metrics"]}
     assert {"allocated", "peak", "compile_time", "graphs", "graph_breaks", "recompiles"} <= set(by)
     assert by["allocated"]["series"][0]["text"] == ["256.00 KiB", "512.00 KiB"]

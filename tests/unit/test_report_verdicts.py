@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 
 import pytest
+from chart_data import chart_data
 from markupsafe import escape
 
 from regress.analysis import stats
@@ -211,7 +212,7 @@ def test_only_the_newest_commits_are_judged(history, monkeypatch):
 def test_chart_line_is_the_level_and_change_points_sit_on_it(history, site):
     _, results = history
     page = next(p for p in (site / "bench").glob("*.html") if p.name.startswith("ops-steady-"))
-    (s,) = _json(page, "bench-data")["series"]
+    (s,) = chart_data(page)["series"]
     assert _shas(site, s) == [_sha(i) for i in range(N_COMMITS)]
     levels = [stats.level(stats.round_values(cr.by_id()[STEADY])) for cr in results]
     assert s["level"] == label_data.round6(levels)
@@ -232,7 +233,7 @@ def test_chart_line_is_the_level_and_change_points_sit_on_it(history, site):
 
     # A failure is drawn at the level of the last measurement before it.
     page = next(p for p in (site / "bench").glob("*.html") if p.name.startswith("ops-sometimes-"))
-    (s,) = _json(page, "bench-data")["series"]
+    (s,) = chart_data(page)["series"]
     assert [f[0] for f in s["failed"]] == [_sha(GONE_AT)]
     assert s["failed"][0][1] == s["level"][_shas(site, s).index(_sha(GONE_AT - 1))]
 

@@ -1,0 +1,35 @@
+"""A chart page's data as regress.js sees it: the page's own JSON with its chunk files' points joined in
+(report/bench_chunks.py), for tests that read the numbers a chart draws."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+_PUSH = re.compile(r"^\(window\.REGRESS_CHUNKS = window\.REGRESS_CHUNKS \|\| \[\]\)\.push\((.*)\);\n$", re.S)
+
+
+def chunk_files(page: Path) -> list[Path]:
+    """The chunk scripts the page loads, in its order."""
+    srcs = re.findall(r'<script src="\.\./(data/bench/[^"]+\.js)"></script>', page.read_text(encoding="utf-8"))
+    return [page.parent.parent / src for src in srcs]
+
+
+def chart_data(page: Path) -> dict:
+    text = page.read_text(encoding="utf-8")
+    data = json.loads(re.search(r'id="bench-data">(.*?)</script>', text, re.S).group(1))
+    chunks = sorted(
+        (json.loads(_PUSH.match(f.read_text(encoding="utf-8")).group(1)) for f in chunk_files(page)),
+        key=lambda c: c["k"],
+    )
+    for s in data["series"]:
+        for col in ("at", "level", "lo", "hi"):
+            s[col] = [v for c in chunks for v in c["series"].get(s["name"], {}).get(col, [])]
+    for m in data.get("metrics", []):
+        for s in m["series"]:
+            parts = [c["metrics"].get(m["metric"], {}).get(s["name"], {}) for c in chunks]
+            for col in ("at", "y", "text"):
+                s[col] = [v for p in parts for v in p.get(col, [])]
+            s["y"] = [v / m["scale"] for v in s["y"]]
+    return data
