@@ -153,12 +153,15 @@ def find_steps(
     penalty: float = PENALTY,
     code: dict[str, str] | None = None,
     apart=None,
+    judge_one=None,
 ) -> list[Step]:
     """Every step of every benchmark over `history` (oldest first), in history order.
 
     `code`: sha -> code digest (commits of identical code share a level);
     `apart`: the shift between separate runs compare allows for (`runs.allowance`).
     `history`: a list of results or their `Table` (whose `load` gives the rounds compare reads).
+    `judge_one(table, before, after, bid, threshold, apart)`: compare's verdict across a candidate
+    step (`judge_across`; the site build keeps them between builds: report/verdict_cache.py).
     """
     table = as_table(history)
     history = table.history
@@ -209,7 +212,7 @@ def find_steps(
                 (j for j in range(start - 1, positions[cuts[a] - 1] - 1, -1) if _ok(table, j, bid)),
                 positions[cuts[a] - 1],
             )
-            agrees = _compare_agrees(table, prior, end, bid, ratio, threshold, apart)
+            agrees = _compare_agrees(table, prior, end, bid, ratio, threshold, apart, judge_one or judge_across)
             # compare's verdict on the rounds either side is the test where there are
             # rounds (Mann-Whitney can't reach p < 0.05 with a level of two commits);
             # levels of single rounds have only the history's own test.
@@ -263,7 +266,7 @@ def own_change(logs: np.ndarray, bounds: list[int], a: int) -> tuple[float, floa
 
 
 def _compare_agrees(
-    table: Table, before: int, after: int, bid: BenchmarkId, ratio: float, threshold: float, apart=None
+    table: Table, before: int, after: int, bid: BenchmarkId, ratio: float, threshold: float, apart, judge_one
 ) -> bool | None:
     """A step is only reported where `compare` across it gives the same verdict.
 
@@ -274,12 +277,18 @@ def _compare_agrees(
     """
     if table.row(before, bid) is None or table.row(after, bid) is None:
         return None
+    v = judge_one(table, before, after, bid, threshold, apart)
+    return None if v is None else v.verdict == ("regression" if ratio > 1 else "improvement")
+
+
+def judge_across(table: Table, before: int, after: int, bid: BenchmarkId, threshold: float, apart):
+    """compare's verdict on `bid` between history positions `before` and `after`, from their rounds;
+    None where either side has too few rounds to judge (or failed)."""
     base, head = table.load(before), table.load(after)
     b, a = base.by_id().get(bid), head.by_id().get(bid)
     if b is None or a is None or not b.ok or min(len(b.samples), len(a.samples)) < stats.FEWEST_ROUNDS_TO_JUDGE:
         return None
-    v = diff.judge_one(base, head, bid, threshold=threshold, apart=apart)
-    return v.verdict == ("regression" if ratio > 1 else "improvement")
+    return diff.judge_one(base, head, bid, threshold=threshold, apart=apart)
 
 
 def _blip(moves: list, k: int, threshold: float) -> bool:

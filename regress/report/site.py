@@ -147,7 +147,7 @@ def _load(store: Store, threshold: float, code=None) -> list[Series]:
                 try:
                     found = Series(machine, env, history, table=table)
                     series.append(
-                        summarize(found, threshold=threshold, code=ids, judge=judge, steps=_kept(store, found))
+                        summarize(found, threshold=threshold, code=ids, judge=judge, steps=_kept(store, found, judge))
                     )
                     _keep_pairs(store, found, ids)
                 finally:
@@ -172,12 +172,13 @@ def _keep_pairs(store: Store, s: Series, code: dict[str, str]) -> None:
         computed.kept_pairs(store, s.machine, s.env, shas, code, lambda: pairs)
 
 
-def _kept(store: Store, s: Series):
-    """find_steps, or the steps the last build or `regressions` found for these very files."""
+def _kept(store: Store, s: Series, judge: CachedCompare):
+    """find_steps, or the steps the last build or `regressions` found for these very files; its
+    verdicts across candidate steps kept between builds too (`judge.across`)."""
 
     def steps(history, *, threshold, code):
         shas = [c.commit.sha for c in as_table(history).history]
-        compute = lambda: find_steps(history, threshold=threshold, code=code)
+        compute = lambda: find_steps(history, threshold=threshold, code=code, judge_one=judge.across)
         return steps_cache.steps_for(store, s.machine, s.env, shas, threshold=threshold, code=code, compute=compute)
 
     return steps

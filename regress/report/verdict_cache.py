@@ -24,6 +24,7 @@ import dataclasses
 import hashlib
 import json
 
+from regress.analysis.changepoints import judge_across
 from regress.analysis.diff import compare
 from regress.analysis.runs import Allowance
 from regress.analysis.verdict import Verdict
@@ -123,6 +124,32 @@ class CachedCompare:
         if key is not None:
             self.cache.put(key, encode(verdicts, asked))
         return verdicts
+
+    def across(self, table, before: int, after: int, bid: BenchmarkId, threshold: float, apart):
+        """`changepoints.judge_across`, kept the same way: a candidate step's verdict, found again
+        at every build after the history grew, without decoding its two files."""
+        sides = (table.history[before], table.history[after])
+        key = self._key(sides, threshold, f"across {bid_fields(bid)}")
+        data = self.cache.get(key) if key is not None else None
+        if data is not None:
+            try:
+                verdicts, asked = decode(data)
+                if all(apart is not None and apart(b).sigma == a.sigma for b, a in asked.items()):
+                    self.hits += 1
+                    return verdicts[0] if verdicts else None
+            except (ValueError, KeyError, TypeError, IndexError):
+                pass  # garbled: made afresh below, and replaced
+        self.misses += 1
+        asked: dict[BenchmarkId, Allowance] = {}
+
+        def recorded(b: BenchmarkId) -> Allowance:
+            asked[b] = apart(b)
+            return asked[b]
+
+        v = judge_across(table, before, after, bid, threshold, recorded if apart is not None else None)
+        if key is not None:
+            self.cache.put(key, encode([] if v is None else [v], asked))
+        return v
 
     def close(self) -> None:
         self.cache.close()

@@ -173,3 +173,24 @@ def test_a_build_keeps_the_same_code_pairs_compare_would_read_the_history_for(fo
     calls = []
     computed.kept_pairs(store, MACHINE, ENV, shas, {}, lambda: calls.append(1) or {})
     assert calls == [1]  # a new file: not the kept pairs
+
+
+def test_verdicts_across_candidate_steps_are_kept_and_say_the_same(tmp_path):
+    from regress.analysis import changepoints, table
+
+    fabricate(tmp_path, machines=(MACHINE,), **dict(SHAPE, commits=60))
+    store = Store(tmp_path)
+    light = table.Table.of(summary.history(store, MACHINE, ENV), site=True)
+    decoded = []
+    history = dataclasses.replace(light, load=lambda i: decoded.append(i) or light.load(i))
+    afresh_steps = changepoints.find_steps(light, threshold=0.05)
+    judge = CachedCompare(store, MACHINE, ENV)
+    first = changepoints.find_steps(history, threshold=0.05, judge_one=judge.across)
+    judge.close()
+    assert first == afresh_steps and first  # the fabricated history has steps to check
+    assert judge.misses > 0 and judge.hits == 0 and decoded  # a miss reads both sides' rounds
+    decoded.clear()
+    judge2 = CachedCompare(store, MACHINE, ENV)
+    assert changepoints.find_steps(history, threshold=0.05, judge_one=judge2.across) == first
+    judge2.close()
+    assert (judge2.hits, judge2.misses) == (judge.misses, 0) and decoded == []  # a hit reads none
