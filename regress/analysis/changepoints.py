@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from regress.analysis import diff, levels, ranktest, runs, stats
+from regress.analysis import diff, ranktest, runs, stats, trusted_levels
 from regress.analysis.segments import PENALTY, breakpoints_of, noise_scale, robust
 from regress.analysis.table import Table, as_table
 from regress.core.kinds import Kind
@@ -36,8 +36,6 @@ BLIP = 3
 TAIL = 3
 # Same-direction steps closer than this (in commits) are one gradual slide.
 SLIDE_GAP = 4
-# A commit's level is left out when its three fastest rounds disagree by more.
-UNSETTLED = 0.10
 
 
 @dataclass(frozen=True)
@@ -55,77 +53,6 @@ class Step:
     # The whole move (the level after its last commit / before its first) beside the step's own
     # change in `ratio`: a slide's, or a step's whose segments moved more than it; else None.
     total: float | None = None
-
-
-def machine_outliers(history, *, threshold: float) -> set[int]:
-    """History positions measured while the machine itself was off its usual speed.
-
-    The reference workload (`reference.py`) is timed in every round; a commit
-    whose reference floor is more than the threshold away from the history's
-    median reference floor was measured on a slow (or fast) machine, and a
-    step it made on every benchmark at once would be the machine's.
-    """
-    floors = {i: f for i, f in enumerate(as_table(history).reference.tolist()) if not math.isnan(f)}
-    if len(floors) < 3:
-        return set()
-    typical = float(np.median(list(floors.values())))
-    return {i for i, f in floors.items() if abs(math.log(f / typical)) > math.log1p(threshold)}
-
-
-def series(
-    history, *, threshold: float = 0.05, code: dict[str, str] | None = None
-) -> dict[BenchmarkId, tuple[list[int], list[float]]]:
-    """Per benchmark: the history positions where it has a trustworthy level, and that level.
-
-    The level is the commit's with every run's shift taken out (`levels`):
-    a history of pushes, each its own run on its own runner, chained by the
-    commit each push measured again. A run of a commit whose fastest rounds
-    disagree by more than UNSETTLED (three or more rounds) was measured while
-    the machine was never quiet: left out, as compare would call it noisy.
-    So is a commit measured, by a run linked to no other, while the
-    reference workload says the machine was off its usual speed
-    (`machine_outliers`); a linked run's shift takes care of that. Commits of
-    identical code (`code`: sha -> digest) in a row are one point, at the
-    first of them: no step can lie between the same code.
-    `history`: a list of results or their `Table`.
-    """
-    table = as_table(history)
-    off = machine_outliers(table, threshold=threshold)
-
-    def keep(t) -> np.ndarray:
-        return ~((t.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & _unsettled(t.low, t.run_n))
-
-    out: dict[BenchmarkId, tuple[list[int], list[float]]] = {}
-    for bid, obs in levels.observations(table, code or {}, keep).items():
-        if off:  # a run of one node measured while the machine was off: left out
-            nodes_of_run = np.unique(np.column_stack([obs.run, obs.node]), axis=0)[:, 0]
-            runs, count = np.unique(nodes_of_run, return_counts=True)
-            lone = np.isin(obs.run, runs[count == 1])
-            obs = obs.only(~(np.isin(obs.position, list(off)) & lone))
-        if not len(obs):
-            continue
-        fitted = levels.fit(obs)
-        # One point per (position, node), in history order; the same code as the point before: one level.
-        points = np.unique(np.column_stack([obs.position, obs.node]), axis=0)
-        keep_point = np.r_[True, points[1:, 1] != points[:-1, 1]]
-        idx = points[keep_point, 0].tolist()
-        out[bid] = (idx, [math.exp(fitted[n]) for n in points[keep_point, 1].tolist()])
-    return out
-
-
-# From this many rounds on, two agreeing fastest rounds are enough to trust a level.
-MANY_ROUNDS = 5
-
-
-def _unsettled(low: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """Per run row (its three fastest rounds, its round count): the fastest rounds disagree,
-    the third-fastest by UNSETTLED, or with many rounds the second."""
-    if not len(n):
-        return np.zeros(0, dtype=bool)
-    third = low[np.minimum(2, np.maximum(n - 1, 0)), np.arange(len(n))]
-    other = np.where(n >= MANY_ROUNDS, low[1], third)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.log(other / low[0]) > math.log1p(UNSETTLED)
 
 
 def _groups(logs: np.ndarray, cuts: list[int]) -> list[tuple[int, int]]:
@@ -146,6 +73,20 @@ def _groups(logs: np.ndarray, cuts: list[int]) -> list[tuple[int, int]]:
     return groups
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """A move the history's own tests found (`candidates`): a step unless compare across it disagrees."""
+
+    id: BenchmarkId
+    start: int  # history position of its first commit at the new level
+    end: int  # of its last (== start for a clean step)
+    prior: int  # the last position before `start` that measured the benchmark (compare's base)
+    ratio: float  # the whole move: the level after its last cut / before its first
+    own_before: float  # log levels just either side of its first cut (`own_change`)
+    own_after: float
+    p_value: float  # Mann-Whitney between the levels before and after
+
+
 def find_steps(
     history,
     *,
@@ -154,6 +95,7 @@ def find_steps(
     code: dict[str, str] | None = None,
     apart=None,
     judge_one=None,
+    found: list[Candidate] | None = None,
 ) -> list[Step]:
     """Every step of every benchmark over `history` (oldest first), in history order.
 
@@ -162,22 +104,60 @@ def find_steps(
     `history`: a list of results or their `Table` (whose `load` gives the rounds compare reads).
     `judge_one(table, before, after, bid, threshold, apart)`: compare's verdict across a candidate
     step (`judge_across`; the site build keeps them between builds: report/verdict_cache.py).
+    `found`: `candidates(history, ...)` when already computed (the site build's are, beside it).
     """
     table = as_table(history)
+    if found is None:
+        found = candidates(table, threshold=threshold, penalty=penalty, code=code)
     history = table.history
-    steps: list[Step] = []
     known = [c.fingerprint.cores for c in history if c.fingerprint.cores]
     cores = min(known) if known else 0
-    if apart is None:
+    if apart is None and found:
         apart = runs.apart_for(table, code or {}, cores=cores)
-    found_series = series(table, threshold=threshold, code=code)
+    steps: list[Step] = []
+    for c in found:
+        agrees = _compare_agrees(table, c.prior, c.end, c.id, c.ratio, threshold, apart, judge_one or judge_across)
+        # compare's verdict on the rounds either side is the test where there are
+        # rounds (Mann-Whitney can't reach p < 0.05 with a level of two commits);
+        # levels of single rounds have only the history's own test.
+        if agrees is False or (agrees is None and not c.p_value < stats.ALPHA):
+            continue
+        steps.append(
+            Step(
+                id=c.id,
+                sha=history[c.start].commit.sha,
+                index=c.start,
+                before=math.exp(c.own_before),
+                after=math.exp(c.own_after),
+                ratio=math.exp(c.own_after - c.own_before),
+                direction=Kind.REGRESSION if c.ratio > 1 else Kind.IMPROVEMENT,
+                p_value=c.p_value,
+                span=c.end - c.start + 1,
+                end_sha=history[c.end].commit.sha,
+                total=_total(c.ratio, c.own_after - c.own_before, c.end > c.start, threshold),
+            )
+        )
+    return sorted(steps, key=lambda s: (s.index, s.id))
+
+
+def candidates(
+    history, *, threshold: float = 0.05, penalty: float = PENALTY, code: dict[str, str] | None = None
+) -> list[Candidate]:
+    """Every move of every benchmark that the history's own evidence supports: the segmentation's
+    cuts grouped into moves, past the threshold, no blip, not the newest two commits. Reads no
+    rounds (only the table's figures), so it can run beside the rest of a site build."""
+    table = as_table(history)
+    known = [c.fingerprint.cores for c in table.history if c.fingerprint.cores]
+    cores = min(known) if known else 0
+    found_series = trusted_levels.series(table, threshold=threshold, code=code)
     clipped = []
-    for _, found in found_series.values():
-        raw = np.log(np.asarray(found, dtype=float))
+    for _, levels_found in found_series.values():
+        raw = np.log(np.asarray(levels_found, dtype=float))
         scale = noise_scale(raw)
         # Levels, tests and the search all see outliers clipped to the edge of the noise.
         clipped.append((robust(raw, scale), scale))
     all_cuts = breakpoints_of(clipped, penalty=penalty)  # every benchmark's search at once
+    out: list[Candidate] = []
     for (bid, (positions, _)), (logs, _), cuts in zip(found_series.items(), clipped, all_cuts):
         # A benchmark using every core drifts more between runs: the same bar as compare's.
         smallest = max(math.log1p(threshold), stats.Z * stats.drift_for(bid.num_threads, cores))
@@ -204,7 +184,6 @@ def find_steps(
             while a < b and abs(np.subtract(*own_change(logs, bounds, a))) < math.log1p(threshold / 2):
                 a += 1
             start, end = positions[cuts[a]], positions[cuts[b]]
-            ratio = math.exp(la - lb)
             own_before, own_after = own_change(logs, bounds, a)
             # Across the step: the last commit before its first that measured the benchmark
             # (the same code as the point before, when several in a row were).
@@ -212,28 +191,8 @@ def find_steps(
                 (j for j in range(start - 1, positions[cuts[a] - 1] - 1, -1) if _ok(table, j, bid)),
                 positions[cuts[a] - 1],
             )
-            agrees = _compare_agrees(table, prior, end, bid, ratio, threshold, apart, judge_one or judge_across)
-            # compare's verdict on the rounds either side is the test where there are
-            # rounds (Mann-Whitney can't reach p < 0.05 with a level of two commits);
-            # levels of single rounds have only the history's own test.
-            if agrees is False or (agrees is None and not p < stats.ALPHA):
-                continue
-            steps.append(
-                Step(
-                    id=bid,
-                    sha=history[start].commit.sha,
-                    index=start,
-                    before=math.exp(own_before),
-                    after=math.exp(own_after),
-                    ratio=math.exp(own_after - own_before),
-                    direction=Kind.REGRESSION if ratio > 1 else Kind.IMPROVEMENT,
-                    p_value=p,
-                    span=end - start + 1,
-                    end_sha=history[end].commit.sha,
-                    total=_total(ratio, own_after - own_before, end > start, threshold),
-                )
-            )
-    return sorted(steps, key=lambda s: (s.index, s.id))
+            out.append(Candidate(bid, start, end, prior, math.exp(la - lb), own_before, own_after, p))
+    return out
 
 
 def _ok(table: Table, position: int, bid: BenchmarkId) -> bool:

@@ -73,7 +73,7 @@ class Site(ChartPages, OverviewPages):
             self.labels.setdefault(bid.label, []).append(bid)
         self.bench_href = {bid: f"bench/{bench_slug(bid)}.html" for bid in self.ids}
         self.label_href = {label: f"label/{label_slug(label)}.html" for label in self.labels}
-        self.changes = self._changes()
+        self.changes: list[dict] = []  # once the change points are known (`write`)
         self.publishers = [make() for make in PUBLISHERS]
         self.metric_index = report_metrics.Index(series)  # each benchmark's figures beyond time, looked up once
         self._option_texts: dict[str, str] = {}
@@ -134,17 +134,17 @@ class Site(ChartPages, OverviewPages):
 
     # -- writing --------------------------------------------------------------
 
-    def gather(self, results: Path) -> None:
-        """What each publisher reads beyond the series (stored explain profiles, ...)."""
-        for p in self.publishers:
-            p.gather(self, results)
-
-    def write(self, previous: dict[str, str], *, keep_unchanged: bool) -> tuple[int, int]:
+    def write(
+        self, previous: dict[str, str], *, keep_unchanged: bool, results: Path, settle=lambda: None
+    ) -> tuple[int, int]:
         """Write the site; returns (pages written, pages kept as they were).
 
         previous: the manifest of the site already in the folder. Its files that
         this build does not write are removed; with `keep_unchanged`, its pages
-        whose inputs have the same digest now are kept as they are.
+        whose inputs have the same digest now are kept as they are. `settle()`
+        fills in each series' change points (found beside the build); what needs
+        none is written before it is called. `results`: the folder publishers
+        read beyond the series (stored explain profiles, ...).
         """
         pages = Pages(self.out, previous, keep_unchanged=keep_unchanged)
         self.out.mkdir(parents=True, exist_ok=True)
@@ -157,6 +157,11 @@ class Site(ChartPages, OverviewPages):
             pages.file(f"assets/{self.assets[key]}", self.static[name])
         pages.file("data/commits.js", self._commits_js())
         for p in self.publishers:
+            p.early(self, pages)
+        settle()
+        self.changes = self._changes()
+        for p in self.publishers:
+            p.gather(self, results)
             p.write(self, pages)
 
         for rel in set(previous) - set(pages.files):  # pages of benchmarks and labels that are gone

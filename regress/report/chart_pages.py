@@ -40,8 +40,9 @@ class ChartPages:
     """Page renderers of `Site` (its fields: series, ids, env, commits, ...)."""
 
     def bench_data(self, bid: BenchmarkId) -> tuple[dict, Chunks]:
-        """The chart's data: per series its failures and change points (the page's own), and its
-        points (the level per commit, the rounds' quartiles; each metric's values) in chunk files.
+        """The chart's data: per series its failures (the page's own; its change points are added
+        by `bench_steps` once found), and its points (the level per commit, the rounds' quartiles;
+        each metric's values) in chunk files.
 
         The line is the level the differ and the change points use (the
         fastest round's fastest block), not the median, so a change point's
@@ -62,19 +63,13 @@ class ChartPages:
                 k = int(np.searchsorted(commits, f.commit))
                 y = levels[k - 1] if k > 0 else (levels[0] if len(levels) else 0.0)
                 fails.append([shas[f.commit], float(y), f.message[:500]])
-            steps = []
-            for st in s.steps:
-                if st.id == bid:
-                    k = int(np.searchsorted(commits, st.index))
-                    y = float(levels[k]) if k < len(commits) and commits[k] == st.index else round6([st.after])[0]
-                    steps.append([st.sha, *round6([st.before, st.after, st.ratio]), st.direction, y])
             _, cpus_of = self._runs_of(s)
             out.append(
                 {
                     "name": s.name,
                     "cpus": sorted({cpu for c in set(commits.tolist()) for cpu in cpus_of[c]}),
                     "failed": fails,
-                    "steps": steps,
+                    "steps": [],
                     "instr": [[shas[c], n] for c, n in counted],
                 }
             )
@@ -86,6 +81,24 @@ class ChartPages:
         metrics, metric_lines = report_metrics.bench(self.series, bid, self.metric_index)  # metrics beyond time
         longest = max(len(s.history) for s in self.series)
         return {"series": out, "metrics": metrics}, Chunks.of(lines + metric_lines, longest)
+
+    def bench_steps(self, bid: BenchmarkId, data: dict) -> dict:
+        """`bench_data`'s page data with each series' change points of `bid`, each drawn on the
+        line at its commit's level (or at its level after, where the commit has no point)."""
+        by_name = {s.name: s for s in self.series}
+        for entry in data["series"]:
+            s = by_name[entry["name"]]
+            track = s.tracks.get(bid)
+            commits = track.commits if track is not None else np.zeros(0, dtype=np.int64)
+            steps = []
+            for st in s.steps:
+                if st.id == bid:
+                    k = int(np.searchsorted(commits, st.index))
+                    on = k < len(commits) and commits[k] == st.index
+                    y = round6([track.level[k] if on else st.after])[0]
+                    steps.append([st.sha, *round6([st.before, st.after, st.ratio]), st.direction, y])
+            entry["steps"] = steps
+        return data
 
     def series_commits(self) -> dict[str, dict[str, list[str]]]:
         """Per series, by history position: each commit's sha and the runs behind its level (the

@@ -135,7 +135,8 @@ def summarize(
             t.band[0, i] * moved,
             t.band[1, i] * moved,
         )
-    series.steps = steps(t, threshold=threshold, code=code)  # or kept ones (report/steps_cache.py)
+    if steps is not None:  # None: the caller fills them in (the site build, beside the rest: report/steps_beside.py)
+        series.steps = steps(t, threshold=threshold, code=code)  # or kept ones (report/steps_cache.py)
     judge_recent(series, threshold=threshold, code=code, judge=judge)
     return series
 

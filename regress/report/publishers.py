@@ -1,8 +1,10 @@
 """What the site is made of: one publisher per kind of output, in one registry (asv's OutputPublisher).
 
-A publisher gathers what it needs from the results once (`gather`), adds its
-fields to a change point's row in the change lists (`change_fields`), and
-writes its files through the build's `Pages`, each page with the digest of
+A publisher writes what needs no change points first (`early`: the site's
+change points are still being found, beside the build), then gathers what it
+needs from the results once (`gather`), adds its fields to a change point's
+row in the change lists (`change_fields`), and writes the rest (`write`),
+through the build's `Pages`, each page with the digest of
 its inputs, so that `--incremental` keeps a page whose digest is the last
 build's. A new kind of page is a publisher added to PUBLISHERS, not lines in
 the builder.
@@ -52,6 +54,9 @@ class Pages:
 
 
 class Publisher:
+    def early(self, site, pages: Pages) -> None:
+        """Write what needs no change points (`site.changes` and each series' steps are not known yet)."""
+
     def gather(self, site, results: Path) -> None:
         """Read what this publisher needs beyond the series (the results folder's other stores)."""
 
@@ -60,13 +65,16 @@ class Publisher:
         return {}
 
     def write(self, site, pages: Pages) -> None:
-        raise NotImplementedError
+        """Write the rest, the change points known."""
 
 
 class BenchPages(Publisher):
-    """A chart page per benchmark."""
+    """A chart page per benchmark, its points in chunk files (report/bench_chunks.py)."""
 
-    def write(self, site, pages: Pages) -> None:
+    def __init__(self) -> None:
+        self.shells: dict = {}
+
+    def early(self, site, pages: Pages) -> None:
         for bid in site.ids:
             shell, chunks = site.bench_data(bid)
             slug = bench_slug(bid)
@@ -74,7 +82,12 @@ class BenchPages(Publisher):
             for k, src in zip(chunks.listed(), srcs):  # its points: after a new commit only the last chunk changes
                 digest = chunks.digest(site.version, slug, k)
                 pages.page(src, digest, lambda k=k, chunks=chunks: chunks.script(k), counted=False)
-            data = script_json(shell)
+            self.shells[bid] = (shell, srcs)
+
+    def write(self, site, pages: Pages) -> None:
+        for bid in site.ids:
+            shell, srcs = self.shells.pop(bid)
+            data = script_json(site.bench_steps(bid, shell))
             digest = hashlib.sha1(f"{site.version} {data} {srcs}".encode()).hexdigest()
             pages.page(
                 site.bench_href[bid], digest, lambda bid=bid, data=data, srcs=srcs: site.bench_page(bid, data, srcs)
@@ -99,9 +112,9 @@ class ExplainPanels(Publisher):
 
 
 class LabelPages(Publisher):
-    """A Compare table page per label, with the metric tables beyond time."""
+    """A Compare table page per label, with the metric tables beyond time (no change points: early)."""
 
-    def write(self, site, pages: Pages) -> None:
+    def early(self, site, pages: Pages) -> None:
         for label, ids in site.labels.items():
             grid = grid_for(ids)
             sections = site.label_data(grid)

@@ -29,15 +29,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from regress.analysis import runs
+from regress.analysis import changepoints, runs
 from regress.analysis import table as figures_table
-from regress.analysis.changepoints import find_steps
-from regress.analysis.table import Table, as_table
+from regress.analysis.table import Table
 from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
 from regress.report import steps_cache
 from regress.report.builder import MANIFEST, SITE_FORMAT, Site
 from regress.report.data import Series, summarize
+from regress.report.steps_beside import Beside
 from regress.report.verdict_cache import CachedCompare
 from regress.storage import computed, derived, summary
 from regress.storage.store import Store
@@ -91,8 +91,9 @@ def build(
     templates, plotly = _templates(), _plotly_js()
     gc_was_enabled = gc.isenabled()
     gc.disable()  # a million small records: the cyclic collector would triple the load time
+    later = _LaterSteps(store, threshold)
     try:
-        all_series = _load(store, threshold, code)
+        all_series = _load(store, threshold, code, later)
         site = Site(
             out,
             all_series,
@@ -104,13 +105,13 @@ def build(
             title=title or "regress",
             baseline=baseline,
         )
-        site.gather(store.root)
-        written, kept = site.write(previous, keep_unchanged=incremental)
+        written, kept = site.write(previous, keep_unchanged=incremental, results=store.root, settle=later.settle)
     except OSError as exc:
         raise RegressError(
             f"cannot write the site to {out}: {exc.strerror} ({exc.filename}); check the folder and free space"
         ) from None
     finally:
+        later.close()
         if gc_was_enabled:
             gc.enable()
     return Summary(
@@ -134,7 +135,8 @@ def _check_repo_url(url: str) -> str:
     return url
 
 
-def _load(store: Store, threshold: float, code=None) -> list[Series]:
+def _load(store: Store, threshold: float, code, later: _LaterSteps) -> list[Series]:
+    """Every series with its tracks and recent verdicts; its change points are `later`'s (found beside the build)."""
     series = []
     for machine in store.machines():
         for env in store.envs(machine):
@@ -144,17 +146,53 @@ def _load(store: Store, threshold: float, code=None) -> list[Series]:
                 ids = code([c.commit.sha for c in history]) if code is not None else {}
                 # The recent verdicts decode their commits in full, or come from the last build's.
                 judge = CachedCompare(store, machine, env)
-                try:
-                    found = Series(machine, env, history, table=table)
-                    series.append(
-                        summarize(found, threshold=threshold, code=ids, judge=judge, steps=_kept(store, found, judge))
-                    )
-                    _keep_pairs(store, found, ids)
-                finally:
-                    judge.close()
+                found = Series(machine, env, history, table=table)
+                later.start(found, ids, judge)  # first: the search runs while the verdicts are judged
+                series.append(summarize(found, threshold=threshold, code=ids, judge=judge, steps=None))
+                _keep_pairs(store, found, ids)
     if not series:
         raise RegressError(f"no results in {store.root}; measure some commits first with `regress run`")
     return series
+
+
+class _LaterSteps:
+    """Each series' change points: the ones the last build or `regressions` kept for these very files
+    (report/steps_cache.py), else found beside the rest of the build (report/steps_beside.py) and
+    judged, through the kept verdicts across candidate steps, when a page first needs them."""
+
+    def __init__(self, store: Store, threshold: float) -> None:
+        self.store, self.threshold = store, threshold
+        self.pending: list[tuple[Series, dict, CachedCompare, computed.Kept, Beside | None]] = []
+
+    def start(self, s: Series, code: dict[str, str], judge: CachedCompare) -> None:
+        shas = [c.commit.sha for c in s.history]
+        entry = steps_cache.entry(self.store, s.machine, s.env, shas, threshold=self.threshold, code=code)
+        beside = None
+        if entry.found is None:
+            table, threshold = s.table, self.threshold
+            beside = Beside(lambda: changepoints.candidates(table, threshold=threshold, code=code))
+        self.pending.append((s, code, judge, entry, beside))
+
+    def settle(self) -> None:
+        for s, code, judge, entry, beside in self.pending:
+            if entry.found is not None:
+                s.steps = entry.found
+            elif beside is not None:
+                found = beside.get()
+                s.steps = changepoints.find_steps(
+                    s.table, threshold=self.threshold, code=code, found=found, judge_one=judge.across
+                )
+                entry.keep(steps_cache.encode(s.steps))
+        self.close()
+
+    def close(self) -> None:
+        """Everything kept written, and a search still running (the build failed) stopped."""
+        for _, _, judge, entry, beside in self.pending:
+            if beside is not None:
+                beside.stop()
+            entry.close()
+            judge.close()
+        self.pending = []
 
 
 def _table(store: Store, machine: str, env: str) -> Table:
@@ -170,18 +208,6 @@ def _keep_pairs(store: Store, s: Series, code: dict[str, str]) -> None:
     if pairs is not None:
         shas = [c.commit.sha for c in s.history]
         computed.kept_pairs(store, s.machine, s.env, shas, code, lambda: pairs)
-
-
-def _kept(store: Store, s: Series, judge: CachedCompare):
-    """find_steps, or the steps the last build or `regressions` found for these very files; its
-    verdicts across candidate steps kept between builds too (`judge.across`)."""
-
-    def steps(history, *, threshold, code):
-        shas = [c.commit.sha for c in as_table(history).history]
-        compute = lambda: find_steps(history, threshold=threshold, code=code, judge_one=judge.across)
-        return steps_cache.steps_for(store, s.machine, s.env, shas, threshold=threshold, code=code, compute=compute)
-
-    return steps
 
 
 # -- reading the folder ------------------------------------------------------

@@ -38,9 +38,17 @@ def decode(data: bytes) -> list[Step]:
     ]
 
 
+def _params(threshold: float, code) -> str:
+    return f"{threshold!r} {sorted((code or {}).items())}"
+
+
 def steps_for(
     store, machine: str, env: str, shas: list[str], *, threshold: float, code, compute: Callable[[], list[Step]]
 ) -> list[Step]:
     """The steps of machine/env's history `shas` (oldest first): kept ones if nothing changed, else `compute()`'s."""
-    params = f"{threshold!r} {sorted((code or {}).items())}"
-    return computed.kept(store, "steps", machine, env, shas, params, compute, encode, decode)
+    return computed.kept(store, "steps", machine, env, shas, _params(threshold, code), compute, encode, decode)
+
+
+def entry(store, machine: str, env: str, shas: list[str], *, threshold: float, code) -> computed.Kept:
+    """`steps_for` in two halves (`computed.Kept`): the kept steps or None now, `keep(encode(steps))` later."""
+    return computed.Kept(store, "steps", machine, env, shas, _params(threshold, code), decode)

@@ -15,13 +15,14 @@ Each build marks what it used; entries no build used for KEEP_BUILDS builds are 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from regress import __version__
 from regress.core.records import BenchmarkId
@@ -113,27 +114,43 @@ def kept(
 ) -> T:
     """What `compute` gives for machine/env's files `shas` (in history order) and `params`: kept if none
     of those files changed (by content digest) nor the analysis code, else computed and kept."""
-    cache = Computed(store.root, f"{kind} {machine}/{env}")
+    entry = Kept(store, kind, machine, env, shas, params, decode)
     try:
-        digests = summary.digests(store, machine, env)
-        key = None
-        if all(sha in digests for sha in shas):  # else a file the summary does not know: nothing to key by
-            h = hashlib.sha256(f"{analysis_code()} {params}".encode())
-            for sha in shas:
-                h.update(f" {sha}:{digests[sha]}".encode())
-            key = h.hexdigest()
-        data = cache.get(key) if key is not None else None
-        if data is not None:
-            try:
-                return decode(data)
-            except (ValueError, KeyError, TypeError):
-                pass  # garbled: computed afresh and replaced
+        if entry.found is not None:
+            return entry.found
         found = compute()
-        if key is not None:
-            cache.put(key, encode(found))
+        entry.keep(encode(found))
         return found
     finally:
-        cache.close()
+        entry.close()
+
+
+class Kept(Generic[T]):
+    """`kept` in two halves, for a value computed later (beside the site build): `found` (what is
+    kept for these files and params, or None) now, `keep` once computed, then `close`."""
+
+    def __init__(self, store, kind: str, machine: str, env: str, shas: list[str], params: str, decode) -> None:
+        self.cache = Computed(store.root, f"{kind} {machine}/{env}")
+        self.key: str | None = None
+        self.found: T | None = None
+        digests = summary.digests(store, machine, env)
+        if not all(sha in digests for sha in shas):
+            return  # a file the summary does not know: nothing to key by
+        h = hashlib.sha256(f"{analysis_code()} {params}".encode())
+        for sha in shas:
+            h.update(f" {sha}:{digests[sha]}".encode())
+        self.key = h.hexdigest()
+        data = self.cache.get(self.key)
+        if data is not None:
+            with contextlib.suppress(ValueError, KeyError, TypeError):  # garbled: computed afresh and replaced
+                self.found = decode(data)
+
+    def keep(self, data: bytes) -> None:
+        if self.key is not None:
+            self.cache.put(self.key, data)
+
+    def close(self) -> None:
+        self.cache.close()
 
 
 def plain(value):

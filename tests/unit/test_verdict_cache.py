@@ -160,7 +160,9 @@ def test_a_build_keeps_the_same_code_pairs_compare_would_read_the_history_for(fo
     from regress.storage import computed
 
     store = Store(folder)
-    site._load(store, 0.05)
+    later = site._LaterSteps(store, 0.05)
+    site._load(store, 0.05, None, later)
+    later.settle()
     shas = [c.commit.sha for c in summary.commits(store, MACHINE, ENV)]
 
     def never():

@@ -1,0 +1,92 @@
+"""Per benchmark, the history positions where it has a trustworthy level, and that level: what `changepoints` segments.
+
+A commit's level is its runs' with every run's shift taken out (`levels`).
+Left out: a run whose fastest rounds disagree (measured while the machine
+was never quiet: compare would call it noisy), and a commit measured, by a
+run linked to no other, while the reference workload says the machine was
+off its usual speed. Pure.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from regress.analysis import levels, stats
+from regress.analysis.table import as_table
+from regress.core.records import BenchmarkId
+
+# A commit's level is left out when its three fastest rounds disagree by more.
+UNSETTLED = 0.10
+
+
+def machine_outliers(history, *, threshold: float) -> set[int]:
+    """History positions measured while the machine itself was off its usual speed.
+
+    The reference workload (`reference.py`) is timed in every round; a commit
+    whose reference floor is more than the threshold away from the history's
+    median reference floor was measured on a slow (or fast) machine, and a
+    step it made on every benchmark at once would be the machine's.
+    """
+    floors = {i: f for i, f in enumerate(as_table(history).reference.tolist()) if not math.isnan(f)}
+    if len(floors) < 3:
+        return set()
+    typical = float(np.median(list(floors.values())))
+    return {i for i, f in floors.items() if abs(math.log(f / typical)) > math.log1p(threshold)}
+
+
+def series(
+    history, *, threshold: float = 0.05, code: dict[str, str] | None = None
+) -> dict[BenchmarkId, tuple[list[int], list[float]]]:
+    """Per benchmark: the history positions where it has a trustworthy level, and that level.
+
+    The level is the commit's with every run's shift taken out (`levels`):
+    a history of pushes, each its own run on its own runner, chained by the
+    commit each push measured again. A run of a commit whose fastest rounds
+    disagree by more than UNSETTLED (three or more rounds) was measured while
+    the machine was never quiet: left out, as compare would call it noisy.
+    So is a commit measured, by a run linked to no other, while the
+    reference workload says the machine was off its usual speed
+    (`machine_outliers`); a linked run's shift takes care of that. Commits of
+    identical code (`code`: sha -> digest) in a row are one point, at the
+    first of them: no step can lie between the same code.
+    `history`: a list of results or their `Table`.
+    """
+    table = as_table(history)
+    off = machine_outliers(table, threshold=threshold)
+
+    def keep(t) -> np.ndarray:
+        return ~((t.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & _unsettled(t.low, t.run_n))
+
+    out: dict[BenchmarkId, tuple[list[int], list[float]]] = {}
+    for bid, obs in levels.observations(table, code or {}, keep).items():
+        if off:  # a run of one node measured while the machine was off: left out
+            nodes_of_run = np.unique(np.column_stack([obs.run, obs.node]), axis=0)[:, 0]
+            runs, count = np.unique(nodes_of_run, return_counts=True)
+            lone = np.isin(obs.run, runs[count == 1])
+            obs = obs.only(~(np.isin(obs.position, list(off)) & lone))
+        if not len(obs):
+            continue
+        fitted = levels.fit(obs)
+        # One point per (position, node), in history order; the same code as the point before: one level.
+        points = np.unique(np.column_stack([obs.position, obs.node]), axis=0)
+        keep_point = np.r_[True, points[1:, 1] != points[:-1, 1]]
+        idx = points[keep_point, 0].tolist()
+        out[bid] = (idx, [math.exp(fitted[n]) for n in points[keep_point, 1].tolist()])
+    return out
+
+
+# From this many rounds on, two agreeing fastest rounds are enough to trust a level.
+MANY_ROUNDS = 5
+
+
+def _unsettled(low: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Per run row (its three fastest rounds, its round count): the fastest rounds disagree,
+    the third-fastest by UNSETTLED, or with many rounds the second."""
+    if not len(n):
+        return np.zeros(0, dtype=bool)
+    third = low[np.minimum(2, np.maximum(n - 1, 0)), np.arange(len(n))]
+    other = np.where(n >= MANY_ROUNDS, low[1], third)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.log(other / low[0]) > math.log1p(UNSETTLED)

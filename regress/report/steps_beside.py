@@ -1,0 +1,109 @@
+"""The change points' search, beside the rest of a site build: in a forked process, on a second core.
+
+After one new commit a site build spends a third of its time finding the
+change points afresh (`changepoints.candidates`: every benchmark's levels
+fitted and segmented), and the pages that don't show them (each chart's
+points, the label pages' tables, the recent verdicts) need none of it. The
+search is pure numpy over the series' table, already in memory, and reads
+no file: a forked child runs it and sends its candidates back as JSON,
+while the build goes on; the build judges them (compare across each,
+through the kept verdicts) once a page needs the steps. Where fork is not
+to be had (not Linux, one CPU, other threads running) the build runs the search itself when asked,
+and it does so too if the child fails or sends what does not read back:
+the same candidates either way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+
+from regress.analysis.changepoints import Candidate
+from regress.core.records import BenchmarkId
+
+
+def can_fork() -> bool:
+    """Linux, more than one CPU to run on, and no other thread (one could hold a lock the child needs)."""
+    return sys.platform.startswith("linux") and _cpus() > 1 and threading.active_count() == 1
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def encode(found: list[Candidate]) -> bytes:
+    rows = [
+        [[c.id.label, c.id.sub_label, c.id.description, c.id.num_threads], c.start, c.end, c.prior]
+        + [c.ratio, c.own_before, c.own_after, c.p_value]
+        for c in found
+    ]
+    return json.dumps(rows).encode()
+
+
+def decode(data: bytes) -> list[Candidate]:
+    return [Candidate(BenchmarkId(*bid), *rest) for bid, *rest in json.loads(data)]
+
+
+class Beside:
+    """`compute()`'s candidates, computed in a forked child from now on; `get()` waits for them."""
+
+    def __init__(self, compute: Callable[[], list[Candidate]], *, fork: bool | None = None) -> None:
+        self.compute = compute
+        self.pid: int | None = None
+        self.fd: int | None = None
+        self.value: list[Candidate] | None = None
+        if fork if fork is not None else can_fork():
+            self._start()
+
+    def _start(self) -> None:
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: compute, send, and leave without running the parent's exit handlers
+            status = 1
+            try:
+                os.close(r)
+                data = encode(self.compute())
+                with os.fdopen(w, "wb") as out:
+                    out.write(data)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(w)
+        self.pid, self.fd = pid, r
+
+    def get(self) -> list[Candidate]:
+        if self.value is None:
+            self.value = self._collect()
+        return self.value
+
+    def stop(self) -> None:
+        """The child, if still running, killed and reaped (the build failed before it asked)."""
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except OSError:
+                pass
+            os.close(self.fd)
+            self.pid = self.fd = None
+
+    def _collect(self) -> list[Candidate]:
+        if self.pid is None:
+            return self.compute()
+        with os.fdopen(self.fd, "rb") as got:
+            data = got.read()
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = self.fd = None
+        if os.waitstatus_to_exitcode(status) == 0:
+            try:
+                return decode(data)
+            except (ValueError, TypeError):
+                pass
+        return self.compute()  # the child failed: the same search here
