@@ -33,3 +33,24 @@ def chart_data(page: Path) -> dict:
                 s[col] = [v for p in parts for v in p.get(col, [])]
             s["y"] = [v / m["scale"] for v in s["y"]]
     return data
+
+
+def label_page_data(page: Path) -> dict:
+    """A label page's data as regress.js shows it: each series' tables joined from the page's chunk
+    files (report/label_chunks.py), oldest first, the newest commits' verdicts laid over their cells
+    and "judged" set."""
+    text = page.read_text(encoding="utf-8")
+    data = json.loads(re.search(r'id="label-data">(.*?)</script>', text, re.S).group(1))
+    srcs = re.findall(r'<script src="\.\./(data/label/[^"]+\.js)"></script>', text)
+    chunks = [json.loads(_PUSH.match((page.parent.parent / s).read_text(encoding="utf-8")).group(1)) for s in srcs]
+    for d in data["sections"]:
+        d["tables"] = [t for c in sorted(chunks, key=lambda c: c["k"]) for t in c["sections"].get(d["name"], [])]
+        for t in d["tables"]:
+            over = d["judged"].get(t["sha"])
+            t["judged"] = over is not None
+            if over is not None:
+                t["cells"] = [
+                    [c[0], *over[k]] if c is not None and c[1] != "fail" and over[k] is not None else c
+                    for k, c in enumerate(t["cells"])
+                ]
+    return data

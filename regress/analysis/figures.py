@@ -182,14 +182,16 @@ def decode(blob: bytes, ids: dict[str, BenchmarkId] | None = None) -> FileFigure
         if head["v"] != FIGURES_VERSION:
             raise ValueError("figures of another version")
         rows, run_rows = int(head["rows"]), int(head["run_rows"])
-        keys = head["ids"].split(_SEP) if rows else []
-        found = []
-        for key in keys:
-            bid = ids.get(key)
-            if bid is None:
-                label, sub, desc, threads = key.split(_FIELD)
-                bid = ids[key] = BenchmarkId(label, sub, desc, int(threads))
-            found.append(bid)
+        found = ids.get(_SEP + head["ids"])  # files of a series mostly list the same benchmarks: one tuple
+        if found is None:
+            found = []
+            for key in head["ids"].split(_SEP) if rows else []:
+                bid = ids.get(key)
+                if bid is None:
+                    label, sub, desc, threads = key.split(_FIELD)
+                    bid = ids[key] = BenchmarkId(label, sub, desc, int(threads))
+                found.append(bid)
+            found = ids[_SEP + head["ids"]] = tuple(found)
         arrays, at = {}, 4 + n
         for name, dtype, per in _ARRAYS:
             count = rows if per == "r" else run_rows
@@ -202,7 +204,7 @@ def decode(blob: bytes, ids: dict[str, BenchmarkId] | None = None) -> FileFigure
             raise ValueError("figures of the wrong length")
         reference = head["reference"]
         return FileFigures(
-            ids=tuple(found),
+            ids=found,
             messages={int(k): str(v) for k, v in head["messages"].items()},
             units={int(k): str(v) for k, v in head["units"].items()},
             runs=tuple(str(r) for r in head["runs"]),

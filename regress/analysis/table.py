@@ -76,8 +76,14 @@ class Table:
         messages: dict[int, str] = {}
         units: dict[int, str] = {}
         offset = 0
+        locals_of: dict[int, tuple[tuple, np.ndarray]] = {}  # by the ids tuple's identity: files share one
         for i, f in enumerate(files):
-            local = np.asarray([index.setdefault(b, len(index)) for b in f.ids], dtype=np.int32)
+            seen = locals_of.get(id(f.ids))
+            if seen is None:
+                local = np.asarray([index.setdefault(b, len(index)) for b in f.ids], dtype=np.int32)
+                locals_of[id(f.ids)] = (f.ids, local)  # the tuple held, so its id stays its own
+            else:
+                local = seen[1]
             bench.append(local)
             pos.append(np.full(len(f.ids), i, dtype=np.int32))
             messages.update((offset + k, v) for k, v in f.messages.items())

@@ -76,7 +76,6 @@ class Site(ChartPages, OverviewPages):
         self.changes: list[dict] = []  # once the change points are known (`write`)
         self.publishers = [make() for make in PUBLISHERS]
         self.metric_index = report_metrics.Index(series)  # each benchmark's figures beyond time, looked up once
-        self._option_texts: dict[str, str] = {}
         folder = templates
         self.env = jinja2.Environment(
             loader=jinja2.FunctionLoader(lambda name: (folder / name).read_text(encoding="utf-8")),

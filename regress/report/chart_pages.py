@@ -11,8 +11,7 @@ from regress.report.data import (
     BIG_CHANGE,
     VERDICT_COMMITS,
 )
-from regress.report.label_data import label_tables, round6, round6_array
-from regress.report.tables import UNIT_ENGLISH
+from regress.report.label_data import round6, round6_array
 
 
 def _cpus(commit) -> list[str]:
@@ -145,26 +144,14 @@ class ChartPages:
 
     # -- label pages ------------------------------------------------------------
 
-    def label_data(self, grid) -> list[dict]:
-        """Per series: its Compare tables (`label_tables`), oldest first, with each commit's sha."""
-        sections = []
-        for s in self.series:
-            tables = label_tables(s, grid, threshold=self.threshold)
-            if tables:
-                for t in tables:
-                    t["sha"] = s.history[t.pop("c")].commit.sha
-                    t["unit_name"] = UNIT_ENGLISH.get(t["unit"], "")
-                sections.append({"name": s.name, "tables": tables})
-        return sections
-
-    def label_page(self, label: str, grid, sections: list[dict], data) -> str:
+    def label_page(self, label: str, grid, names: list[str], data, chunks: list[str]) -> str:
+        """`names`: the series with tables of this label; the tables are in `chunks` (report/label_chunks.py)."""
         return self.env.get_template("label.html").render(
             **self.context("../"),
             label=label,
             grid=grid,
-            sections=[
-                {"name": sec["name"], "options": self._options([t["sha"] for t in sec["tables"]])} for sec in sections
-            ],
+            sections=names,
+            chunks=chunks,
             hrefs={bid: "../" + self.bench_href[bid] for bid in self.labels[label]},
             threshold_pct=f"{self.threshold * 100:g}%",
             big_pct=f"{(BIG_CHANGE - 1) * 100:g}%",

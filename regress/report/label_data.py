@@ -60,19 +60,20 @@ def verdict_title(v: Verdict, against: str) -> str:
     return f"{v.verdict} against {against}: {v.reason}"
 
 
-def label_tables(series: Series, grid: Grid, *, threshold: float) -> list[dict]:
-    """For each commit of the series that measured this label: its Compare table.
+@dataclass(frozen=True)
+class LabelInputs:
+    """What a series' Compare tables of one label are made from, one row per commit that has a table."""
 
-    Each entry: {"c": commit index in history, "unit": ..., "judged": whether
-    the commit is among the newest VERDICT_COMMITS (its colours are verdicts),
-    "cells": [...]} with one cell per grid position: None (not measured), or
-    [text, class, title]. text is the shown level (`shown`), in the table's unit; class and title come
-    from the differ's verdict against the benchmark's previous measured commit
-    (`Series.verdicts`, `verdict_class`, `verdict_title`); both are "" where
-    there is no verdict (the first measurement, or a commit too old to be
-    judged). A failed cell is ["failed", "fail", message]. `threshold` is the
-    one the verdicts were reached with (`summarize`).
-    """
+    cells: list[BenchmarkId | None]
+    commits: list[int]  # history positions, ascending
+    medians: np.ndarray  # commits x cells: the shown level (NaN: not measured)
+    figures: np.ndarray
+    columns: np.ndarray  # the column of each cell
+    failed: list[tuple[int, int, str]]  # (row, cell, message)
+
+
+def label_inputs(series: Series, grid: Grid) -> LabelInputs | None:
+    """None where the series measured none of the label's benchmarks."""
     cells = grid.cells
     tracks = [series.tracks.get(bid) if bid is not None else None for bid in cells]
     fails = [series.failed.get(bid, ()) if bid is not None else () for bid in cells]
@@ -80,7 +81,7 @@ def label_tables(series: Series, grid: Grid, *, threshold: float) -> list[dict]:
         {int(c) for t in tracks if t is not None for c in t.commits} | {f.commit for fs in fails for f in fs}
     )
     if not commits:
-        return []
+        return None
     order = np.asarray(commits, dtype=np.int64)
     medians = np.full((len(commits), len(cells)), np.nan)
     figures = np.ones((len(commits), len(cells)), dtype=np.int64)
@@ -91,11 +92,51 @@ def label_tables(series: Series, grid: Grid, *, threshold: float) -> list[dict]:
         medians[where, k] = shown.values(t)  # the level, as the verdict colouring the cell
         figures[where, k] = shown.FIGURES
     columns = np.asarray([grid.columns.index(bid.description) if bid is not None else -1 for bid in cells])
-    units, texts = format_tables(medians, figures, columns)
-    history = series.history
+    rows = np.searchsorted(order, [f.commit for fs in fails for f in fs]).tolist()
+    failed = [(r, k, f.message[:300]) for r, (k, f) in zip(rows, ((k, f) for k, fs in enumerate(fails) for f in fs))]
+    return LabelInputs(cells, commits, medians, figures, columns, failed)
+
+
+def label_tables(
+    series: Series,
+    grid: Grid,
+    *,
+    threshold: float,
+    inputs: LabelInputs | None = None,
+    rows: range | None = None,
+    verdicts: bool = True,
+) -> list[dict]:
+    """For each commit of the series that measured this label: its Compare table.
+
+    Each entry: {"c": commit index in history, "unit": ..., "judged": whether
+    the commit is among the newest VERDICT_COMMITS (its colours are verdicts),
+    "cells": [...]} with one cell per grid position: None (not measured), or
+    [text, class, title]. text is the shown level (`shown`), in the table's unit; class and title come
+    from the differ's verdict against the benchmark's previous measured commit
+    (`Series.verdicts`, `verdict_class`, `verdict_title`); both are "" where
+    there is no verdict (the first measurement, or a commit too old to be
+    judged). A failed cell is ["failed", "fail", message]. `threshold` is the
+    one the verdicts were reached with (`summarize`). `inputs`: `label_inputs`'s, if made;
+    `rows`: only these of its rows (a page's chunk of commits: report/label_chunks.py). Without
+    `verdicts`, plain cells and no "judged" (the page lays `judged_cells` over the newest).
+    """
+    inputs = label_inputs(series, grid) if inputs is None else inputs
+    if inputs is None:
+        return []
+    rows = range(len(inputs.commits)) if rows is None else rows
+    cells, history = inputs.cells, series.history
+    units, texts = format_tables(
+        inputs.medians[rows.start : rows.stop], inputs.figures[rows.start : rows.stop], inputs.columns
+    )
     tables = []
-    for ci, unit, text_row in zip(commits, units, texts):
-        judged = series.verdicts.get(ci, {})
+    for ci, unit, text_row in zip(inputs.commits[rows.start : rows.stop], units, texts):
+        judged = series.verdicts.get(ci) if verdicts else None
+        if not judged:  # all but the newest commits: no verdicts, plain cells
+            row = [None if text is None else [text, "", ""] for text in text_row]
+            tables.append(
+                {"c": ci, "unit": unit, "cells": row} | ({"judged": ci >= series.judged_from} if verdicts else {})
+            )
+            continue
         row = []
         for bid, text in zip(cells, text_row):
             if text is None:
@@ -108,11 +149,31 @@ def label_tables(series: Series, grid: Grid, *, threshold: float) -> list[dict]:
                 base, v = found
                 row.append([text, verdict_class(v), verdict_title(v, history[base].commit.short)])
         tables.append({"c": ci, "unit": unit, "judged": ci >= series.judged_from, "cells": row})
-    where_failed = np.searchsorted(order, [f.commit for fs in fails for f in fs]).tolist()
-    failed_cells = [(k, f.message[:300]) for k, fs in enumerate(fails) for f in fs]
-    for row, (k, message) in zip(where_failed, failed_cells):
-        tables[row]["cells"][k] = ["failed", "fail", message]
+    for r, k, message in inputs.failed:
+        if r in rows:
+            tables[r - rows.start]["cells"][k] = ["failed", "fail", message]
     return tables
+
+
+def judged_cells(series: Series, inputs: LabelInputs) -> dict[int, list[list[str] | None]]:
+    """The newest commits' verdicts over their plain tables: commit index -> per cell [class, title],
+    or None where the cell has no verdict (the first measurement, not measured, failed)."""
+    out = {}
+    history = series.history
+    for ci in inputs.commits:
+        if ci < series.judged_from:
+            continue
+        judged = series.verdicts.get(ci, {})
+        cells = []
+        for bid in inputs.cells:
+            found = judged.get(bid) if bid is not None else None
+            if found is None:
+                cells.append(None)
+            else:
+                base, v = found
+                cells.append([verdict_class(v), verdict_title(v, history[base].commit.short)])
+        out[ci] = cells
+    return out
 
 
 def round6(values) -> list[float]:

@@ -27,16 +27,6 @@ def _result_at(table, i: int):
 class OverviewPages:
     """Page renderers of `Site` (its fields: series, changes, commits, ...)."""
 
-    def _options(self, shas: list[str]) -> list[tuple[int, str]]:
-        """The commit picker's (table index, text), newest first; texts made once per commit."""
-        texts = self._option_texts
-        for sha in shas:
-            if sha not in texts:
-                c = self._commit(sha)
-                subject = c.subject if len(c.subject) <= 90 else c.subject[:89] + "…"
-                texts[sha] = f"{c.short} · {iso(c.committed_at)} · {subject}"
-        return [(i, texts[sha]) for i, sha in reversed(list(enumerate(shas)))]
-
     # -- overview, JSON and feed --------------------------------------------------
 
     def overview(self) -> str:

@@ -15,13 +15,14 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from regress.report import bench_chunks, explain_panel
+from regress.report import bench_chunks, explain_panel, label_chunks
 from regress.report import metrics as report_metrics
 from regress.report.data import VERDICT_COMMITS
 from regress.report.files import script_json
 from regress.report.files import write as write_file
+from regress.report.label_chunks import LabelChunks
 from regress.report.label_data import grid_for
-from regress.report.links import bench_slug
+from regress.report.links import bench_slug, label_slug
 
 
 class Pages:
@@ -117,17 +118,24 @@ class LabelPages(Publisher):
     def early(self, site, pages: Pages) -> None:
         for label, ids in site.labels.items():
             grid = grid_for(ids)
-            sections = site.label_data(grid)
+            chunks = LabelChunks(site.series, grid, site.threshold)
+            slug = label_slug(label)
+            srcs = [label_chunks.rel(slug, k, chunks.full) for k in chunks.listed()]
+            for k, src in zip(chunks.listed(), srcs):  # its tables: after a new commit only the last chunk changes
+                digest = chunks.digest(site.version, slug, k)
+                pages.page(src, digest, lambda k=k, chunks=chunks: chunks.script(k), counted=False)
             metrics = report_metrics.label_tables(
                 site.series, ids, threshold_for=site.threshold_for, index=site.metric_index
             )
+            names, judged = chunks.names, chunks.overlay()
+            sections = [{"name": name, "judged": judged[name]} for name in names]
             data = script_json({"sections": sections, "judged_commits": VERDICT_COMMITS, "metrics": metrics})
-            digest = hashlib.sha1(f"{site.version} {data} {label} {ids}".encode()).hexdigest()
+            digest = hashlib.sha1(f"{site.version} {data} {label} {ids} {srcs}".encode()).hexdigest()
             pages.page(
                 site.label_href[label],
                 digest,
-                lambda label=label, grid=grid, sections=sections, data=data: site.label_page(
-                    label, grid, sections, data
+                lambda label=label, grid=grid, names=names, data=data, srcs=srcs: site.label_page(
+                    label, grid, names, data, srcs
                 ),
             )
 

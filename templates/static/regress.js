@@ -118,27 +118,51 @@
   }
 
   /* Label pages: fill the Compare table with the chosen commit's row of cells. */
+  /* A label page's tables come in chunk files of commits (REGRESS_CHUNKS), joined here per series,
+   * oldest first; the picker lists their commits newest first, named from data/commits.js. */
+  function labelSections(data) {
+    var chunks = (window.REGRESS_CHUNKS || []).slice().sort(function (a, b) { return a.k - b.k; });
+    var C = commits().commits;
+    data.sections.forEach(function (d) {
+      d.tables = [];
+      chunks.forEach(function (c) { Array.prototype.push.apply(d.tables, c.sections[d.name] || []); });
+    });
+    return function option(table, i) {
+      var o = document.createElement("option");
+      var c = C[table.sha];
+      o.value = String(i);
+      o.textContent = c[1] + " · " + c[4] + " · " + truncate(c[2], 90);
+      return o;
+    };
+  }
+
   function labels() {
     var data = readJSON("label-data");
+    var option = labelSections(data);
     Array.prototype.forEach.call(document.querySelectorAll(".compare-section"), function (section) {
       var d = data.sections[Number(section.getAttribute("data-series"))];
       var select = section.querySelector(".commit-select");
+      for (var i = d.tables.length - 1; i >= 0; i--) select.appendChild(option(d.tables[i], i));
       var cells = section.querySelectorAll("table.compare td");
       var rows = section.querySelectorAll("table.compare tbody tr:not(.group)");
       var bodies = section.querySelectorAll("table.compare tbody");
       function show(i) {
         var table = d.tables[i];
-        // A cell: [median text, class from the differ's verdict, "verdict against sha: reason"];
-        // class and title are "" where there is no verdict (first measurement, or too old to judge).
+        // A cell: [median text, "", ""] (["failed", "fail", message] where it failed); the newest
+        // commits' tables are judged: their cells' [class from the differ's verdict, "verdict against
+        // sha: reason"] laid over them, null where a cell has no verdict (its first measurement).
+        var over = d.judged[table.sha];
         table.cells.forEach(function (c, k) {
           var td = cells[k];
-          td.className = "num" + (c ? " " + (c[1] || "none") : "");
+          var v = over && c && c[1] !== "fail" ? over[k] : null;
+          var cls = v ? v[0] : c ? c[1] : "";
+          td.className = "num" + (c ? " " + (cls || "none") : "");
           if (td.firstChild) td.firstChild.textContent = c ? c[0] : "";
-          td.title = !c ? "" : c[2] ? c[2] : table.judged
+          td.title = !c ? "" : v ? v[1] : c[2] ? c[2] : over
             ? "no verdict: the first measurement of this benchmark on this series"
             : "no verdict: colours for the newest " + data.judged_commits + " commits only";
         });
-        section.querySelector(".judged-note").hidden = table.judged;
+        section.querySelector(".judged-note").hidden = !!over;
         Array.prototype.forEach.call(rows, function (tr) {
           tr.hidden = !Array.prototype.some.call(tr.querySelectorAll("td"), function (td) { return td.textContent; });
         });

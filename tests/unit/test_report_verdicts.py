@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 import pytest
-from chart_data import chart_data
+from chart_data import chart_data, label_page_data
 from markupsafe import escape
 
 from regress.analysis import stats
@@ -257,7 +257,7 @@ def test_pages_say_what_the_numbers_and_colours_are(site):
     )  # the axis title
 
     # The label page's data: verdict titles, kept inside the JSON, hostile names escaped.
-    data = _json(label, "label-data")
+    data = label_page_data(label)
     (section,) = data["sections"]
     grid = grid_for([s.id for s in SPECS.values()])
     table = section["tables"][SLOW_AT]

@@ -1,0 +1,98 @@
+"""A label page's Compare tables, one per commit, in chunk files of CHUNK history positions, beside the page.
+
+A label page holds a table for every commit of each series (the commit
+picker shows any of them), so every label page grew at every push and was
+rewritten in full: at 10,000 commits, megabytes a page. As a chart's points
+(`bench_chunks`), the tables of history positions [k*CHUNK, (k+1)*CHUNK)
+are `data/label/<slug>/<k>.js`, those after the last full chunk `last.js`,
+each kept by a digest of what its tables are made from (the shown levels,
+the failures, the commits), computed without making them; only a chunk
+whose digest moved is made and written. The tables in chunks are plain;
+the verdicts colouring the newest VERDICT_COMMITS commits are laid over
+them from the page's own data (`overlay`), so a verdict window that slides
+on moves no chunk. The page keeps what is about the newest commits (those
+verdicts, the metric tables) and builds its picker from the tables'
+commits (named in data/commits.js).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from regress.report.bench_chunks import CHUNK
+from regress.report.files import script_json
+from regress.report.label_data import LabelInputs, judged_cells, label_inputs, label_tables
+from regress.report.tables import UNIT_ENGLISH
+
+
+def rel(slug: str, k: int, full: int) -> str:
+    return f"data/label/{slug}/{'last' if k == full else k}.js"
+
+
+class LabelChunks:
+    """One label's tables over every series, by chunk of history positions."""
+
+    def __init__(self, series: list, grid, threshold: float) -> None:
+        self.grid, self.threshold = grid, threshold
+        self.full = max(len(s.history) for s in series) // CHUNK
+        # Per series with tables: its inputs, and each chunk's rows of them.
+        self.parts: list[tuple[object, LabelInputs, dict[int, range]]] = []
+        for s in series:
+            inputs = label_inputs(s, grid)
+            if inputs is None:
+                continue
+            ks = np.minimum(np.asarray(inputs.commits, dtype=np.int64) // CHUNK, self.full)
+            rows = {}
+            for k in np.unique(ks).tolist():
+                a, b = np.searchsorted(ks, [k, k + 1]).tolist()
+                rows[k] = range(a, b)
+            self.parts.append((s, inputs, rows))
+
+    @property
+    def names(self) -> list[str]:
+        """The series with tables of this label, in the site's order."""
+        return [s.name for s, _, _ in self.parts]
+
+    def listed(self) -> list[int]:
+        """The chunks a page lists: those with tables, and the last one always."""
+        return sorted({k for _, _, rows in self.parts for k in rows} | {self.full})
+
+    def digest(self, version: str, slug: str, k: int) -> str:
+        """Of what chunk k's tables are made from, without making them."""
+        h = hashlib.sha1(f"{version} {slug} {k} {self.threshold!r}".encode())
+        for s, inputs, rows in self.parts:
+            r = rows.get(k)
+            if r is None:
+                continue
+            commits = inputs.commits[r.start : r.stop]
+            at = np.asarray(commits, dtype=np.int64)
+            h.update(f"|{s.name}|{inputs.columns.tolist()}|".encode())
+            h.update(at.tobytes())
+            h.update(np.ascontiguousarray(inputs.medians[r.start : r.stop]).tobytes())
+            h.update(np.ascontiguousarray(inputs.figures[r.start : r.stop]).tobytes())
+            h.update(repr([f for f in inputs.failed if f[0] in r]).encode())
+            h.update(" ".join(s.history[ci].commit.sha for ci in commits).encode())
+        return h.hexdigest()
+
+    def overlay(self) -> dict[str, dict[str, list]]:
+        """Per series: the judged commits' verdicts over their tables, by sha (`label_data.judged_cells`)."""
+        return {
+            s.name: {s.history[ci].commit.sha: cells for ci, cells in judged_cells(s, inputs).items()}
+            for s, inputs, _ in self.parts
+        }
+
+    def script(self, k: int) -> str:
+        """The chunk file: {"k", "sections": {series: [table, ...]}}, each table with its commit's sha."""
+        sections = {}
+        for s, inputs, rows in self.parts:
+            r = rows.get(k)
+            if r is None:
+                continue
+            tables = label_tables(s, self.grid, threshold=self.threshold, inputs=inputs, rows=r, verdicts=False)
+            for t in tables:
+                t["sha"] = s.history[t.pop("c")].commit.sha
+                t["unit_name"] = UNIT_ENGLISH.get(t["unit"], "")
+            sections[s.name] = tables
+        return f"(window.REGRESS_CHUNKS = window.REGRESS_CHUNKS || []).push({script_json({'k': k, 'sections': sections})});\n"
