@@ -6,7 +6,10 @@
                                time, coloured by the differ's verdicts against the previous
                                measured commit (the newest VERDICT_COMMITS commits of a series)
     bench/<slug>.html          one per benchmark: trend chart of levels with the rounds' quartiles
-                               and change points on the line (its data inline, nothing else's)
+                               and change points on the line (its change points and failures inline)
+    data/bench/<slug>/<k>.js   a chart's points, CHUNK history positions a file (`last.js`: the
+                               newest), so a new commit rewrites one small file per benchmark
+    data/label/<slug>/<k>.js   a label page's tables, the same way (report/*_chunks.py)
     data/commits.js            every commit's sha, subject, author, date (hover, links)
     assets/plotly-<v>.min.js   Plotly, copied once from the installed plotly package
     assets/regress.{css,js}    the site's own style and script
