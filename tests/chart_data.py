@@ -10,19 +10,19 @@ from pathlib import Path
 _PUSH = re.compile(r"^\(window\.REGRESS_CHUNKS = window\.REGRESS_CHUNKS \|\| \[\]\)\.push\((.*)\);\n$", re.S)
 
 
-def chunk_files(page: Path) -> list[Path]:
-    """The chunk scripts the page loads, in its order."""
-    srcs = re.findall(r'<script src="\.\./(data/bench/[^"]+\.js)"></script>', page.read_text(encoding="utf-8"))
-    return [page.parent.parent / src for src in srcs]
+def _chunks(page: Path, text: str, kind: str) -> list[dict]:
+    """The page's chunks, in order: its chunk files', or the one it holds inline (a history shorter
+    than a chunk)."""
+    srcs = re.findall(rf'<script src="\.\./(data/{kind}/[^"]+\.js)"></script>', text)
+    scripts = [(page.parent.parent / src).read_text(encoding="utf-8") for src in srcs]
+    scripts += re.findall(r"<script>(\(window\.REGRESS_CHUNKS.*?\n)</script>", text, re.S)
+    return sorted((json.loads(_PUSH.match(s).group(1)) for s in scripts), key=lambda c: c["k"])
 
 
 def chart_data(page: Path) -> dict:
     text = page.read_text(encoding="utf-8")
     data = json.loads(re.search(r'id="bench-data">(.*?)</script>', text, re.S).group(1))
-    chunks = sorted(
-        (json.loads(_PUSH.match(f.read_text(encoding="utf-8")).group(1)) for f in chunk_files(page)),
-        key=lambda c: c["k"],
-    )
+    chunks = _chunks(page, text, "bench")
     for s in data["series"]:
         for col in ("at", "level", "lo", "hi"):
             s[col] = [v for c in chunks for v in c["series"].get(s["name"], {}).get(col, [])]
@@ -41,10 +41,9 @@ def label_page_data(page: Path) -> dict:
     and "judged" set."""
     text = page.read_text(encoding="utf-8")
     data = json.loads(re.search(r'id="label-data">(.*?)</script>', text, re.S).group(1))
-    srcs = re.findall(r'<script src="\.\./(data/label/[^"]+\.js)"></script>', text)
-    chunks = [json.loads(_PUSH.match((page.parent.parent / s).read_text(encoding="utf-8")).group(1)) for s in srcs]
+    chunks = _chunks(page, text, "label")
     for d in data["sections"]:
-        d["tables"] = [t for c in sorted(chunks, key=lambda c: c["k"]) for t in c["sections"].get(d["name"], [])]
+        d["tables"] = [t for c in chunks for t in c["sections"].get(d["name"], [])]
         for t in d["tables"]:
             over = d["judged"].get(t["sha"])
             t["judged"] = over is not None

@@ -15,6 +15,8 @@ go in as the page shows them (levels at 6 significant figures), so a refit
 that moves a level by less than that rewrites nothing. A chunk file is a
 script (`REGRESS_CHUNKS.push`), so the site still opens from file:// with
 nothing fetched; regress.js joins the chunks back into the page's series.
+A history shorter than one chunk keeps that chunk's script in the page
+(publishers._chunk_files): no more files than a page each, as before.
 """
 
 from __future__ import annotations

@@ -129,7 +129,7 @@ class ChartPages:
                 )
         return rows
 
-    def bench_page(self, bid: BenchmarkId, data, chunks: list[str]) -> str:
+    def bench_page(self, bid: BenchmarkId, data, chunks: list[str], inline=None) -> str:
         steps = [self._change_row(ch, "../") for ch in self.changes if ch["step"].id == bid]
         return self.env.get_template("bench.html").render(
             **self.context("../"),
@@ -140,18 +140,21 @@ class ChartPages:
             instructions=self._instruction_rows(bid),
             data=data,
             chunks=chunks,
+            inline=inline,
         )
 
     # -- label pages ------------------------------------------------------------
 
-    def label_page(self, label: str, grid, names: list[str], data, chunks: list[str]) -> str:
-        """`names`: the series with tables of this label; the tables are in `chunks` (report/label_chunks.py)."""
+    def label_page(self, label: str, grid, names: list[str], data, chunks: list[str], inline=None) -> str:
+        """`names`: the series with tables of this label; the tables are in `chunks` (report/label_chunks.py),
+        or in the page's `inline` chunk script."""
         return self.env.get_template("label.html").render(
             **self.context("../"),
             label=label,
             grid=grid,
             sections=names,
             chunks=chunks,
+            inline=inline,
             hrefs={bid: "../" + self.bench_href[bid] for bid in self.labels[label]},
             threshold_pct=f"{self.threshold * 100:g}%",
             big_pct=f"{(BIG_CHANGE - 1) * 100:g}%",

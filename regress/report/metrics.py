@@ -46,6 +46,7 @@ class Index:
         self.series = series
         self.by_series = [s.table.by_bench(~np.isnan(s.table.extra).all(axis=0)) for s in series]
         self._levels: dict[tuple[int, BenchmarkId, Metric], list[tuple[int, float, int]]] = {}
+        self._arrays: dict[tuple[int, BenchmarkId, Metric], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._by_id: dict[tuple[int, int], dict[BenchmarkId, BenchmarkResult]] = {}
 
     def levels(self, k: int, bid: BenchmarkId, metric: Metric) -> list[tuple[int, float, int]]:
@@ -57,11 +58,14 @@ class Index:
 
     def arrays(self, k: int, bid: BenchmarkId, metric: Metric) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """`levels` as arrays: commit indices, levels, table rows."""
-        t = self.series[k].table
-        rows = self.by_series[k].get(bid, np.zeros(0, dtype=np.int64))
-        y = t.extra[BEYOND_TIME.index(metric), rows]
-        have = ~np.isnan(y)
-        return t.pos[rows[have]].astype(np.int64), y[have], rows[have]
+        key = (k, bid, metric)
+        if key not in self._arrays:  # the chart and the label tables both ask
+            t = self.series[k].table
+            rows = self.by_series[k].get(bid, np.zeros(0, dtype=np.int64))
+            y = t.extra[BEYOND_TIME.index(metric), rows]
+            have = ~np.isnan(y)
+            self._arrays[key] = (t.pos[rows[have]].astype(np.int64), y[have], rows[have])
+        return self._arrays[key]
 
     def result(self, k: int, row: int) -> BenchmarkResult:
         """The benchmark result behind a table row (its commit read from the summary)."""

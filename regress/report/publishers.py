@@ -15,6 +15,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from markupsafe import Markup
+
 from regress.report import bench_chunks, explain_panel, label_chunks
 from regress.report import metrics as report_metrics
 from regress.report.data import VERDICT_COMMITS
@@ -78,21 +80,30 @@ class BenchPages(Publisher):
     def early(self, site, pages: Pages) -> None:
         for bid in site.ids:
             shell, chunks = site.bench_data(bid)
-            slug = bench_slug(bid)
-            srcs = [bench_chunks.rel(slug, k, chunks.full) for k in chunks.listed()]
-            for k, src in zip(chunks.listed(), srcs):  # its points: after a new commit only the last chunk changes
-                digest = chunks.digest(site.version, slug, k)
-                pages.page(src, digest, lambda k=k, chunks=chunks: chunks.script(k), counted=False)
-            self.shells[bid] = (shell, srcs)
+            self.shells[bid] = (shell, _chunk_files(site, pages, chunks, bench_chunks.rel, bench_slug(bid)))
 
     def write(self, site, pages: Pages) -> None:
         for bid in site.ids:
-            shell, srcs = self.shells.pop(bid)
+            shell, (srcs, inline) = self.shells.pop(bid)
             data = script_json(site.bench_steps(bid, shell))
-            digest = hashlib.sha1(f"{site.version} {data} {srcs}".encode()).hexdigest()
+            digest = hashlib.sha1(f"{site.version} {data} {srcs} {inline}".encode()).hexdigest()
             pages.page(
-                site.bench_href[bid], digest, lambda bid=bid, data=data, srcs=srcs: site.bench_page(bid, data, srcs)
+                site.bench_href[bid],
+                digest,
+                lambda bid=bid, data=data, srcs=srcs, inline=inline: site.bench_page(bid, data, srcs, inline),
             )
+
+
+def _chunk_files(site, pages: Pages, chunks, rel, slug: str) -> tuple[list[str], Markup | None]:
+    """A page's chunk files written (each kept while its digest stands): (their paths, None). A history
+    shorter than one chunk keeps its one chunk in the page instead: ([], the chunk's script), so a small
+    site is no more files than before chunks (every page changes with every commit there anyway)."""
+    if chunks.full == 0:
+        return [], Markup(chunks.script(0))
+    srcs = [rel(slug, k, chunks.full) for k in chunks.listed()]
+    for k, src in zip(chunks.listed(), srcs):  # after a new commit only the last chunk changes
+        pages.page(src, chunks.digest(site.version, slug, k), lambda k=k: chunks.script(k), counted=False)
+    return srcs, None
 
 
 class ExplainPanels(Publisher):
@@ -119,23 +130,19 @@ class LabelPages(Publisher):
         for label, ids in site.labels.items():
             grid = grid_for(ids)
             chunks = LabelChunks(site.series, grid, site.threshold)
-            slug = label_slug(label)
-            srcs = [label_chunks.rel(slug, k, chunks.full) for k in chunks.listed()]
-            for k, src in zip(chunks.listed(), srcs):  # its tables: after a new commit only the last chunk changes
-                digest = chunks.digest(site.version, slug, k)
-                pages.page(src, digest, lambda k=k, chunks=chunks: chunks.script(k), counted=False)
+            srcs, inline = _chunk_files(site, pages, chunks, label_chunks.rel, label_slug(label))
             metrics = report_metrics.label_tables(
                 site.series, ids, threshold_for=site.threshold_for, index=site.metric_index
             )
             names, judged = chunks.names, chunks.overlay()
             sections = [{"name": name, "judged": judged[name]} for name in names]
             data = script_json({"sections": sections, "judged_commits": VERDICT_COMMITS, "metrics": metrics})
-            digest = hashlib.sha1(f"{site.version} {data} {label} {ids} {srcs}".encode()).hexdigest()
+            digest = hashlib.sha1(f"{site.version} {data} {label} {ids} {srcs} {inline}".encode()).hexdigest()
             pages.page(
                 site.label_href[label],
                 digest,
-                lambda label=label, grid=grid, names=names, data=data, srcs=srcs: site.label_page(
-                    label, grid, names, data, srcs
+                lambda label=label, grid=grid, names=names, data=data, srcs=srcs, inline=inline: site.label_page(
+                    label, grid, names, data, srcs, inline
                 ),
             )
 

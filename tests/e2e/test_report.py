@@ -199,7 +199,6 @@ def test_pages_load_nothing_from_the_network(site):
     assert [u for u in chart.loads if u.endswith(".js")] == [
         next(u for u in chart.loads if "regress-" in u and u.endswith(".js")),
         "../data/commits.js",
-        "../data/bench/" + bench_page(site, "matmul-n-64-float32-1-thread").stem + "/last.js",  # its points
         next(u for u in chart.loads if "plotly-" in u),
     ]
 
@@ -214,7 +213,8 @@ def test_commit_and_benchmark_text_is_escaped(site):
     assert EVIL_SUBJECT in "".join(parsed.text)  # shown as text
     evil = bench_page(site, "script-script-alert-3-script")
     text = evil.read_text(encoding="utf-8")
-    assert parse(evil).scripts == 6  # regress.js, bench-data JSON, commits.js, its points (one chunk), plotly, the call
+    # regress.js, bench-data JSON, commits.js, its points (inline: a history shorter than a chunk), plotly, the call
+    assert parse(evil).scripts == 6
     assert "&lt;/script&gt;&lt;script&gt;alert(3)&lt;/script&gt;" in text
     commits_js = (site / "data" / "commits.js").read_text(encoding="utf-8")
     assert "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e" in commits_js and "<" not in commits_js
@@ -327,7 +327,7 @@ def test_incremental_rebuild_keeps_pages_without_new_results(project, tmp_path):
     repo.regress("report", check=True)
     site = work / "site"
     old = 1_000_000_000
-    for page in [*site.rglob("*.html"), *(site / "data" / "bench").rglob("*.js")]:
+    for page in site.rglob("*.html"):
         os.utime(page, (old, old))
     # A new commit measured for one benchmark only (as `regress run --bench` stores it).
     sha = repo.commit("Speed up n=128")
@@ -339,16 +339,13 @@ def test_incremental_rebuild_keeps_pages_without_new_results(project, tmp_path):
     Store(work / ".regress").save(CommitResult(info, "box-a", "default", Fingerprint("box-a"), Settings(), (result,)))
 
     proc = repo.regress("report", "--incremental", check=True)
-    assert "2 pages written, 10 kept unchanged" in proc.stdout, proc.stdout
+    assert "3 pages written, 9 kept unchanged" in proc.stdout, proc.stdout
     rewritten = {p.relative_to(site).as_posix() for p in site.rglob("*.html") if p.stat().st_mtime != old}
     changed_bench = bench_page(site, "n-128-float32-1-thread")
     matmul_label = next((site / "label").glob("matmul-*")).relative_to(site).as_posix()
-    # Its chart page is the same (no change point moved); the new point is in its chunk of points.
-    assert rewritten == {"index.html", matmul_label}
-    points = {
-        p.relative_to(site).as_posix() for p in (site / "data" / "bench").rglob("*.js") if p.stat().st_mtime != old
-    }
-    assert points == {f"data/bench/{changed_bench.stem}/last.js"}
+    # 21 commits, shorter than a chunk of points: the page holds them (report/bench_chunks.py), no data files.
+    assert rewritten == {"index.html", changed_bench.relative_to(site).as_posix(), matmul_label}
+    assert not (site / "data" / "bench").exists() and not (site / "data" / "label").exists()
     assert chart_data(changed_bench)["series"][0]["level"][-1] == 0.9e-6  # the new commit's fastest block
     assert "21 commits" in proc.stdout
     # A page of a benchmark that is gone is removed; files regress never wrote stay.

@@ -1,0 +1,66 @@
+"""A site past one chunk of history (report/bench_chunks.py, label_chunks.py): the points and tables are in
+chunk files, an incremental build after one new commit writes only each page's last chunk, and what the
+pages read back is what a full build of the same files gives."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from chart_data import chart_data, label_page_data
+
+from regress.report import site as report_site
+from regress.report.bench_chunks import CHUNK
+from regress.storage.store import Store
+from scripts.fabricate_history import fabricate
+
+MACHINE = "ci-runner"
+SHAPE = {"commits": CHUNK + 40, "benchmarks": 4, "rounds": "3-5", "times": "3-5"}
+OLD = 1_000_000_000
+
+
+@pytest.fixture(scope="module")
+def grown(tmp_path_factory):
+    """(results, site built before the new commit and then incrementally after it)."""
+    root = tmp_path_factory.mktemp("chunks")
+    results, out = root / "results", root / "site"
+    fabricate(results, machines=(MACHINE,), **SHAPE)
+    report_site.build(Store(results), out)
+    for f in out.rglob("*"):
+        if f.is_file():
+            os.utime(f, (OLD, OLD))
+    fabricate(results, machines=(MACHINE,), which=[SHAPE["commits"]], **dict(SHAPE, commits=SHAPE["commits"] + 1))
+    summary = report_site.build(Store(results), out, incremental=True)
+    return results, out, summary
+
+
+def _touched(out, folder: str) -> set[str]:
+    return {f.relative_to(out).as_posix() for f in (out / folder).rglob("*.js") if f.stat().st_mtime != OLD}
+
+
+def test_only_the_last_chunks_are_written(grown):
+    _, out, summary = grown
+    benches, labels = sorted((out / "bench").glob("*.html")), sorted((out / "label").glob("*.html"))
+    assert len(benches) == SHAPE["benchmarks"] and labels
+    for kind, pages in (("bench", benches), ("label", labels)):
+        files = {f.relative_to(out).as_posix() for f in (out / "data" / kind).rglob("*.js")}
+        assert files == {f"data/{kind}/{p.stem}/{k}.js" for p in pages for k in ("0", "last")}
+        assert _touched(out, f"data/{kind}") == {f"data/{kind}/{p.stem}/last.js" for p in pages}
+    assert summary.kept >= len(benches) - 1  # chart pages whose change points stayed are kept
+
+
+def test_the_chunks_read_back_as_a_full_build_of_the_same_files(grown, tmp_path):
+    results, out, _ = grown
+    full = tmp_path / "full"
+    report_site.build(Store(results), full)
+    for page in (out / "bench").glob("*.html"):
+        data = chart_data(page)
+        assert data == chart_data(full / "bench" / page.name)
+        at = data["series"][0]["at"]
+        assert at[-1] == SHAPE["commits"] and len(at) > CHUNK  # the new commit's point last, both chunks
+    for page in (out / "label").glob("*.html"):
+        data = label_page_data(page)
+        assert data == label_page_data(full / "label" / page.name)
+        tables = data["sections"][0]["tables"]
+        assert len(tables) > CHUNK and tables[-1]["judged"] and not tables[0]["judged"]
+        assert sum(t["judged"] for t in tables) == 30  # the newest commits' verdicts laid over their tables
