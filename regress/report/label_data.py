@@ -124,34 +124,24 @@ def label_tables(
     if inputs is None:
         return []
     rows = range(len(inputs.commits)) if rows is None else rows
-    cells, history = inputs.cells, series.history
     units, texts = format_tables(
         inputs.medians[rows.start : rows.stop], inputs.figures[rows.start : rows.stop], inputs.columns
     )
-    tables = []
-    for ci, unit, text_row in zip(inputs.commits[rows.start : rows.stop], units, texts):
-        judged = series.verdicts.get(ci) if verdicts else None
-        if not judged:  # all but the newest commits: no verdicts, plain cells
-            row = [None if text is None else [text, "", ""] for text in text_row]
-            tables.append(
-                {"c": ci, "unit": unit, "cells": row} | ({"judged": ci >= series.judged_from} if verdicts else {})
-            )
-            continue
-        row = []
-        for bid, text in zip(cells, text_row):
-            if text is None:
-                row.append(None)
-                continue
-            found = judged.get(bid)
-            if found is None:
-                row.append([text, "", ""])
-            else:
-                base, v = found
-                row.append([text, verdict_class(v), verdict_title(v, history[base].commit.short)])
-        tables.append({"c": ci, "unit": unit, "judged": ci >= series.judged_from, "cells": row})
+    tables = [
+        {"c": ci, "unit": unit, "cells": [None if text is None else [text, "", ""] for text in text_row]}
+        for ci, unit, text_row in zip(inputs.commits[rows.start : rows.stop], units, texts)
+    ]
     for r, k, message in inputs.failed:
         if r in rows:
             tables[r - rows.start]["cells"][k] = ["failed", "fail", message]
+    if verdicts:  # the newest commits' verdicts over their cells, as the page lays them (`judged_cells`)
+        over = judged_cells(series, inputs)
+        for t in tables:
+            t["judged"] = t["c"] >= series.judged_from
+            for k, v in enumerate(over.get(t["c"], ())):
+                cell = t["cells"][k]
+                if v is not None and cell is not None and cell[1] != "fail":
+                    t["cells"][k] = [cell[0], *v]
     return tables
 
 

@@ -10,20 +10,28 @@ while the build goes on; the build judges them (compare across each,
 through the kept verdicts) once a page needs the steps. Where fork is not
 to be had (not Linux, one CPU, other threads running) the build runs the search itself when asked,
 and it does so too if the child fails or sends what does not read back:
-the same candidates either way.
+the same candidates either way. A child that stops using the CPU before it
+has answered (stuck on a lock it inherited from the parent) is stopped
+after STALLED seconds and the build searches itself.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from regress.analysis.changepoints import Candidate
 from regress.core.records import BenchmarkId
+from regress.report.verdict_cache import bid_fields
+
+# A child that has used no CPU for this long without finishing is stuck (it only computes): stopped.
+STALLED = 10.0
 
 
 def can_fork() -> bool:
@@ -39,11 +47,7 @@ def _cpus() -> int:
 
 
 def encode(found: list[Candidate]) -> bytes:
-    rows = [
-        [[c.id.label, c.id.sub_label, c.id.description, c.id.num_threads], c.start, c.end, c.prior]
-        + [c.ratio, c.own_before, c.own_after, c.p_value]
-        for c in found
-    ]
+    rows = [[bid_fields(c.id), c.start, c.end, c.prior, c.ratio, c.own_before, c.own_after, c.p_value] for c in found]
     return json.dumps(rows).encode()
 
 
@@ -97,9 +101,12 @@ class Beside:
     def _collect(self) -> list[Candidate]:
         if self.pid is None:
             return self.compute()
-        with os.fdopen(self.fd, "rb") as got:
-            data = got.read()
+        data = self._read()
+        if data is None:  # the child stopped working (a lock it inherited, say): it goes, the search is done here
+            self.stop()
+            return self.compute()
         _, status = os.waitpid(self.pid, 0)
+        os.close(self.fd)
         self.pid = self.fd = None
         if os.waitstatus_to_exitcode(status) == 0:
             try:
@@ -107,3 +114,28 @@ class Beside:
             except (ValueError, TypeError):
                 pass
         return self.compute()  # the child failed: the same search here
+
+    def _read(self) -> bytes | None:
+        """All the child sends, or None once it has used no CPU for STALLED seconds without finishing."""
+        parts, used = [], _cpu_ticks(self.pid)
+        while True:
+            ready, _, _ = select.select([self.fd], [], [], STALLED)
+            if ready:
+                part = os.read(self.fd, 1 << 20)
+                if not part:
+                    return b"".join(parts)
+                parts.append(part)
+                continue
+            now = _cpu_ticks(self.pid)
+            if now is not None and now == used:
+                return None
+            used = now
+
+
+def _cpu_ticks(pid: int) -> int | None:
+    """The process's user + system CPU time so far, in clock ticks (/proc/<pid>/stat); None if unknown."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None

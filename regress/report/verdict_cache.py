@@ -93,8 +93,9 @@ class CachedCompare:
             self.full[sha] = self.store.load(c.machine, c.env, sha) or c
         return self.full[sha]
 
-    def __call__(self, base, head, *, threshold: float, before=None, after=None, apart=None, same_code: str = ""):
-        key = self._key((base, head, before, after), threshold, same_code)
+    def _kept(self, key: str | None, apart, judge) -> list[Verdict]:
+        """The verdicts kept under `key` where every allowance they asked for stands (their notes brought up
+        to date), else `judge(apart)`'s, each allowance it asks for recorded, and kept."""
         data = self.cache.get(key) if key is not None else None
         if data is not None:
             try:
@@ -111,45 +112,31 @@ class CachedCompare:
             asked[bid] = apart(bid)
             return asked[bid]
 
-        full = [self._full(c) for c in (base, head, before, after)]
-        verdicts = compare(
-            full[0],
-            full[1],
-            threshold=threshold,
-            before=full[2],
-            after=full[3],
-            apart=recorded if apart is not None else None,
-            same_code=same_code,
-        )
+        verdicts = judge(recorded if apart is not None else None)
         if key is not None:
             self.cache.put(key, encode(verdicts, asked))
         return verdicts
 
+    def __call__(self, base, head, *, threshold: float, before=None, after=None, apart=None, same_code: str = ""):
+        def judge(apart):
+            full = [self._full(c) for c in (base, head, before, after)]
+            return compare(
+                full[0], full[1], threshold=threshold, before=full[2], after=full[3], apart=apart, same_code=same_code
+            )
+
+        return self._kept(self._key((base, head, before, after), threshold, same_code), apart, judge)
+
     def across(self, table, before: int, after: int, bid: BenchmarkId, threshold: float, apart):
         """`changepoints.judge_across`, kept the same way: a candidate step's verdict, found again
         at every build after the history grew, without decoding its two files."""
-        sides = (table.history[before], table.history[after])
-        key = self._key(sides, threshold, f"across {bid_fields(bid)}")
-        data = self.cache.get(key) if key is not None else None
-        if data is not None:
-            try:
-                verdicts, asked = decode(data)
-                if all(apart is not None and apart(b).sigma == a.sigma for b, a in asked.items()):
-                    self.hits += 1
-                    return verdicts[0] if verdicts else None
-            except (ValueError, KeyError, TypeError, IndexError):
-                pass  # garbled: made afresh below, and replaced
-        self.misses += 1
-        asked: dict[BenchmarkId, Allowance] = {}
 
-        def recorded(b: BenchmarkId) -> Allowance:
-            asked[b] = apart(b)
-            return asked[b]
+        def judge(apart):
+            v = judge_across(table, before, after, bid, threshold, apart)
+            return [] if v is None else [v]
 
-        v = judge_across(table, before, after, bid, threshold, recorded if apart is not None else None)
-        if key is not None:
-            self.cache.put(key, encode([] if v is None else [v], asked))
-        return v
+        key = self._key((table.history[before], table.history[after]), threshold, f"across {bid_fields(bid)}")
+        found = self._kept(key, apart, judge)
+        return found[0] if found else None
 
     def close(self) -> None:
         self.cache.close()

@@ -83,16 +83,15 @@ class Store:
 
     def load_all(self, machine: str, env: str) -> list[CommitResult]:
         """Every readable result of machine/env; unreadable ones are listed in `refused`."""
-        results = []
-        for sha in self.shas(machine, env):
-            try:
-                found = self.load(machine, env, sha)
-            except RegressError as exc:
-                self.refused.append(str(exc))
-                continue
-            if found is not None:
-                results.append(found)
-        return results
+        return [r for sha in self.shas(machine, env) if (r := self.load_or_refuse(machine, env, sha)) is not None]
+
+    def load_or_refuse(self, machine: str, env: str, sha: str) -> CommitResult | None:
+        """`load`, with a file that does not read listed in `refused` (the others still load) instead of raised."""
+        try:
+            return self.load(machine, env, sha)
+        except RegressError as exc:
+            self.refused.append(str(exc))
+            return None
 
     def _rel(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()

@@ -296,11 +296,7 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
         except entry_pickle.ERRORS:
             # An entry that does not read back is rebuilt from its file next time; now the file is read.
             writes.append((machine, env, sha, -1, -1, "", None, None, None, None))
-            try:
-                result = store.load(machine, env, sha)
-            except RegressError as exc:
-                store.refused.append(str(exc))
-                continue
+            result = store.load_or_refuse(machine, env, sha)
             if result is not None:
                 out.append(made(result))
     gone = [(machine, env, sha) for sha in rows if sha not in files and sha not in on_branch]

@@ -88,3 +88,21 @@ def test_a_site_built_with_the_search_beside_it_is_the_site_built_without(folder
     report_site.build(store, tmp_path / "alone")
     assert forked == [1]
     assert files(tmp_path / "beside") == files(tmp_path / "alone")
+
+
+def test_a_child_that_stops_working_is_stopped_and_the_build_searches(monkeypatch):
+    monkeypatch.setattr(steps_beside, "STALLED", 0.3)
+    parent = os.getpid()
+
+    def compute():
+        if os.getpid() != parent:
+            time.sleep(60)  # stuck, using no CPU (as on a lock no thread will release)
+        return []
+
+    beside = Beside(compute, fork=True)
+    pid = beside.pid
+    started = time.perf_counter()
+    assert beside.get() == [] and beside.pid is None
+    assert time.perf_counter() - started < 10
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # killed and reaped
