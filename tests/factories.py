@@ -132,11 +132,11 @@ def pushes(
             for s in rounds_of(values.tolist()):
                 held[c].append(replace(s, run=run_ids[k]))
     out = []
+    order = {r: i for i, r in enumerate(run_ids)}
     for c in range(n):
         runs = tuple(
             Run(r, started_at=float(i), fingerprint=Fingerprint("box", cpu=cpus[i]))
-            for i, r in enumerate(run_ids)
-            if any(s.run == r for s in held[c])
+            for r, i in sorted(((r, order[r]) for r in {s.run for s in held[c]}), key=lambda p: p[1])
         )
         result = commit(_sha(c), bench(sub=sub, samples=tuple(held[c])), when=c, parents=(_sha(c - 1),) if c else ())
         out.append(replace(result, runs=runs))

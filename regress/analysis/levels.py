@@ -55,17 +55,26 @@ class Observations:
     run: np.ndarray
     cpu: np.ndarray  # the CPU model of the run's machine (its fingerprint)
     log_level: np.ndarray  # log of the run's fastest round at that commit
+    cpu_names: tuple[str, ...] = ()  # the CPU models, by code
 
     def __len__(self) -> int:
         return len(self.position)
 
     def only(self, keep: np.ndarray) -> Observations:
-        return Observations(*(a[keep] for a in (self.position, self.node, self.run, self.cpu, self.log_level)))
+        arrays = (self.position, self.node, self.run, self.cpu, self.log_level)
+        return Observations(*(a[keep] for a in arrays), cpu_names=self.cpu_names)
 
 
 def _codes(names: list[str]) -> tuple[dict[str, int], list[str]]:
     ordered = sorted(set(names))
     return {n: k for k, n in enumerate(ordered)}, ordered
+
+
+def node_codes(t, code: dict[str, str]) -> np.ndarray:
+    """Per history position, its node's code (observations' `node`)."""
+    nodes = [code.get(c.commit.sha) or c.commit.sha for c in t.history]
+    node_code, _ = _codes(nodes)
+    return np.asarray([node_code[n] for n in nodes], dtype=np.int64)
 
 
 def observations(history, code: dict[str, str], keep=None) -> dict[BenchmarkId, Observations]:
@@ -78,9 +87,7 @@ def observations(history, code: dict[str, str], keep=None) -> dict[BenchmarkId, 
     rows = np.flatnonzero(keep(t)) if keep is not None else np.arange(len(t.run_pos))
     if not len(rows):
         return {}
-    nodes = [code.get(c.commit.sha) or c.commit.sha for c in t.history]
-    node_code, _ = _codes(nodes)
-    node_of = np.asarray([node_code[n] for n in nodes], dtype=np.int64)
+    node_of = node_codes(t, code)
     pos = t.run_pos[rows].astype(np.int64)
     named = [t.run_names[r] for r in t.run[rows].tolist()]
     run_names = [n or f"-{i}" for n, i in zip(named, pos.tolist())]
@@ -89,7 +96,7 @@ def observations(history, code: dict[str, str], keep=None) -> dict[BenchmarkId, 
         ({r.id: r.fingerprint.cpu for r in c.runs if r.fingerprint is not None}, c.fingerprint.cpu) for c in t.history
     ]
     models = [cpus[i][0].get(n) or cpus[i][1] for n, i in zip(named, pos.tolist())]
-    cpu_code, _ = _codes(models)
+    cpu_code, cpu_names = _codes(models)
     run = np.asarray([run_code[n] for n in run_names], dtype=np.int64)
     cpu = np.asarray([cpu_code[m] for m in models], dtype=np.int64)
     y = np.asarray([math.log(v) for v in t.low[0, rows].tolist()])  # math.log: as it always was, to the bit
@@ -98,12 +105,17 @@ def observations(history, code: dict[str, str], keep=None) -> dict[BenchmarkId, 
     cuts = np.flatnonzero(np.diff(bench[order])) + 1
     out: dict[BenchmarkId, Observations] = {}
     for g in np.split(order, cuts):
-        out[t.ids[int(bench[g[0]])]] = Observations(pos[g], node_of[pos[g]], run[g], cpu[g], y[g])
+        out[t.ids[int(bench[g[0]])]] = Observations(pos[g], node_of[pos[g]], run[g], cpu[g], y[g], tuple(cpu_names))
     return out
 
 
 def fit(obs: Observations) -> dict[int, float]:
-    """Log level per node code, estimated together with every run's shift.
+    """Log level per node code (`fit_held`'s)."""
+    return fit_held(obs)["node"]
+
+
+def fit_held(obs: Observations, fixed: dict[str, dict[int, float]] | None = None) -> dict[str, dict[int, float]]:
+    """Log level per node code ("node"), and each CPU model's shift ("cpu"), estimated together with every run's shift.
 
     Least squares on y = level[node] + model[cpu] + own[run], solved directly
     (a sparse system: a chain of a thousand pushes is one solve), the run's
@@ -112,6 +124,8 @@ def fit(obs: Observations) -> dict[int, float]:
     few percent, so levels measured by different pushes on one model hold
     each other in place, while a change of model moves nothing. Then a few
     reweighted solves (Huber) so that one odd measurement pulls less.
+    `fixed`: {"node": {code: level}, "cpu": {code: shift}} already estimated (a sealed prefix's,
+    `sealed_levels`): held as they are, the rest fitted around them.
     """
     # Here, not at the top: a site build's own process fits nothing in an unlinked history (its change
     # points are searched in a child, report/steps_beside.py), and importing scipy.sparse costs 0.17 s.
@@ -127,17 +141,36 @@ def fit(obs: Observations) -> dict[int, float]:
     a = sparse.csr_matrix((np.ones(3 * m), (rows, cols)), shape=(m, size))
     y = obs.log_level
     pull = sparse.diags(np.r_[np.zeros(len(nodes)), np.full(len(runs), RUN_PRIOR), np.full(len(models), RIDGE)])
-    w = np.ones(m)
+    held = np.zeros(size, dtype=bool)
     x = np.zeros(size)
+    for name, codes, offset in (("node", nodes, 0), ("cpu", models, len(nodes) + len(runs))):
+        known = (fixed or {}).get(name, {})
+        for k, c in enumerate(codes.tolist()):
+            if c in known:
+                held[offset + k], x[offset + k] = True, known[c]
+    if held.any():
+        free = np.flatnonzero(~held)
+        y = y - a[:, np.flatnonzero(held)] @ x[held]  # what the held columns explain
+        a, pull = a[:, free], pull.tocsr()[free][:, free]
+    w = np.ones(m)
+    solved = np.zeros(a.shape[1])
     for _ in range(REWEIGHTS):
         aw = a.multiply(w[:, None]).tocsr()
-        x = spsolve((a.T @ aw + pull).tocsc(), aw.T @ y)
-        resid = np.abs(y - a @ x)
+        solved = spsolve((a.T @ aw + pull).tocsc(), aw.T @ y) if a.shape[1] else solved
+        resid = np.abs(y - a @ solved)
         scale = max(1.4826 * float(np.median(resid)), MIN_SCALE)
         if float(resid.max()) <= HUBER * scale:
             break  # nothing to down-weight
         w = np.minimum(1.0, HUBER * scale / np.maximum(resid, 1e-300))
-    return dict(zip(nodes.tolist(), x[: len(nodes)].tolist()))
+    if held.any():
+        x[free] = solved
+    else:
+        x = solved
+    shifts = x[len(nodes) + len(runs) :]
+    return {
+        "node": dict(zip(nodes.tolist(), x[: len(nodes)].tolist())),
+        "cpu": dict(zip(models.tolist(), shifts.tolist())),
+    }
 
 
 def adjusted(history, code: dict[str, str] | None = None, keep=None) -> dict[BenchmarkId, dict[int, float]]:

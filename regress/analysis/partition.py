@@ -21,44 +21,93 @@ many short segments (5 of 900 random ones, each time at a higher cost).
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
+
 import numpy as np
 
 # Starts kept per series are packed to the left every this many points, and the arrays narrowed.
 PACK = 32
 
 
+@dataclass(frozen=True)
+class Checkpoint:
+    """The programme's state after the first `t` points of a series, to carry on from when the series
+    only grew: the starts still in play, and the best last start for every point so far."""
+
+    t: int
+    digest: str  # of those t points, the penalty and min_size: resumed only where they are the same
+    slots: dict[str, np.ndarray]  # per field of the state, its value in each start still in play
+    back: np.ndarray  # back[u], u <= t: the start of the last segment of the best partition of u points
+
+
+def digest(x: np.ndarray, t: int, penalty: float, min_size: int) -> str:
+    return hashlib.blake2b(
+        np.ascontiguousarray(x[:t], dtype=float).tobytes() + f" {penalty!r} {min_size}".encode()
+    ).hexdigest()
+
+
 def cuts_of(series: list[np.ndarray], penalty: float, min_size: int = 2) -> list[list[int]]:
     """Per series: the start of every segment after the first, of its optimal partition."""
+    return search(series, penalty, min_size)[0]
+
+
+_FIELDS = ("start", "cost0", "a", "sq", "m", "low", "high", "shut_low", "shut_high", "alive", "drop_at")
+_FILLS = (0, np.inf, 0.0, 0.0, 0.0, -np.inf, np.inf, np.inf, -np.inf, False, np.inf)
+
+
+def search(
+    series: list[np.ndarray],
+    penalty: float,
+    min_size: int = 2,
+    *,
+    resume: list[Checkpoint | None] | None = None,
+    keep_at: list[int] | None = None,
+) -> tuple[list[list[int]], list[Checkpoint | None]]:
+    """`cuts_of`, each series carried on from its `resume` checkpoint where that was made from the same
+    first points (else from its start), and a checkpoint of each after `keep_at` of its points (None
+    where it has fewer, or 0). The cuts are the same either way: the state after t points is all the
+    programme carries forward."""
     count = len(series)
     if count == 0:
-        return []
+        return [], []
     lengths = np.asarray([len(x) for x in series], dtype=np.int64)
     longest = int(lengths.max())
-    xs = np.zeros((longest, count))
+    resume = list(resume or [None] * count)
+    keep = np.asarray([k if 0 < k <= n else -1 for k, n in zip(keep_at or [0] * count, lengths.tolist())])
+    for b, (x, c) in enumerate(zip(series, resume)):
+        if c is not None and not (c.t <= len(x) and c.digest == digest(x, c.t, penalty, min_size)):
+            resume[b] = None
+    t0 = np.asarray([c.t if c is not None else 0 for c in resume], dtype=np.int64)
+    steps = int((lengths - t0).max())
+    xs = np.zeros((steps, count))
     for b, x in enumerate(series):
-        xs[: len(x), b] = x
+        xs[: len(x) - t0[b], b] = x[t0[b] :]
     back = np.zeros((count, longest + 1), dtype=np.int64)
     rows = np.arange(count)
-    width = 16
     # Each slot a segment start still in play: where it starts, the best cost up to it, the sum, sum
     # of squares and count of the points since; the levels of the segment after it for which no
-    # later start beats it (low..high); those where the start that ended its segment stays better.
-    start = np.zeros((count, width), dtype=np.int64)
-    cost0 = np.full((count, width), np.inf)
-    a = np.zeros((count, width))
-    sq = np.zeros((count, width))
-    m = np.zeros((count, width))
-    low = np.full((count, width), -np.inf)
-    high = np.full((count, width), np.inf)
-    shut_low = np.full((count, width), np.inf)
-    shut_high = np.full((count, width), -np.inf)
-    alive = np.zeros((count, width), dtype=bool)
-    alive[:, 0], cost0[:, 0] = True, -penalty  # the first segment costs no penalty
-    drop_at = np.full((count, width), np.inf)  # the point after which a beaten start goes
-    fills = (0, np.inf, 0.0, 0.0, 0.0, -np.inf, np.inf, np.inf, -np.inf, False, np.inf)
+    # later start beats it (low..high); those where the start that ended its segment stays better;
+    # whether it is in play, and the point after which a beaten start goes.
+    width = max([16, *(int(c.slots["start"].size) + 1 for c in resume if c is not None)])
+    state = {f: np.full((count, width), fill) for f, fill in zip(_FIELDS, _FILLS)}
+    state["start"] = state["start"].astype(np.int64)
+    state["alive"] = state["alive"].astype(bool)
+    state["alive"][:, 0], state["cost0"][:, 0] = True, -penalty  # the first segment costs no penalty
+    for b, c in enumerate(resume):
+        if c is not None:
+            k = c.slots["start"].size
+            for f in _FIELDS:
+                state[f][b, :k] = c.slots[f]
+            state["alive"][b, k:] = False
+            back[b, : c.t + 1] = c.back
+    start, cost0, a, sq, m, low, high, shut_low, shut_high, alive, drop_at = (state[f] for f in _FIELDS)
+    kept: list[Checkpoint | None] = [c if c is not None and c.t == k else None for c, k in zip(resume, keep.tolist())]
     with np.errstate(invalid="ignore", divide="ignore"):
-        for t in range(1, longest + 1):
-            x = xs[t - 1][:, None]
+        for s in range(steps):
+            t = t0 + s + 1  # each series' own point count
+            tc = t[:, None]
+            x = xs[s][:, None]
             a += x
             sq += x * x
             m += 1
@@ -67,11 +116,11 @@ def cuts_of(series: list[np.ndarray], penalty: float, min_size: int = 2) -> list
             k = np.argmin(total, axis=1)
             active = lengths >= t
             f = np.where(active, total[rows, k] + penalty, np.inf)
-            back[:, t] = start[rows, k]
+            back[rows[active], t[active]] = start[rows[active], k[active]]
             mk, ak = m[rows, k], a[rows, k]  # the segment f ends
             # A start beaten at point p goes after point p + min_size - 1: until then the start that
             # beat it could not end a segment yet.
-            alive &= drop_at > t
+            alive &= drop_at > tc
             # Start t (cost f, whatever the level) beats an older start wherever
             # m mu^2 - 2 a mu + (sq + cost0 - f) > 0: that start keeps the levels between the roots.
             disc = aa - m * (sq + cost0 - f[:, None])
@@ -79,21 +128,28 @@ def cuts_of(series: list[np.ndarray], penalty: float, min_size: int = 2) -> list
             low = np.maximum(low, (a - root) / m)
             high = np.minimum(high, (a + root) / m)
             gone = (disc < 0) | (low > high) | ((shut_low <= low) & (high <= shut_high))
-            drop_at = np.where(alive & active[:, None] & gone, np.minimum(drop_at, t + min_size - 1), drop_at)
+            drop_at = np.where(alive & active[:, None] & gone, np.minimum(drop_at, tc + min_size - 1), drop_at)
             add = active & np.isfinite(f)
             arrays = [start, cost0, a, sq, m, low, high, shut_low, shut_high, alive, drop_at]
-            if t % PACK == 0 or not (~alive)[add].any(axis=1).all():
-                arrays, width = _pack(arrays, alive, fills)
+            if (s + 1) % PACK == 0 or not (~alive)[add].any(axis=1).all():
+                arrays, width = _pack(arrays, alive, _FILLS)
                 start, cost0, a, sq, m, low, high, shut_low, shut_high, alive, drop_at = arrays
             slot = np.argmax(~alive, axis=1)
             r, c = rows[add], slot[add]
             mk, ak = mk[add], ak[add]
-            start[r, c], cost0[r, c], alive[r, c], drop_at[r, c] = t, f[add], True, np.inf
+            start[r, c], cost0[r, c], alive[r, c], drop_at[r, c] = t[add], f[add], True, np.inf
             a[r, c], sq[r, c], m[r, c], low[r, c], high[r, c] = 0.0, 0.0, 0.0, -np.inf, np.inf
             # The start that gave f is better than t wherever the new segment's level stays
             # within sqrt(penalty / its length) of that segment's mean: t never wins there.
             half = np.sqrt(penalty / mk)
             shut_low[r, c], shut_high[r, c] = ak / mk - half, ak / mk + half
+            for b in np.flatnonzero(keep == t).tolist():
+                used = alive[b]
+                arrays = (start, cost0, a, sq, m, low, high, shut_low, shut_high, alive, drop_at)
+                slots = {name: arr[b, used].copy() for name, arr in zip(_FIELDS, arrays)}
+                kept[b] = Checkpoint(
+                    int(t[b]), digest(series[b], int(t[b]), penalty, min_size), slots, back[b, : t[b] + 1].copy()
+                )
     out = []
     for b in range(count):
         cuts, t = [], int(lengths[b])
@@ -102,7 +158,7 @@ def cuts_of(series: list[np.ndarray], penalty: float, min_size: int = 2) -> list
             if t > 0:
                 cuts.append(t)
         out.append(cuts[::-1])
-    return out
+    return out, kept
 
 
 def _pack(arrays: list[np.ndarray], used: np.ndarray, fills: tuple) -> tuple[list[np.ndarray], int]:

@@ -63,6 +63,22 @@ def breakpoints_of(series: list[tuple[np.ndarray, float]], *, penalty: float = P
     least MIN_SEGMENT long: the exact optimal partition (`partition`), of
     every benchmark at once.
     """
+    return breakpoints_resumed(series, [0] * len(series), [None] * len(series), penalty=penalty)[0]
+
+
+def breakpoints_resumed(
+    series: list[tuple[np.ndarray, float]],
+    sealed: list[int],
+    resume: list[partition.Checkpoint | None],
+    *,
+    penalty: float = PENALTY,
+) -> tuple[list[list[int]], list[partition.Checkpoint | None]]:
+    """`breakpoints_of`, each series centred on the median of its first `sealed` levels (all, where 0),
+    carried on from its `resume` checkpoint, and checkpointed two levels before `sealed`, the last
+    whose clipping reads only sealed levels (`analysis/sealed.py`)."""
     z = [np.asarray(c, dtype=float) / scale for c, scale in series]
-    found = partition.cuts_of([v - np.median(v) if len(v) else v for v in z], penalty, MIN_SEGMENT)
-    return [cuts if len(v) >= 2 * MIN_SEGMENT else [] for cuts, v in zip(found, z)]
+    centred = [v - np.median(v[:k] if k else v) if len(v) else v for v, k in zip(z, sealed)]
+    found, kept = partition.search(
+        centred, penalty, MIN_SEGMENT, resume=resume, keep_at=[max(k - WINDOW // 2, 0) for k in sealed]
+    )
+    return [cuts if len(v) >= 2 * MIN_SEGMENT else [] for cuts, v in zip(found, z)], kept

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from regress.analysis import levels, stats
+from regress.analysis import levels, sealed, stats
 from regress.analysis.table import as_table
 from regress.core.records import BenchmarkId
 
@@ -21,25 +21,35 @@ from regress.core.records import BenchmarkId
 UNSETTLED = 0.10
 
 
-def machine_outliers(history, *, threshold: float) -> set[int]:
+def machine_outliers(history, *, threshold: float, upto: int = 0) -> set[int]:
     """History positions measured while the machine itself was off its usual speed.
 
     The reference workload (`reference.py`) is timed in every round; a commit
     whose reference floor is more than the threshold away from the history's
     median reference floor was measured on a slow (or fast) machine, and a
-    step it made on every benchmark at once would be the machine's.
+    step it made on every benchmark at once would be the machine's. `upto`:
+    the median is of the positions below it (a sealed prefix's, `sealed`), where it has three.
     """
     floors = {i: f for i, f in enumerate(as_table(history).reference.tolist()) if not math.isnan(f)}
     if len(floors) < 3:
         return set()
-    typical = float(np.median(list(floors.values())))
+    usual = [f for i, f in floors.items() if i < upto]
+    typical = float(np.median(usual if len(usual) >= 3 else list(floors.values())))
     return {i for i, f in floors.items() if abs(math.log(f / typical)) > math.log1p(threshold)}
 
 
 def series(
     history, *, threshold: float = 0.05, code: dict[str, str] | None = None
 ) -> dict[BenchmarkId, tuple[list[int], list[float]]]:
-    """Per benchmark: the history positions where it has a trustworthy level, and that level.
+    """Per benchmark: the history positions where it has a trustworthy level, and that level (`sealed_series`'s)."""
+    return sealed_series(history, threshold=threshold, code=code)[0]
+
+
+def sealed_series(
+    history, *, threshold: float = 0.05, code: dict[str, str] | None = None, kept: sealed.Prefix | None = None
+) -> tuple[dict[BenchmarkId, tuple[list[int], list[float]]], str, dict[BenchmarkId, sealed.SealedLevels]]:
+    """Per benchmark: the history positions where it has a trustworthy level, and that level; the
+    digest of the sealed part and its levels (`sealed`: `kept`'s where it was made from the same).
 
     The level is the commit's with every run's shift taken out (`levels`):
     a history of pushes, each its own run on its own runner, chained by the
@@ -50,31 +60,83 @@ def series(
     reference workload says the machine was off its usual speed
     (`machine_outliers`); a linked run's shift takes care of that. Commits of
     identical code (`code`: sha -> digest) in a row are one point, at the
-    first of them: no step can lie between the same code.
+    first of them: no step can lie between the same code. The sealed runs
+    are fitted alone, the others around their levels (`sealed`).
     `history`: a list of results or their `Table`.
     """
     table = as_table(history)
-    off = machine_outliers(table, threshold=threshold)
-
-    def keep(t) -> np.ndarray:
-        return ~((t.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & _unsettled(t.low, t.run_n))
-
+    code = code or {}
+    s = sealed.point(len(table.history))
+    off = machine_outliers(table, threshold=threshold, upto=s)
+    trusted = ~((table.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & _unsettled(table.low, table.run_n))
+    opened = sealed.open_rows(table, s)
+    key = sealed.digest(table, code, s, opened, threshold) if s else ""
+    if not s:
+        below = {}
+    elif kept is not None and kept.digest == key:
+        below = kept.levels
+    else:
+        below = {bid: _sealed(obs) for bid, obs in _observed(table, code, trusted & ~opened, off).items()}
+    above = _observed(table, code, trusted & opened, off)
+    node_of = levels.node_codes(table, code) if below else None
     out: dict[BenchmarkId, tuple[list[int], list[float]]] = {}
-    for bid, obs in levels.observations(table, code or {}, keep).items():
+    for bid in table.ids:
+        part, obs = below.get(bid), above.get(bid)
+        if part is None and obs is None:
+            continue
+        if part is None:
+            fitted = levels.fit_held(obs)["node"]
+            positions = np.unique(obs.position)
+            nodes = obs.node[np.searchsorted(obs.position, positions, sorter=np.argsort(obs.position, kind="stable"))]
+            logs = [fitted[n] for n in nodes.tolist()]
+        else:
+            positions, nodes, logs = _around(part, obs, node_of)
+        # One point per position, in history order; the same code as the point before: one level.
+        keep_point = np.r_[True, nodes[1:] != nodes[:-1]] if len(nodes) else np.zeros(0, dtype=bool)
+        out[bid] = (positions[keep_point].tolist(), [math.exp(v) for v in np.asarray(logs)[keep_point].tolist()])
+    return out, key, below
+
+
+def _observed(table, code: dict[str, str], rows: np.ndarray, off: set[int]) -> dict[BenchmarkId, levels.Observations]:
+    """Per benchmark, its observations in the given run rows, less a lone run's while the machine was off."""
+    out = {}
+    for bid, obs in levels.observations(table, code, lambda t: rows).items():
         if off:  # a run of one node measured while the machine was off: left out
             nodes_of_run = np.unique(np.column_stack([obs.run, obs.node]), axis=0)[:, 0]
             runs, count = np.unique(nodes_of_run, return_counts=True)
             lone = np.isin(obs.run, runs[count == 1])
             obs = obs.only(~(np.isin(obs.position, list(off)) & lone))
-        if not len(obs):
-            continue
-        fitted = levels.fit(obs)
-        # One point per (position, node), in history order; the same code as the point before: one level.
-        points = np.unique(np.column_stack([obs.position, obs.node]), axis=0)
-        keep_point = np.r_[True, points[1:, 1] != points[:-1, 1]]
-        idx = points[keep_point, 0].tolist()
-        out[bid] = (idx, [math.exp(fitted[n]) for n in points[keep_point, 1].tolist()])
+        if len(obs):
+            out[bid] = obs
     return out
+
+
+def _sealed(obs: levels.Observations) -> sealed.SealedLevels:
+    fitted = levels.fit_held(obs)
+    order = np.argsort(obs.position, kind="stable")
+    positions, first = np.unique(obs.position[order], return_index=True)
+    logs = np.asarray([fitted["node"][n] for n in obs.node[order][first].tolist()], dtype=float)
+    return sealed.SealedLevels(positions, logs, {obs.cpu_names[c]: v for c, v in fitted["cpu"].items()})
+
+
+def _around(part: sealed.SealedLevels, obs, node_of: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Positions, nodes and log levels of a benchmark with a sealed part: the newer runs (`obs`, if
+    any) fitted with the sealed nodes' levels and CPU models' shifts held."""
+    positions, logs = part.positions, part.log_levels
+    if obs is not None:
+        held_nodes = node_of[positions]
+        shared = np.isin(held_nodes, obs.node)
+        fixed = {
+            "node": dict(zip(held_nodes[shared].tolist(), logs[shared].tolist())),
+            "cpu": {k: part.cpu[name] for k, name in enumerate(obs.cpu_names) if name in part.cpu},
+        }
+        fitted = levels.fit_held(obs, fixed)["node"]
+        new = np.setdiff1d(np.unique(obs.position), positions)
+        positions = np.concatenate([positions, new])
+        logs = np.concatenate([logs, [fitted[n] for n in node_of[new].tolist()]])
+        order = np.argsort(positions, kind="stable")
+        positions, logs = positions[order], logs[order]
+    return positions, node_of[positions], logs
 
 
 # From this many rounds on, two agreeing fastest rounds are enough to trust a level.

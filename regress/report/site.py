@@ -37,7 +37,7 @@ from regress.analysis import table as figures_table
 from regress.analysis.table import Table
 from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
-from regress.report import steps_cache
+from regress.report import prefix_cache, steps_cache
 from regress.report.builder import MANIFEST, SITE_FORMAT, Site
 from regress.report.data import Series, summarize
 from regress.report.steps_beside import Beside
@@ -165,34 +165,42 @@ class _LaterSteps:
 
     def __init__(self, store: Store, threshold: float) -> None:
         self.store, self.threshold = store, threshold
-        self.pending: list[tuple[Series, dict, CachedCompare, computed.Kept, Beside | None]] = []
+        self.pending: list[tuple] = []  # (series, code identities, judge, kept steps, search, kept prefix)
 
     def start(self, s: Series, code: dict[str, str], judge: CachedCompare) -> None:
         shas = [c.commit.sha for c in s.history]
         entry = steps_cache.entry(self.store, s.machine, s.env, shas, threshold=self.threshold, code=code)
-        beside = None
+        beside, prefix = None, None
         if entry.found is None:
-            table, threshold = s.table, self.threshold
-            beside = Beside(lambda: changepoints.candidates(table, threshold=threshold, code=code))
-        self.pending.append((s, code, judge, entry, beside))
+            # The sealed prefix the last build kept: read here, decoded and checked in the search.
+            prefix = prefix_cache.Entry(self.store, s.machine, s.env, self.threshold)
+            table, threshold, kept = s.table, self.threshold, prefix.found
+            beside = Beside(
+                lambda: changepoints.search(table, threshold=threshold, code=code, kept=prefix_cache.decode(kept))
+            )
+        self.pending.append((s, code, judge, entry, beside, prefix))
 
     def settle(self) -> None:
-        for s, code, judge, entry, beside in self.pending:
+        for s, code, judge, entry, beside, prefix in self.pending:
             if entry.found is not None:
                 s.steps = entry.found
             elif beside is not None:
                 found = beside.get()
                 s.steps = changepoints.find_steps(
-                    s.table, threshold=self.threshold, code=code, found=found, judge_one=judge.across
+                    s.table, threshold=self.threshold, code=code, found=found.candidates, judge_one=judge.across
                 )
                 entry.keep(steps_cache.encode(s.steps))
+                if found.keep is not None:
+                    prefix.keep(found.keep)
         self.close()
 
     def close(self) -> None:
         """Everything kept written, and a search still running (the build failed) stopped."""
-        for _, _, judge, entry, beside in self.pending:
+        for _, _, judge, entry, beside, prefix in self.pending:
             if beside is not None:
                 beside.stop()
+            if prefix is not None:
+                prefix.close()
             entry.close()
             judge.close()
         self.pending = []

@@ -24,10 +24,12 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from regress.analysis.changepoints import Candidate
+from regress.analysis.changepoints import Candidate, Search
 from regress.core.records import BenchmarkId
+from regress.report import prefix_cache
 from regress.report.verdict_cache import bid_fields
 
 # A child that has used no CPU for this long without finishing is stuck (it only computes): stopped.
@@ -46,6 +48,30 @@ def _cpus() -> int:
         return os.cpu_count() or 1
 
 
+@dataclass(frozen=True)
+class Found:
+    """A search's candidates, and its sealed prefix's bytes where it is new (to keep: report/prefix_cache.py)."""
+
+    candidates: list[Candidate]
+    keep: bytes | None = None
+
+
+def found_of(search: Search) -> Found:
+    return Found(search.found, prefix_cache.encode(search.prefix) if search.changed and search.prefix else None)
+
+
+def _frame(found: Found) -> bytes:
+    head = encode(found.candidates)
+    return len(head).to_bytes(8, "little") + head + (found.keep or b"")
+
+
+def _unframe(data: bytes) -> Found:
+    n = int.from_bytes(data[:8], "little")
+    if len(data) < 8 + n:
+        raise ValueError("a short answer")
+    return Found(decode(data[8 : 8 + n]), data[8 + n :] or None)
+
+
 def encode(found: list[Candidate]) -> bytes:
     rows = [[bid_fields(c.id), c.start, c.end, c.prior, c.ratio, c.own_before, c.own_after, c.p_value] for c in found]
     return json.dumps(rows).encode()
@@ -56,13 +82,13 @@ def decode(data: bytes) -> list[Candidate]:
 
 
 class Beside:
-    """`compute()`'s candidates, computed in a forked child from now on; `get()` waits for them."""
+    """`compute()`'s search, computed in a forked child from now on; `get()` waits for what it found."""
 
-    def __init__(self, compute: Callable[[], list[Candidate]], *, fork: bool | None = None) -> None:
-        self.compute = compute
+    def __init__(self, compute: Callable[[], Search], *, fork: bool | None = None) -> None:
+        self.compute = lambda: found_of(compute())
         self.pid: int | None = None
         self.fd: int | None = None
-        self.value: list[Candidate] | None = None
+        self.value: Found | None = None
         if fork if fork is not None else can_fork():
             self._start()
 
@@ -73,7 +99,7 @@ class Beside:
             status = 1
             try:
                 os.close(r)
-                data = encode(self.compute())
+                data = _frame(self.compute())
                 with os.fdopen(w, "wb") as out:
                     out.write(data)
                 status = 0
@@ -82,7 +108,7 @@ class Beside:
         os.close(w)
         self.pid, self.fd = pid, r
 
-    def get(self) -> list[Candidate]:
+    def get(self) -> Found:
         if self.value is None:
             self.value = self._collect()
         return self.value
@@ -98,7 +124,7 @@ class Beside:
             os.close(self.fd)
             self.pid = self.fd = None
 
-    def _collect(self) -> list[Candidate]:
+    def _collect(self) -> Found:
         if self.pid is None:
             return self.compute()
         data = self._read()
@@ -110,7 +136,7 @@ class Beside:
         self.pid = self.fd = None
         if os.waitstatus_to_exitcode(status) == 0:
             try:
-                return decode(data)
+                return _unframe(data)
             except (ValueError, TypeError):
                 pass
         return self.compute()  # the child failed: the same search here

@@ -14,12 +14,13 @@ from regress.analysis import changepoints
 from regress.analysis.table import Table
 from regress.report import site as report_site
 from regress.report import steps_beside
-from regress.report.steps_beside import Beside, decode, encode
+from regress.report.steps_beside import Beside, Found, decode, encode
 from regress.storage import summary
 from regress.storage.store import Store
 from scripts.fabricate_history import fabricate
 
 MACHINE, ENV = "ci-runner", "default"
+NOTHING = changepoints.Search([], None, False)
 SHAPE = {"commits": 60, "benchmarks": 12, "rounds": "5-8", "times": "5-10"}
 
 
@@ -39,10 +40,11 @@ def test_the_child_finds_the_searchs_own_candidates(folder):
     here = changepoints.candidates(table, threshold=0.05)
     assert here, "the fabricated history has steps"
     assert decode(encode(here)) == here  # every field survives JSON, to the bit
-    beside = Beside(lambda: changepoints.candidates(table, threshold=0.05), fork=True)
+    beside = Beside(lambda: changepoints.search(table, threshold=0.05), fork=True)
     assert beside.pid is not None  # searching in a child from here on
-    assert beside.get() == here and beside.pid is None
-    steps = changepoints.find_steps(table, threshold=0.05, found=beside.get())
+    assert beside.get().candidates == here and beside.pid is None
+    assert beside.get().keep is None  # a history shorter than one seal keeps no prefix
+    steps = changepoints.find_steps(table, threshold=0.05, found=beside.get().candidates)
     assert steps == changepoints.find_steps(table, threshold=0.05)
 
 
@@ -53,16 +55,16 @@ def test_a_failed_child_leaves_the_search_to_the_build(monkeypatch):
         calls.append(os.getpid())
         if os.getpid() != parent:
             raise RuntimeError("the child dies")
-        return []
+        return NOTHING
 
     parent = os.getpid()
-    assert Beside(compute, fork=True).get() == [] and calls == [parent]  # the child's own call is not seen here
+    assert Beside(compute, fork=True).get() == Found([]) and calls == [parent]  # the child's own call is not seen here
     calls.clear()
-    assert Beside(compute, fork=False).get() == [] and calls == [parent]  # no fork: searched when asked
+    assert Beside(compute, fork=False).get() == Found([]) and calls == [parent]  # no fork: searched when asked
 
 
 def test_a_search_still_running_when_the_build_fails_is_stopped():
-    beside = Beside(lambda: time.sleep(60) or [], fork=True)
+    beside = Beside(lambda: time.sleep(60) or NOTHING, fork=True)
     pid = beside.pid
     beside.stop()
     assert beside.pid is None
@@ -97,12 +99,12 @@ def test_a_child_that_stops_working_is_stopped_and_the_build_searches(monkeypatc
     def compute():
         if os.getpid() != parent:
             time.sleep(60)  # stuck, using no CPU (as on a lock no thread will release)
-        return []
+        return NOTHING
 
     beside = Beside(compute, fork=True)
     pid = beside.pid
     started = time.perf_counter()
-    assert beside.get() == [] and beside.pid is None
+    assert beside.get() == Found([]) and beside.pid is None
     assert time.perf_counter() - started < 10
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)  # killed and reaped

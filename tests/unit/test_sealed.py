@@ -1,0 +1,139 @@
+"""A long history's sealed prefix (analysis/sealed.py): the search carried on from a kept prefix finds what
+the search from scratch finds, a prefix made from other commits is never used, the sealed levels stay put
+as commits are added, and the site build keeps it (report/prefix_cache.py) and reads back the same site."""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+
+import factories
+import numpy as np
+import pytest
+
+from regress.analysis import changepoints, sealed, trusted_levels
+from regress.analysis.partition import cuts_of, search
+from regress.analysis.table import Table
+from regress.report import prefix_cache
+from regress.report import site as report_site
+from regress.storage import summary
+from regress.storage.store import Store
+from scripts.fabricate_history import fabricate
+
+N = sealed.SEAL + 150
+STEPS = (300, 1060, 1120)
+
+
+@pytest.fixture(scope="module")
+def history():
+    """A push history past one seal: every push its own run on its own runner, paired with its parent."""
+    rng = np.random.default_rng(1)
+    truth = [1e-3] * N
+    for k in STEPS:
+        truth[k:] = [v * 1.15 for v in truth[k:]]
+    return factories.pushes(truth, list(np.exp(rng.normal(0, 0.03, N))), seed=2)
+
+
+def test_carried_on_from_the_kept_prefix_the_search_finds_what_it_finds_from_scratch(history):
+    before = changepoints.search(Table.of(history[:-1]))
+    assert before.prefix is not None and before.changed and len(before.prefix.checkpoints) == 1
+    assert [c.start for c in before.found] == list(STEPS)
+    again = changepoints.search(Table.of(history[:-1]), kept=before.prefix)
+    assert again.found == before.found and not again.changed  # nothing new to keep
+    table = Table.of(history)
+    carried = changepoints.search(table, kept=before.prefix)
+    fresh = changepoints.search(table)
+    assert carried.found == fresh.found and [c.start for c in fresh.found] == list(STEPS)
+    assert not carried.changed  # one more commit past the seal: the prefix is the same
+    kept = trusted_levels.sealed_series(table, kept=before.prefix)[0]
+    assert kept == trusted_levels.sealed_series(table)[0]
+
+
+def test_a_prefix_made_from_other_sealed_commits_is_not_used(history):
+    kept = changepoints.search(Table.of(history)).prefix
+    # Commit 500 measured again, 30% slower, by a run of its own: a sealed commit changed.
+    slow = factories.pushes([1.3e-3], [1.0], seed=9)[0].results[0]
+    again = factories.in_run(slow, "20270101T000000-again")
+    edited = list(history)
+    edited[500] = dataclasses.replace(
+        history[500],
+        results=(
+            dataclasses.replace(history[500].results[0], samples=history[500].results[0].samples + again.samples),
+        ),
+    )
+    table = Table.of(edited)
+    carried = changepoints.search(table, kept=kept)
+    assert carried.changed and carried.prefix.digest != kept.digest
+    assert carried.found == changepoints.search(table).found
+
+
+def test_the_sealed_levels_stay_put_as_commits_are_added(history):
+    (short,) = trusted_levels.series(history[: N - 100]).values()
+    (longer,) = trusted_levels.series(history).values()
+    below = [(p, v) for p, v in zip(*short) if p < sealed.SEAL - 1]
+    assert below and below == [(p, v) for p, v in zip(*longer) if p < sealed.SEAL - 1]
+
+
+def test_a_history_shorter_than_one_seal_keeps_nothing(history):
+    found = changepoints.search(Table.of(history[: sealed.SEAL - 1]))
+    assert found.prefix is None and not found.changed
+
+
+def test_the_kept_prefix_reads_back_and_garble_reads_as_none(history):
+    prefix = changepoints.search(Table.of(history)).prefix
+    back = prefix_cache.decode(prefix_cache.encode(prefix))
+    assert back.digest == prefix.digest and back.levels.keys() == prefix.levels.keys()
+    for bid, part in prefix.levels.items():
+        assert np.array_equal(back.levels[bid].positions, part.positions)
+        assert np.array_equal(back.levels[bid].log_levels, part.log_levels) and back.levels[bid].cpu == part.cpu
+        mark, got = prefix.checkpoints[bid], back.checkpoints[bid]
+        assert (got.t, got.digest) == (mark.t, mark.digest) and np.array_equal(got.back, mark.back)
+        assert all(np.array_equal(got.slots[k], v) for k, v in mark.slots.items())
+    assert changepoints.search(Table.of(history), kept=back).found == changepoints.search(Table.of(history)).found
+    assert prefix_cache.decode(b"not an npz") is None and prefix_cache.decode(None) is None
+
+
+def test_the_search_resumed_from_a_checkpoint_gives_the_optimum():
+    rng = np.random.default_rng(5)
+    series = []
+    for n in (0, 1, 3, 40, 400, 900):
+        x = rng.normal(size=n)
+        for _ in range(3):
+            x[int(rng.integers(0, max(n, 1))) :] += rng.choice([-6, 6])
+        series.append(x)
+    keep = [max(len(x) - 30, 0) for x in series]
+    _, marks = search([x[: len(x) - 10] for x in series], 20.0, 2, keep_at=keep)
+    assert [m is not None for m in marks] == [k > 0 for k in keep]
+    resumed, _ = search(series, 20.0, 2, resume=marks)
+    assert resumed == cuts_of(series, 20.0, 2)
+    other = [x + 1.0 for x in series]  # other first points: every checkpoint ignored
+    assert search(other, 20.0, 2, resume=marks)[0] == cuts_of(other, 20.0, 2)
+
+
+def test_the_site_build_keeps_the_prefix_and_an_incremental_build_reads_back_as_a_full_one(tmp_path):
+    results = tmp_path / "results"
+    shape = {"commits": sealed.SEAL + 12, "benchmarks": 4, "rounds": "5-6", "times": "3-4"}
+    fabricate(results, machines=("ci-runner",), which=range(sealed.SEAL + 11), **shape)
+    store = Store(results)
+    report_site.build(store, tmp_path / "site")
+
+    def kept():
+        with sqlite3.connect(results / summary.FILE) as db:
+            rows = db.execute("SELECT key, value FROM computed WHERE kind LIKE 'prefix %'").fetchall()
+        db.close()
+        return rows
+
+    (first,) = kept()
+    assert prefix_cache.decode(first[1]) is not None
+    fabricate(results, machines=("ci-runner",), which=[sealed.SEAL + 11], **shape)
+    report_site.build(Store(results), tmp_path / "site", incremental=True)
+    assert kept() == [first]  # the same prefix served the build after one more commit
+    with sqlite3.connect(results / summary.FILE) as db:
+        db.execute("DELETE FROM computed")
+    db.close()
+    report_site.build(Store(results), tmp_path / "afresh")
+
+    def files(out):
+        return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+    assert files(tmp_path / "site") == files(tmp_path / "afresh")
