@@ -125,7 +125,7 @@ def fit_held(obs: Observations, fixed: dict[str, dict[int, float]] | None = None
     each other in place, while a change of model moves nothing. Then a few
     reweighted solves (Huber) so that one odd measurement pulls less.
     `fixed`: {"node": {code: level}, "cpu": {code: shift}} already estimated (a sealed prefix's,
-    `sealed_levels`): held as they are, the rest fitted around them.
+    `analysis/sealed.py`): held as they are, the rest fitted around them.
     """
     # Here, not at the top: a site build's own process fits nothing in an unlinked history (its change
     # points are searched in a child, report/steps_beside.py), and importing scipy.sparse costs 0.17 s.

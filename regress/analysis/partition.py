@@ -52,7 +52,8 @@ def cuts_of(series: list[np.ndarray], penalty: float, min_size: int = 2) -> list
     return search(series, penalty, min_size)[0]
 
 
-_FIELDS = ("start", "cost0", "a", "sq", "m", "low", "high", "shut_low", "shut_high", "alive", "drop_at")
+# The state per start still in play, in a Checkpoint's `slots` (report/prefix_cache.py stores them by these names).
+FIELDS = ("start", "cost0", "a", "sq", "m", "low", "high", "shut_low", "shut_high", "alive", "drop_at")
 _FILLS = (0, np.inf, 0.0, 0.0, 0.0, -np.inf, np.inf, np.inf, -np.inf, False, np.inf)
 
 
@@ -90,18 +91,18 @@ def search(
     # later start beats it (low..high); those where the start that ended its segment stays better;
     # whether it is in play, and the point after which a beaten start goes.
     width = max([16, *(int(c.slots["start"].size) + 1 for c in resume if c is not None)])
-    state = {f: np.full((count, width), fill) for f, fill in zip(_FIELDS, _FILLS)}
+    state = {f: np.full((count, width), fill) for f, fill in zip(FIELDS, _FILLS)}
     state["start"] = state["start"].astype(np.int64)
     state["alive"] = state["alive"].astype(bool)
     state["alive"][:, 0], state["cost0"][:, 0] = True, -penalty  # the first segment costs no penalty
     for b, c in enumerate(resume):
         if c is not None:
             k = c.slots["start"].size
-            for f in _FIELDS:
+            for f in FIELDS:
                 state[f][b, :k] = c.slots[f]
             state["alive"][b, k:] = False
             back[b, : c.t + 1] = c.back
-    start, cost0, a, sq, m, low, high, shut_low, shut_high, alive, drop_at = (state[f] for f in _FIELDS)
+    start, cost0, a, sq, m, low, high, shut_low, shut_high, alive, drop_at = (state[f] for f in FIELDS)
     kept: list[Checkpoint | None] = [c if c is not None and c.t == k else None for c, k in zip(resume, keep.tolist())]
     with np.errstate(invalid="ignore", divide="ignore"):
         for s in range(steps):
@@ -146,7 +147,7 @@ def search(
             for b in np.flatnonzero(keep == t).tolist():
                 used = alive[b]
                 arrays = (start, cost0, a, sq, m, low, high, shut_low, shut_high, alive, drop_at)
-                slots = {name: arr[b, used].copy() for name, arr in zip(_FIELDS, arrays)}
+                slots = {name: arr[b, used].copy() for name, arr in zip(FIELDS, arrays)}
                 kept[b] = Checkpoint(
                     int(t[b]), digest(series[b], int(t[b]), penalty, min_size), slots, back[b, : t[b] + 1].copy()
                 )

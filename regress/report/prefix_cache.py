@@ -18,13 +18,11 @@ import json
 
 import numpy as np
 
-from regress.analysis.partition import Checkpoint
+from regress.analysis.partition import FIELDS, Checkpoint
 from regress.analysis.sealed import Prefix, SealedLevels
 from regress.core.records import BenchmarkId
 from regress.report.verdict_cache import bid_fields
 from regress.storage import computed
-
-_SLOTS = ("start", "cost0", "a", "sq", "m", "low", "high", "shut_low", "shut_high", "alive", "drop_at")
 
 
 def encode(prefix: Prefix) -> bytes:
@@ -43,7 +41,7 @@ def encode(prefix: Prefix) -> bytes:
         "log_levels": _cat([prefix.levels[b].log_levels for b in ids], np.float64),
         "back": _cat([c.back for _, c in marks], np.int64),
     }
-    for name in _SLOTS:
+    for name in FIELDS:
         arrays[f"slot_{name}"] = _cat([c.slots[name] for _, c in marks], None)
     out = io.BytesIO()
     np.savez(out, **arrays)
@@ -58,7 +56,7 @@ def decode(data: bytes | None) -> Prefix | None:
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             header = json.loads(z["header"].tobytes())
             positions, logs, back = z["positions"], z["log_levels"], z["back"]
-            slots = {name: z[f"slot_{name}"] for name in _SLOTS}
+            slots = {name: z[f"slot_{name}"] for name in FIELDS}
         ids = [BenchmarkId(*b) for b in header["ids"]]
         levels, at = {}, 0
         for bid, cpu, n in zip(ids, header["cpu"], header["lengths"], strict=True):
@@ -68,7 +66,7 @@ def decode(data: bytes | None) -> Prefix | None:
             at += n
         marks, at_back, at_slot = {}, 0, 0
         for k, t, digest, width in header["marks"]:
-            kept = {name: slots[name][at_slot : at_slot + width] for name in _SLOTS}
+            kept = {name: slots[name][at_slot : at_slot + width] for name in FIELDS}
             marks[ids[k]] = Checkpoint(int(t), str(digest), kept, back[at_back : at_back + t + 1])
             at_back, at_slot = at_back + t + 1, at_slot + width
         return Prefix(str(header["digest"]), levels, marks)
