@@ -50,19 +50,31 @@ def encode(verdicts: list[Verdict], asked: dict[BenchmarkId, Allowance]) -> byte
 
 
 def decode(data: bytes) -> tuple[list[Verdict], dict[BenchmarkId, Allowance]]:
+    rows, asked = _rows(data)
+    return verdicts_of(rows, {}, None), asked
+
+
+def _rows(data: bytes) -> tuple[list[dict], dict[BenchmarkId, Allowance]]:
+    """The kept verdicts' rows (made into verdicts by `verdicts_of`) and the allowances they asked for."""
     found = json.loads(data)
-    verdicts = [Verdict(**{**row, "id": BenchmarkId(*row["id"])}) for row in found["verdicts"]]
-    return verdicts, {BenchmarkId(*b): Allowance(sigma, pairs) for b, sigma, pairs in found["apart"]}
+    return found["verdicts"], {BenchmarkId(*b): Allowance(sigma, pairs) for b, sigma, pairs in found["apart"]}
 
 
-def _renoted(v: Verdict, was: Allowance | None, apart) -> Verdict:
-    """The verdict with its allowance note as the history now gives it (the same sigma, perhaps more pairs)."""
-    if was is None:
-        return v
-    now = apart(v.id)
-    if now == was:
-        return v
-    return dataclasses.replace(v, reason=v.reason.replace(was.describe(), now.describe()))
+def verdicts_of(rows: list[dict], asked: dict[BenchmarkId, Allowance], apart) -> list[Verdict]:
+    """The verdicts, each allowance note as the history now gives it (the same sigma, perhaps more pairs):
+    made with the note in place, not replaced after (thirty commits' verdicts at every build)."""
+    notes: dict[tuple, tuple[str, str]] = {}
+    out = []
+    for row in rows:
+        bid = BenchmarkId(*row["id"])
+        was = asked.get(bid)
+        if was is not None:
+            now = apart(bid)
+            if now != was:
+                old, new = notes.get((was, now)) or notes.setdefault((was, now), (was.describe(), now.describe()))
+                row = {**row, "reason": row["reason"].replace(old, new)}
+        out.append(Verdict(**{**row, "id": bid}))
+    return out
 
 
 class CachedCompare:
@@ -99,10 +111,10 @@ class CachedCompare:
         data = self.cache.get(key) if key is not None else None
         if data is not None:
             try:
-                verdicts, asked = decode(data)
+                rows, asked = _rows(data)
                 if all(apart is not None and apart(b).sigma == a.sigma for b, a in asked.items()):
                     self.hits += 1
-                    return [_renoted(v, asked.get(v.id), apart) for v in verdicts]
+                    return verdicts_of(rows, asked, apart)
             except (ValueError, KeyError, TypeError):
                 pass  # garbled: made afresh below, and replaced
         self.misses += 1

@@ -11,7 +11,7 @@ import dataclasses
 import factories
 import numpy as np
 
-from regress.analysis import changepoints, diff, levels, runs, trusted_levels
+from regress.analysis import changepoints, diff, levels, runs, stats, trusted_levels
 from regress.core.kinds import Kind
 
 N = 24
@@ -92,3 +92,42 @@ def test_the_allowance_between_runs_comes_from_the_history():
     # Too few pairs: the fixed allowance, and it says so.
     few = runs.allowance(runs.same_code_pairs(history[:4], {}), bid)
     assert few.pairs == 0 and few.sigma == 0.015
+
+
+def _pairs_by_loop(history, code):
+    """same_code_pairs as its definition reads, from the records: per benchmark and code, each run's fastest
+    round; the runs in name order; one log difference per consecutive two."""
+    import math
+    from collections import defaultdict
+
+    levels = defaultdict(lambda: defaultdict(list))
+    for c in history:
+        node = code.get(c.commit.sha) or c.commit.sha
+        for r in c.results:
+            for run, values in runs.by_run(r).items():
+                if run and len(values) >= stats.FEWEST_ROUNDS_TO_JUDGE:
+                    levels[(r.id, node)][run].append(min(values))
+    out = defaultdict(list)
+    for (bid, _), by in levels.items():
+        logs = [math.log(min(by[run])) for run in sorted(by)]
+        out[bid].extend(y - x for x, y in zip(logs, logs[1:]))
+    return {b: sorted(d) for b, d in out.items() if d}
+
+
+def test_same_code_pairs_in_bulk_are_the_pairs_their_definition_gives():
+    from dataclasses import replace
+
+    rng = np.random.default_rng(3)
+    n = 30
+    add = factories.pushes([1e-3] * n, list(np.exp(rng.normal(0, 0.03, n))), seed=1)
+    mul = factories.pushes([2e-3] * n, list(np.exp(rng.normal(0, 0.03, n))), seed=2, sub="mul")
+    history = [replace(a, results=a.results + m.results) for a, m in zip(add, mul)]
+    # Commits 10-12 are one code (measured by runs 10-13, run 11 and 12 measuring two of them each).
+    code = {history[k].commit.sha: "same" for k in (10, 11, 12)}
+    for given in ({}, code):
+        got = runs.same_code_pairs(history, given)
+        assert {b: sorted(d) for b, d in got.items()} == _pairs_by_loop(history, given)
+    # One code over three commits: its four runs give three differences, as the three commits' two runs each did.
+    bid = history[0].results[0].id
+    alone, together = runs.same_code_pairs(history, {})[bid], runs.same_code_pairs(history, code)[bid]
+    assert len(alone) == len(together) == n - 1 and sorted(alone) != sorted(together)
