@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import math
 import random
 import sys
 import time
@@ -34,6 +35,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script from a checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from regress.core.merge import combine
 from regress.core.records import (
     BenchmarkResult,
     CommitInfo,
@@ -54,6 +56,8 @@ AUTHORS = ["Ada Lovelace", "Alan Turing", "Grace Hopper", "Edsger Dijkstra", "Ba
 VERBS = ["Speed up", "Refactor", "Fix", "Vectorize", "Simplify", "Inline", "Cache", "Tune"]
 NOUNS = ["matmul path", "bmm kernel", "dispatcher", "autograd", "allocator", "softmax", "layer norm", "conv2d"]
 START = 1_700_000_000  # 2023-11-14
+# A paired history's runs: one standard deviation of a hosted runner's speed against the next (log).
+SHIFT = 0.03
 
 
 def sha_of(i: int) -> str:
@@ -107,11 +111,15 @@ def fabricate(
     shas: list[str] | None = None,
     which: range | list[int] | None = None,
     direct: bool = False,
+    paired: bool = False,
 ) -> list[CommitInfo]:
     """Write commits `which` (default: all of range(commits)) of a history `commits` long.
 
     direct: write each file as it is (a fresh folder: nothing to merge with), without the
     results summary's entry, which the first command that reads the history then makes.
+    paired: as the workflow's pushes measure (`regress run HEAD --paired`): commit i's first run
+    measures commit i - 1 again, its rounds merged into that commit's file (so commit i rewrites
+    two files), and every run's machine is a few percent faster or slower than the next (SHIFT).
     """
     rng = random.Random(seed)
     all_specs = specs(benchmarks)
@@ -128,13 +136,22 @@ def fabricate(
     shas = shas or [sha_of(i) for i in range(max(commits, max(which, default=0) + 1 if which else 0))]
     store = Store(out)
     save = (lambda result: _write(store, result)) if direct else store.save
-    infos = []
-    for i in which if which is not None else range(commits):
-        sha = shas[i]
+
+    def shift(run: str) -> float:
+        """How much slower the run's machine is (1: unpaired, every run alike, as before)."""
+        return math.exp(random.Random(f"{seed} shift {run}").gauss(0.0, SHIFT)) if paired else 1.0
+
+    def level_at(s: TaskSpec, i: int, m_i: int) -> float:
+        level = base[s] * (1.0 + 0.1 * m_i)
+        for at, factor in steps.get(s, ()):
+            if i >= at:
+                level *= factor
+        return level
+
+    def info_of(i: int) -> CommitInfo:
         crng = random.Random(f"{seed} {commits} {i}")
-        nrng = np.random.default_rng([seed, commits, i])
-        info = CommitInfo(
-            sha=sha,
+        return CommitInfo(
+            sha=shas[i],
             parents=(shas[i - 1],) if i else (),
             author=AUTHORS[i % len(AUTHORS)],
             author_email=f"dev{i % len(AUTHORS)}@example.com",
@@ -142,6 +159,61 @@ def fabricate(
             committed_at=START + 3600 * i,
             subject=f"{crng.choice(VERBS)} {crng.choice(NOUNS)} (#{10000 + i})",
         )
+
+    def run_of(i: int, r: int, fingerprint: Fingerprint) -> Run:
+        """Commit i's r-th run (0: its push's)."""
+        when = START + 3600 * i + 60 + 600 * r
+        return Run(
+            id=f"fab-{i}-{r}", kind="run" if r == 0 else "check", started_at=float(when), fingerprint=fingerprint
+        )
+
+    def again(i: int, run: Run, machine: str, env: str, m_i: int, fingerprint: Fingerprint) -> CommitResult:
+        """Commit i measured again by the next commit's push run (its rounds only)."""
+        rng = np.random.default_rng([seed, commits, i, 1])
+        results = []
+        for k, s in enumerate(all_specs):
+            if k % 50 == 11 and i % 97 == 13:
+                continue  # it failed at i: measured again, it fails again (the stored failure stands)
+            level = level_at(s, i, m_i) * shift(run.id)
+            number = max(1, int(2e-4 / level))
+            n_rounds = int(rng.integers(rounds_lo, rounds_hi + 1))
+            samples = tuple(
+                Sample(
+                    number_per_run=number,
+                    raw_times=tuple((rng.lognormal(0.0, 0.02, size=int(n)) * level * number).tolist()),
+                    started_at=run.started_at + 30 + r,
+                    run=run.id,
+                    process=5000 + r % 3,
+                )
+                for r, n in enumerate(rng.integers(times_lo, times_hi + 1, size=n_rounds).tolist())
+            )
+            nbytes = int(1 << (10 + k % 12))
+            results.append(
+                BenchmarkResult(
+                    s,
+                    "benchmarks/fabricated.py:1 bench",
+                    samples,
+                    memory=tuple(MemoryUse(nbytes, nbytes // 2, "cpu", x.started_at) for x in samples),
+                )
+            )
+        return CommitResult(
+            commit=info_of(i),
+            machine=machine,
+            env=env,
+            fingerprint=fingerprint,
+            settings=Settings(min_rounds=rounds_lo, max_rounds=rounds_hi, budget=25.0),
+            results=tuple(results),
+            started_at=run.started_at,
+            finished_at=run.started_at + 60,
+            runs=(run,),
+        )
+
+    infos = []
+    for i in which if which is not None else range(commits):
+        crng = random.Random(f"{seed} {commits} {i}")
+        nrng = np.random.default_rng([seed, commits, i])
+        info = info_of(i)
+        crng.choice(VERBS), crng.choice(NOUNS)  # the subject's draws: the figures' stay as they were
         infos.append(info)
         build_failed = i == commits // 2 and commits > 4
         # Most commits are measured by one run; every 5th is topped up by a second (and a third).
@@ -150,15 +222,7 @@ def fabricate(
             fingerprint = Fingerprint(
                 machine=machine, cpu="Fabricated CPU", cores=4, python="3.11.7", torch_version="2.13.0"
             )
-            runs = tuple(
-                Run(
-                    id=f"fab-{i}-{r}",
-                    kind="run" if r == 0 else "check",
-                    started_at=float(info.committed_at + 60 + 600 * r),
-                    fingerprint=fingerprint,
-                )
-                for r in range(n_runs)
-            )
+            runs = tuple(run_of(i, r, fingerprint) for r in range(n_runs))
             for m_i, env in enumerate(envs):
                 results = []
                 if not build_failed:
@@ -172,10 +236,7 @@ def fabricate(
                                 )
                             )
                             continue
-                        level = base[s] * (1.0 + 0.1 * m_i)
-                        for at, factor in steps.get(s, ()):
-                            if i >= at:
-                                level *= factor
+                        level = level_at(s, i, m_i)
                         number = max(1, int(2e-4 / level))
                         n_rounds = min(rounds_hi, rounds_lo + int(crng.expovariate(0.4)))
                         blocks = nrng.integers(times_lo, times_hi + 1, size=n_rounds)
@@ -186,7 +247,7 @@ def fabricate(
                             samples.append(
                                 Sample(
                                     number_per_run=number,
-                                    raw_times=tuple(noise[at : at + n].tolist()),
+                                    raw_times=tuple((noise[at : at + n] * shift(run.id)).tolist()),
                                     started_at=run.started_at + r,
                                     run=run.id,
                                     process=4000 + 3 * (r * n_runs // n_rounds) + r % 3,
@@ -219,21 +280,26 @@ def fabricate(
                     )
                     for r in range(rounds_hi)
                 )
-                save(
-                    CommitResult(
-                        commit=info,
-                        machine=machine,
-                        env=env,
-                        fingerprint=fingerprint,
-                        settings=Settings(min_rounds=rounds_lo, max_rounds=rounds_hi, budget=25.0),
-                        results=tuple(results),
-                        failures=(Failure("build", "build_command exited 1"),) if build_failed else (),
-                        started_at=float(info.committed_at + 60),
-                        finished_at=float(info.committed_at + 120),
-                        reference=reference,
-                        runs=runs,
-                    )
+                result = CommitResult(
+                    commit=info,
+                    machine=machine,
+                    env=env,
+                    fingerprint=fingerprint,
+                    settings=Settings(min_rounds=rounds_lo, max_rounds=rounds_hi, budget=25.0),
+                    results=tuple(results),
+                    failures=(Failure("build", "build_command exited 1"),) if build_failed else (),
+                    started_at=float(info.committed_at + 60),
+                    finished_at=float(info.committed_at + 120),
+                    reference=reference,
+                    runs=runs,
                 )
+                # Paired: the successor's push measured this commit again. Within the history its rounds are
+                # in this file at once (one write, not a merge a commit); one more commit merges them in.
+                if paired and i + 1 < commits and not build_failed and i + 1 != commits // 2:
+                    result = combine(result, again(i, run_of(i + 1, 0, fingerprint), machine, env, m_i, fingerprint))[0]
+                save(result)
+                if paired and i >= commits and i - 1 != commits // 2:
+                    store.save(again(i - 1, runs[0], machine, env, m_i, fingerprint))  # a merge, even `direct`
     return infos
 
 
@@ -247,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--machines", default="ci-runner", help="comma-separated machine names")
     p.add_argument("--envs", default="default", help="comma-separated environment names")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--paired", action="store_true", help="as the workflow's pushes: each measures its parent again")
     a = p.parse_args(argv)
     t0 = time.perf_counter()
     fabricate(
@@ -258,6 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         machines=tuple(a.machines.split(",")),
         envs=tuple(a.envs.split(",")),
         seed=a.seed,
+        paired=a.paired,
     )
     print(f"wrote {a.commits} commits x {a.benchmarks} benchmarks to {a.out} in {time.perf_counter() - t0:.1f} s")
     return 0

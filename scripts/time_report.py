@@ -3,6 +3,7 @@
 
     python scripts/time_report.py                       # 1,000 commits x 200 benchmarks
     python scripts/time_report.py --commits 200 --benchmarks 50 --work /tmp/small
+    python scripts/time_report.py --paired              # as the workflow's pushes: each measures its parent again
 
 Makes a throwaway git project of `--commits` + 1 commits (git fast-import),
 fabricates the results of the first `--commits` of them in the shape the
@@ -135,6 +136,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="leave out the first row (the summary rebuilt from every file: minutes at 10,000 commits)",
     )
+    p.add_argument(
+        "--paired",
+        action="store_true",
+        help="each commit's push run measures its parent again, on machines a few percent apart (the workflow's)",
+    )
     p.add_argument("--work", type=Path, default=Path("/tmp/regress-scale"), help="folder for results, project and site")
     a = p.parse_args(argv)
     sys.stdout.reconfigure(line_buffering=True)  # each row as it is timed, also into a pipe
@@ -145,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     shas = _project(project, results, a.commits + 1)
     stamp = results / ".fabricated.json"
     params = {"commits": a.commits, "benchmarks": a.benchmarks, "rounds": a.rounds, "times": a.times}
+    if a.paired:
+        params["paired"] = True  # (a stamp without it: an unpaired history, as every run before)
     shape = dict(params, shas=shas)
     if not stamp.is_file() or json.loads(stamp.read_text()) != dict(params, head=shas[-1]):
         subprocess.run(["rm", "-rf", str(results)], check=True)

@@ -89,16 +89,20 @@ def observations(history, code: dict[str, str], keep=None) -> dict[BenchmarkId, 
         return {}
     node_of = node_codes(t, code)
     pos = t.run_pos[rows].astype(np.int64)
-    named = [t.run_names[r] for r in t.run[rows].tolist()]
-    run_names = [n or f"-{i}" for n, i in zip(named, pos.tolist())]
-    run_code, _ = _codes(run_names)
-    cpus = [
-        ({r.id: r.fingerprint.cpu for r in c.runs if r.fingerprint is not None}, c.fingerprint.cpu) for c in t.history
-    ]
-    models = [cpus[i][0].get(n) or cpus[i][1] for n, i in zip(named, pos.tolist())]
+    # A run's name and CPU model are its (position, run)'s: looked up once per pair, not per row.
+    width = max(len(t.run_names), 1)
+    pairs, which = np.unique(pos * width + t.run[rows], return_inverse=True)
+    at, of = (pairs // width).tolist(), (pairs % width).tolist()
+    named = [t.run_names[r] for r in of]
+    cpus: dict[int, tuple[dict, str]] = {}
+    for i in set(at):
+        c = t.history[i]
+        cpus[i] = ({r.id: r.fingerprint.cpu for r in c.runs if r.fingerprint is not None}, c.fingerprint.cpu)
+    run_code, _ = _codes(names := [n or f"-{i}" for n, i in zip(named, at)])
+    models = [cpus[i][0].get(n) or cpus[i][1] for n, i in zip(named, at)]
     cpu_code, cpu_names = _codes(models)
-    run = np.asarray([run_code[n] for n in run_names], dtype=np.int64)
-    cpu = np.asarray([cpu_code[m] for m in models], dtype=np.int64)
+    run = np.asarray([run_code[n] for n in names], dtype=np.int64)[which]
+    cpu = np.asarray([cpu_code[m] for m in models], dtype=np.int64)[which]
     y = np.asarray([math.log(v) for v in t.low[0, rows].tolist()])  # math.log: as it always was, to the bit
     bench = t.run_bench[rows]
     order = np.argsort(bench, kind="stable")
@@ -130,7 +134,6 @@ def fit_held(obs: Observations, fixed: dict[str, dict[int, float]] | None = None
     # Here, not at the top: a site build's own process fits nothing in an unlinked history (its change
     # points are searched in a child, report/steps_beside.py), and importing scipy.sparse costs 0.17 s.
     from scipy import sparse
-    from scipy.sparse.linalg import spsolve
 
     nodes, node = np.unique(obs.node, return_inverse=True)
     runs, run = np.unique(obs.run, return_inverse=True)
@@ -148,15 +151,17 @@ def fit_held(obs: Observations, fixed: dict[str, dict[int, float]] | None = None
         for k, c in enumerate(codes.tolist()):
             if c in known:
                 held[offset + k], x[offset + k] = True, known[c]
+    free_nodes = len(nodes)
     if held.any():
         free = np.flatnonzero(~held)
+        free_nodes = int((~held[: len(nodes)]).sum())
         y = y - a[:, np.flatnonzero(held)] @ x[held]  # what the held columns explain
         a, pull = a[:, free], pull.tocsr()[free][:, free]
     w = np.ones(m)
     solved = np.zeros(a.shape[1])
     for _ in range(REWEIGHTS):
         aw = a.multiply(w[:, None]).tocsr()
-        solved = spsolve((a.T @ aw + pull).tocsc(), aw.T @ y) if a.shape[1] else solved
+        solved = _solve((a.T @ aw + pull).tocsr(), aw.T @ y, free_nodes) if a.shape[1] else solved
         resid = np.abs(y - a @ solved)
         scale = max(1.4826 * float(np.median(resid)), MIN_SCALE)
         if float(resid.max()) <= HUBER * scale:
@@ -171,6 +176,27 @@ def fit_held(obs: Observations, fixed: dict[str, dict[int, float]] | None = None
         "node": dict(zip(nodes.tolist(), x[: len(nodes)].tolist())),
         "cpu": dict(zip(models.tolist(), shifts.tolist())),
     }
+
+
+def _solve(m, b: np.ndarray, k: int) -> np.ndarray:
+    """x with m x = b, for the normal equations above: symmetric positive definite, its first k columns
+    (the nodes: each observation has one) a diagonal block. The nodes are eliminated (their Schur
+    complement over the runs and CPU models) and the rest factored symmetrically, without pivoting:
+    SuperLU's default partial pivoting took 50-190 ms a solve once Huber's weights were in (its row
+    swaps fill the factor in), this takes a few."""
+    from scipy import sparse
+    from scipy.sparse.linalg import splu
+
+    d = m.diagonal()[:k]
+    tie = m[:k, k:]
+    s = (m[k:, k:] - tie.T @ sparse.diags(1.0 / d) @ tie).tocsc()
+    r = b[k:] - tie.T @ (b[:k] / d)
+    rest = (
+        splu(s, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True}).solve(r)
+        if s.shape[0]
+        else np.zeros(0)
+    )
+    return np.r_[(b[:k] - tie @ rest) / d, rest]
 
 
 def adjusted(history, code: dict[str, str] | None = None, keep=None) -> dict[BenchmarkId, dict[int, float]]:
