@@ -131,51 +131,115 @@ def fit_held(obs: Observations, fixed: dict[str, dict[int, float]] | None = None
     `fixed`: {"node": {code: level}, "cpu": {code: shift}} already estimated (a sealed prefix's,
     `analysis/sealed.py`): held as they are, the rest fitted around them.
     """
+    return fit_many([(obs, fixed)])[0]
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One benchmark's share of a batch: its rows, its codes, which are held (and at what), its columns."""
+
+    rows: slice
+    nodes: np.ndarray
+    node_value: np.ndarray  # held nodes' fixed levels (0 where free)
+    node_free: np.ndarray
+    node_col: int  # its first free node's column
+    runs: int
+    models: np.ndarray
+    model_value: np.ndarray
+    model_free: np.ndarray
+    rest_col: int  # its first run's column among the runs and models
+
+
+def fit_many(batch: list[tuple[Observations, dict[str, dict[int, float]] | None]]) -> list[dict[str, dict[int, float]]]:
+    """`fit_held` of each (observations, fixed) of a batch, the benchmarks' systems solved as one: a
+    history's two hundred benchmarks are one factorization a reweighting, not two hundred (whose
+    scipy.sparse calls, not their arithmetic, took most of a site build's fitting time)."""
     # Here, not at the top: a site build's own process fits nothing in an unlinked history (its change
     # points are searched in a child, report/steps_beside.py), and importing scipy.sparse costs 0.17 s.
     from scipy import sparse
 
-    nodes, node = np.unique(obs.node, return_inverse=True)
-    runs, run = np.unique(obs.run, return_inverse=True)
-    models, model = np.unique(obs.cpu, return_inverse=True)
-    m, size = len(obs), len(nodes) + len(runs) + len(models)
-    rows = np.repeat(np.arange(m), 3)
-    cols = np.column_stack([node, len(nodes) + run, len(nodes) + len(runs) + model]).ravel()
-    a = sparse.csr_matrix((np.ones(3 * m), (rows, cols)), shape=(m, size))
-    y = obs.log_level
-    pull = sparse.diags(np.r_[np.zeros(len(nodes)), np.full(len(runs), RUN_PRIOR), np.full(len(models), RIDGE)])
-    held = np.zeros(size, dtype=bool)
-    x = np.zeros(size)
-    for name, codes, offset in (("node", nodes, 0), ("cpu", models, len(nodes) + len(runs))):
-        known = (fixed or {}).get(name, {})
-        for k, c in enumerate(codes.tolist()):
-            if c in known:
-                held[offset + k], x[offset + k] = True, known[c]
-    free_nodes = len(nodes)
-    if held.any():
-        free = np.flatnonzero(~held)
-        free_nodes = int((~held[: len(nodes)]).sum())
-        y = y - a[:, np.flatnonzero(held)] @ x[held]  # what the held columns explain
-        a, pull = a[:, free], pull.tocsr()[free][:, free]
-    w = np.ones(m)
-    solved = np.zeros(a.shape[1])
-    for _ in range(REWEIGHTS):
+    parts, ys, node_at, node_col, rest_at, rest_col, pulls = [], [], [], [], [], [], []
+    free_nodes = free_rest = start = 0
+    for obs, fixed in batch:
+        nodes, node = np.unique(obs.node, return_inverse=True)
+        runs, run = np.unique(obs.run, return_inverse=True)
+        models, model = np.unique(obs.cpu, return_inverse=True)
+        held_nodes, held_models = (fixed or {}).get("node", {}), (fixed or {}).get("cpu", {})
+        node_free = np.asarray([c not in held_nodes for c in nodes.tolist()], dtype=bool)
+        model_free = np.asarray([c not in held_models for c in models.tolist()], dtype=bool)
+        node_value = np.asarray([held_nodes.get(c, 0.0) for c in nodes.tolist()], dtype=float)
+        model_value = np.asarray([held_models.get(c, 0.0) for c in models.tolist()], dtype=float)
+        m = len(obs)
+        rows = np.arange(start, start + m)
+        ys.append(obs.log_level - (node_value[node] + model_value[model]))  # what the held columns explain
+        free = node_free[node]
+        node_at.append(rows[free])
+        node_col.append(free_nodes + (np.cumsum(node_free) - 1)[node[free]])
+        free = model_free[model]
+        rest_at += [rows, rows[free]]
+        rest_col += [free_rest + run, free_rest + len(runs) + (np.cumsum(model_free) - 1)[model[free]]]
+        pulls += [np.full(len(runs), RUN_PRIOR), np.full(int(model_free.sum()), RIDGE)]
+        parts.append(
+            _Part(
+                slice(start, start + m),
+                nodes,
+                node_value,
+                node_free,
+                free_nodes,
+                len(runs),
+                models,
+                model_value,
+                model_free,
+                free_rest,
+            )
+        )
+        free_nodes += int(node_free.sum())
+        free_rest += len(runs) + int(model_free.sum())
+        start += m
+    size = free_nodes + free_rest
+    y = np.concatenate(ys) if ys else np.zeros(0)
+    rows = np.concatenate(node_at + rest_at) if parts else np.zeros(0, dtype=np.int64)
+    cols = np.concatenate(node_col + [free_nodes + c for c in rest_col]) if parts else np.zeros(0, dtype=np.int64)
+    a = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(start, size))
+    pull = sparse.diags(np.concatenate([np.zeros(free_nodes), *pulls]) if size else np.zeros(0))
+    w = np.ones(start)
+    solved = np.zeros(size)
+    kept: list[np.ndarray | None] = [None] * len(parts)
+    for step in range(REWEIGHTS):
         aw = a.multiply(w[:, None]).tocsr()
-        solved = _solve((a.T @ aw + pull).tocsr(), aw.T @ y, free_nodes) if a.shape[1] else solved
+        solved = _solve((a.T @ aw + pull).tocsr(), aw.T @ y, free_nodes) if size else solved
         resid = np.abs(y - a @ solved)
-        scale = max(1.4826 * float(np.median(resid)), MIN_SCALE)
-        if float(resid.max()) <= HUBER * scale:
-            break  # nothing to down-weight
-        w = np.minimum(1.0, HUBER * scale / np.maximum(resid, 1e-300))
-    if held.any():
-        x[free] = solved
-    else:
-        x = solved
-    shifts = x[len(nodes) + len(runs) :]
-    return {
-        "node": dict(zip(nodes.tolist(), x[: len(nodes)].tolist())),
-        "cpu": dict(zip(models.tolist(), shifts.tolist())),
-    }
+        for g, part in enumerate(parts):
+            if kept[g] is not None:
+                continue
+            mine = resid[part.rows]
+            scale = max(1.4826 * float(np.median(mine)), MIN_SCALE)
+            if float(mine.max()) <= HUBER * scale or step == REWEIGHTS - 1:
+                kept[g] = solved  # nothing to down-weight (or the last solve): this one's answer
+            else:
+                w[part.rows] = np.minimum(1.0, HUBER * scale / np.maximum(mine, 1e-300))
+        if all(k is not None for k in kept):
+            break
+    out = []
+    for part, x in zip(parts, kept):
+        nodes = part.node_value.copy()
+        nodes[part.node_free] = x[part.node_col : part.node_col + int(part.node_free.sum())]
+        shifts = part.model_value.copy()
+        at = free_nodes + part.rest_col + part.runs
+        shifts[part.model_free] = x[at : at + int(part.model_free.sum())]
+        if part.node_free.all() and part.model_free.all():
+            # Every level up by c and every model's shift down by c fits alike: only RIDGE's faint pull
+            # picks c, whose optimum has the shifts summing to zero; the solve leaves c off by up to 1e-4
+            # (its conditioning), which moved every level of every chart at each build. Set exactly.
+            c = float(np.mean(shifts))
+            nodes, shifts = nodes + c, shifts - c
+        out.append(
+            {
+                "node": dict(zip(part.nodes.tolist(), nodes.tolist())),
+                "cpu": dict(zip(part.models.tolist(), shifts.tolist())),
+            }
+        )
+    return out
 
 
 def _solve(m, b: np.ndarray, k: int) -> np.ndarray:
@@ -192,7 +256,7 @@ def _solve(m, b: np.ndarray, k: int) -> np.ndarray:
     s = (m[k:, k:] - tie.T @ sparse.diags(1.0 / d) @ tie).tocsc()
     r = b[k:] - tie.T @ (b[:k] / d)
     rest = (
-        splu(s, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True}).solve(r)
+        splu(s, permc_spec="NATURAL", diag_pivot_thresh=0.0, options={"SymmetricMode": True}).solve(r)
         if s.shape[0]
         else np.zeros(0)
     )
@@ -201,8 +265,8 @@ def _solve(m, b: np.ndarray, k: int) -> np.ndarray:
 
 def adjusted(history, code: dict[str, str] | None = None, keep=None) -> dict[BenchmarkId, dict[int, float]]:
     """Per benchmark: history position -> its level (seconds) with every run's shift taken out."""
+    found = observations(history, code or {}, keep)
     out: dict[BenchmarkId, dict[int, float]] = {}
-    for bid, obs in observations(history, code or {}, keep).items():
-        levels = fit(obs)
-        out[bid] = {p: math.exp(levels[n]) for p, n in zip(obs.position.tolist(), obs.node.tolist())}
+    for (bid, obs), levels in zip(found.items(), fit_many([(obs, None) for obs in found.values()])):
+        out[bid] = {p: math.exp(levels["node"][n]) for p, n in zip(obs.position.tolist(), obs.node.tolist())}
     return out

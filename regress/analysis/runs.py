@@ -30,6 +30,8 @@ from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 # Pairs of same-code measurements by two runs needed before the history's
 # shift between runs is trusted over the fixed allowance (stats.DRIFT).
 MIN_PAIRS = 8
+# An allowance the history gives is rounded up to this (log units: a tenth of a percent, as it is shown).
+STEP = 0.001
 
 
 def by_run(result: BenchmarkResult) -> dict[str, list[float]]:
@@ -192,8 +194,10 @@ def allowances(pairs: dict[BenchmarkId, list[float]], *, cores: int = 0) -> Call
     def of(own: list[float], fixed: float) -> Allowance:
         if len(own) < MIN_PAIRS:
             return Allowance(fixed, 0)
-        # |d| of a zero-centred normal: its median is 0.674 sigma.
-        sigma = stats.median(abs(float(d)) for d in own) / normal.Z_75
+        # |d| of a zero-centred normal: its median is 0.674 sigma. Rounded up to the STEP it is stated
+        # to: an estimate from pairs is not known closer, and one that moved with every new pair made
+        # every recent verdict that asked for it a new comparison at every build (report/verdict_cache.py).
+        sigma = math.ceil(stats.median(abs(float(d)) for d in own) / normal.Z_75 / STEP - 1e-9) * STEP
         return Allowance(max(sigma, fixed), len(own))
 
     def given(bid: BenchmarkId) -> Allowance:

@@ -58,7 +58,9 @@ def _allowance_with_numpy(pairs, bid, cores):
     if len(own) < runs.MIN_PAIRS:
         return runs.Allowance(fixed, 0)
     sigma = float(np.median(np.abs(np.asarray(own, dtype=float)))) / normal.Z_75
-    return runs.Allowance(max(sigma, fixed), len(own))
+    stated = math.ceil(sigma / runs.STEP - 1e-9) * runs.STEP  # as it is stated: a tenth of a percent, rounded up
+    assert sigma <= stated < sigma + runs.STEP
+    return runs.Allowance(max(stated, fixed), len(own))
 
 
 def test_pooled_allowances_are_each_benchmarks_own_rule():
