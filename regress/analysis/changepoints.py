@@ -59,7 +59,7 @@ class Step:
 def _groups(logs: np.ndarray, cuts: list[int]) -> list[tuple[int, int]]:
     """Cut indices (first, last) of each move: same-direction cuts with short segments between are one slide."""
     bounds = [0, *cuts, len(logs)]
-    medians = [float(np.median(logs[a:b])) for a, b in zip(bounds, bounds[1:])]
+    medians = [stats.median(logs[a:b]) for a, b in zip(bounds, bounds[1:])]
     groups = []
     k = 0
     while k < len(cuts):
@@ -205,7 +205,7 @@ def search(
             after = logs[bounds[b + 1] : bounds[b + 2]]
             moves.append((a, b, before, after))
         for k, (a, b, before, after) in enumerate(moves):
-            lb, la = float(np.median(before)), float(np.median(after))
+            lb, la = stats.median(before), stats.median(after)
             if abs(la - lb) < smallest:
                 continue
             if _blip(moves, k, threshold):
@@ -255,7 +255,7 @@ def own_change(logs: np.ndarray, bounds: list[int], a: int) -> tuple[float, floa
     cut = bounds[a + 1]
     before = logs[max(bounds[a], cut - NEAR) : cut]
     after = logs[cut : min(bounds[a + 2], cut + NEAR)]
-    return float(np.median(before)), float(np.median(after))
+    return stats.median(before), stats.median(after)
 
 
 def _compare_agrees(
@@ -294,7 +294,7 @@ def _blip(moves: list, k: int, threshold: float) -> bool:
     def returns(i: int) -> bool:
         _, _, before, after = moves[i]
         _, _, _, after_next = moves[i + 1]
-        return len(after) <= BLIP and abs(float(np.median(after_next)) - float(np.median(before))) < math.log1p(
+        return len(after) <= BLIP and abs(stats.median(after_next) - stats.median(before)) < math.log1p(
             threshold
         )
 

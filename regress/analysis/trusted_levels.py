@@ -76,21 +76,26 @@ def sealed_series(
     elif kept is not None and kept.digest == key:
         below = kept.levels
     else:
-        below = {bid: _sealed(obs) for bid, obs in _observed(table, code, trusted & ~opened, off).items()}
+        sealed_obs = _observed(table, code, trusted & ~opened, off)
+        fits = levels.fit_many([(obs, None) for obs in sealed_obs.values()])
+        below = {bid: _sealed(obs, fit) for (bid, obs), fit in zip(sealed_obs.items(), fits)}
     above = _observed(table, code, trusted & opened, off)
     node_of = levels.node_codes(table, code) if below else None
+    # Every benchmark's fit at once (levels.fit_many): the newer runs around the sealed levels, where held.
+    jobs = {bid: (obs, _held(below[bid], obs, node_of) if bid in below else None) for bid, obs in above.items()}
+    fitted = dict(zip(jobs, levels.fit_many(list(jobs.values()))))
     out: dict[BenchmarkId, tuple[list[int], list[float]]] = {}
     for bid in table.ids:
         part, obs = below.get(bid), above.get(bid)
         if part is None and obs is None:
             continue
         if part is None:
-            fitted = levels.fit_held(obs)["node"]
+            nodes_fit = fitted[bid]["node"]
             positions = np.unique(obs.position)
             nodes = obs.node[np.searchsorted(obs.position, positions, sorter=np.argsort(obs.position, kind="stable"))]
-            logs = [fitted[n] for n in nodes.tolist()]
+            logs = [nodes_fit[n] for n in nodes.tolist()]
         else:
-            positions, nodes, logs = _around(part, obs, node_of)
+            positions, nodes, logs = _around(part, obs, node_of, fitted.get(bid))
         # One point per position, in history order; the same code as the point before: one level.
         keep_point = np.r_[True, nodes[1:] != nodes[:-1]] if len(nodes) else np.zeros(0, dtype=bool)
         out[bid] = (positions[keep_point].tolist(), [math.exp(v) for v in np.asarray(logs)[keep_point].tolist()])
@@ -111,29 +116,33 @@ def _observed(table, code: dict[str, str], rows: np.ndarray, off: set[int]) -> d
     return out
 
 
-def _sealed(obs: levels.Observations) -> sealed.SealedLevels:
-    fitted = levels.fit_held(obs)
+def _sealed(obs: levels.Observations, fitted: dict) -> sealed.SealedLevels:
     order = np.argsort(obs.position, kind="stable")
     positions, first = np.unique(obs.position[order], return_index=True)
     logs = np.asarray([fitted["node"][n] for n in obs.node[order][first].tolist()], dtype=float)
     return sealed.SealedLevels(positions, logs, {obs.cpu_names[c]: v for c, v in fitted["cpu"].items()})
 
 
-def _around(part: sealed.SealedLevels, obs, node_of: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _held(part: sealed.SealedLevels, obs, node_of: np.ndarray) -> dict:
+    """What a benchmark's newer runs are fitted around: its sealed nodes' levels and CPU models' shifts."""
+    held_nodes = node_of[part.positions]
+    shared = np.isin(held_nodes, obs.node)
+    return {
+        "node": dict(zip(held_nodes[shared].tolist(), part.log_levels[shared].tolist())),
+        "cpu": {k: part.cpu[name] for k, name in enumerate(obs.cpu_names) if name in part.cpu},
+    }
+
+
+def _around(
+    part: sealed.SealedLevels, obs, node_of: np.ndarray, fitted: dict | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Positions, nodes and log levels of a benchmark with a sealed part: the newer runs (`obs`, if
-    any) fitted with the sealed nodes' levels and CPU models' shifts held."""
+    any) as `fitted` around the sealed levels (`_held`)."""
     positions, logs = part.positions, part.log_levels
     if obs is not None:
-        held_nodes = node_of[positions]
-        shared = np.isin(held_nodes, obs.node)
-        fixed = {
-            "node": dict(zip(held_nodes[shared].tolist(), logs[shared].tolist())),
-            "cpu": {k: part.cpu[name] for k, name in enumerate(obs.cpu_names) if name in part.cpu},
-        }
-        fitted = levels.fit_held(obs, fixed)["node"]
         new = np.setdiff1d(np.unique(obs.position), positions)
         positions = np.concatenate([positions, new])
-        logs = np.concatenate([logs, [fitted[n] for n in node_of[new].tolist()]])
+        logs = np.concatenate([logs, [fitted["node"][n] for n in node_of[new].tolist()]])
         order = np.argsort(positions, kind="stable")
         positions, logs = positions[order], logs[order]
     return positions, node_of[positions], logs
