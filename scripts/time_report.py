@@ -163,6 +163,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fabricated {a.commits} commits x {a.benchmarks} benchmarks in {time.perf_counter() - t0:.1f} s")
     new = results / MACHINE / "default" / f"{shas[-1]}.pkl"
     new.unlink(missing_ok=True)  # the "one new commit" of the incremental build
+    if a.paired:  # and its parent as it was before that push measured it again (a rerun's left it merged in)
+        (results / MACHINE / "default" / f"{shas[-2]}.pkl").unlink(missing_ok=True)
+        fabricate(results, machines=(MACHINE,), which=[a.commits - 1], **shape)
     folder = results / MACHINE / "default"
     stored = sum(f.stat().st_size for f in folder.glob("*.pkl"))
     print(
