@@ -294,8 +294,6 @@ def _blip(moves: list, k: int, threshold: float) -> bool:
     def returns(i: int) -> bool:
         _, _, before, after = moves[i]
         _, _, _, after_next = moves[i + 1]
-        return len(after) <= BLIP and abs(stats.median(after_next) - stats.median(before)) < math.log1p(
-            threshold
-        )
+        return len(after) <= BLIP and abs(stats.median(after_next) - stats.median(before)) < math.log1p(threshold)
 
     return (k + 1 < len(moves) and returns(k)) or (k > 0 and returns(k - 1))
