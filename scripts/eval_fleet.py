@@ -7,7 +7,7 @@ own paired `regress run`, as the workflow's push job). From them, every run
 that measured two commits gives, for each benchmark whose code did not change
 between the two, a real pair of round sets: the rounds of the parent and of
 the head, divided by the benchmark's level at that commit (estimated over
-every run, `analysis/levels.fit`), so what is left is that invocation's luck:
+every run, `analysis/levels.fit_many`), so what is left is that invocation's luck:
 its shift against the other runs and its rounds' spread.
 
 Each simulated history is 200 pushes x 20 benchmarks. Push k's job lands on a

@@ -113,27 +113,6 @@ def observations(history, code: dict[str, str], keep=None) -> dict[BenchmarkId, 
     return out
 
 
-def fit(obs: Observations) -> dict[int, float]:
-    """Log level per node code (`fit_held`'s)."""
-    return fit_held(obs)["node"]
-
-
-def fit_held(obs: Observations, fixed: dict[str, dict[int, float]] | None = None) -> dict[str, dict[int, float]]:
-    """Log level per node code ("node"), and each CPU model's shift ("cpu"), estimated together with every run's shift.
-
-    Least squares on y = level[node] + model[cpu] + own[run], solved directly
-    (a sparse system: a chain of a thousand pushes is one solve), the run's
-    own shift weakly pulled toward zero (RUN_PRIOR) and the CPU model's only
-    faintly (its offset). Runs on one CPU model are then comparable up to a
-    few percent, so levels measured by different pushes on one model hold
-    each other in place, while a change of model moves nothing. Then a few
-    reweighted solves (Huber) so that one odd measurement pulls less.
-    `fixed`: {"node": {code: level}, "cpu": {code: shift}} already estimated (a sealed prefix's,
-    `analysis/sealed.py`): held as they are, the rest fitted around them.
-    """
-    return fit_many([(obs, fixed)])[0]
-
-
 @dataclass(frozen=True)
 class _Part:
     """One benchmark's share of a batch: its rows, its codes, which are held (and at what), its columns."""
@@ -151,9 +130,20 @@ class _Part:
 
 
 def fit_many(batch: list[tuple[Observations, dict[str, dict[int, float]] | None]]) -> list[dict[str, dict[int, float]]]:
-    """`fit_held` of each (observations, fixed) of a batch, the benchmarks' systems solved as one: a
-    history's two hundred benchmarks are one factorization a reweighting, not two hundred (whose
-    scipy.sparse calls, not their arithmetic, took most of a site build's fitting time)."""
+    """Per (observations, fixed) of a batch: the log level per node code ("node"), and each CPU model's
+    shift ("cpu"), estimated together with every run's shift.
+
+    Least squares on y = level[node] + model[cpu] + own[run], solved directly
+    (a sparse system: a chain of a thousand pushes is one solve), the run's
+    own shift weakly pulled toward zero (RUN_PRIOR) and the CPU model's only
+    faintly (its offset). Runs on one CPU model are then comparable up to a
+    few percent, so levels measured by different pushes on one model hold
+    each other in place, while a change of model moves nothing. Then a few
+    reweighted solves (Huber) so that one odd measurement pulls less.
+    `fixed`: {"node": {code: level}, "cpu": {code: shift}} already estimated (a sealed prefix's,
+    `analysis/sealed.py`): held as they are, the rest fitted around them. The batch's benchmarks
+    are one system: one factorization a reweighting, not two hundred (whose scipy.sparse calls,
+    not their arithmetic, took most of a site build's fitting time)."""
     # Here, not at the top: a site build's own process fits nothing in an unlinked history (its change
     # points are searched in a child, report/steps_beside.py), and importing scipy.sparse costs 0.17 s.
     from scipy import sparse

@@ -1,6 +1,6 @@
 """A long history's sealed prefix: what its older commits give the change points, worked out once.
 
-Finding a history's change points fits every benchmark's levels (`levels.fit`)
+Finding a history's change points fits every benchmark's levels (`levels.fit_many`)
 and segments them (`partition`), both over the whole history: after one new
 commit, a site build of 10,000 commits spends 14 s doing again what it did
 last time. The rule is therefore blockwise. The positions below the last

@@ -71,7 +71,9 @@ def verdicts_of(rows: list[dict], asked: dict[BenchmarkId, Allowance], apart) ->
         if was is not None:
             now = apart(bid)
             if now != was:
-                old, new = notes.get((was, now)) or notes.setdefault((was, now), (was.describe(), now.describe()))
+                if (was, now) not in notes:
+                    notes[was, now] = was.describe(), now.describe()
+                old, new = notes[was, now]
                 row = {**row, "reason": row["reason"].replace(old, new)}
         out.append(Verdict(**{**row, "id": bid}))
     return out
