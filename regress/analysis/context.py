@@ -61,10 +61,11 @@ def blip(
             return replace(
                 v,
                 verdict=Kind.NOISY,
-                reason=(
+                reason=runs.with_basis(
                     f"{pct(v.ratio)}, but a blip: {odd.commit.short} alone differs, while {pair[0].commit.short} and "
                     f"{pair[1].commit.short} on either side of it agree (a commit's measurement can sit a few percent "
-                    "off its neighbours however many rounds it gets); the history calls it no change"
+                    "off its neighbours however many rounds it gets); the history calls it no change",
+                    v.reason,
                 ),
                 rounds_needed=None,
             )
@@ -116,10 +117,11 @@ def machine_not_commit(v: Verdict, machine: stats.Shift, threshold: float) -> Ve
     return replace(
         v,
         verdict=Kind.NOISY,
-        reason=(
+        reason=runs.with_basis(
             f"{pct(v.ratio)}, but the machine itself was {pct(machine.ratio)} {word} while head was measured "
             f"(the reference workload timed in the same rounds, 95% interval {pct(machine.low)} to {pct(machine.high)}): "
-            "the machine moved, not the code; measure both in one run with `regress compare BASE HEAD --measure`"
+            "the machine moved, not the code; measure both in one run with `regress compare BASE HEAD --measure`",
+            v.reason,
         ),
         rounds_needed=None,
     )

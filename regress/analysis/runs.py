@@ -171,7 +171,25 @@ def judge_together(
         given = apart(head.id) if apart is not None else allowance({}, head.id, cores=cores)
         v = judge(b, h, threshold=threshold, cores=cores, drift=given.sigma)
         note = given.describe()
-    return replace(v, reason=f"{v.reason}; {note}")
+    return replace(v, reason=f"{v.reason}{_BASIS}{note}")
+
+
+# How a verdict's sides were compared ends its reason, after this; a rule that
+# rewrites the reason (context.py) keeps it.
+_BASIS = "; "
+_BASES = ("paired in ", "separate runs: ")
+
+
+def basis(reason: str) -> str:
+    """`reason`'s closing note on how its sides were compared ("" when it has none)."""
+    _, sep, tail = reason.rpartition(_BASIS)
+    return tail if sep and tail.startswith(_BASES) else ""
+
+
+def with_basis(reason: str, of: str) -> str:
+    """`reason` closed by the note on how `of`'s sides were compared, when `of` has one."""
+    note = basis(of)
+    return f"{reason}{_BASIS}{note}" if note else reason
 
 
 def allowance(pairs: dict[BenchmarkId, list[float]], bid: BenchmarkId, *, cores: int = 0) -> Allowance:

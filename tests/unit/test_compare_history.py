@@ -105,11 +105,11 @@ def test_light_neighbours_give_the_verdicts_their_files_give():
         assert lean == full
         checked += full != verdicts
     assert checked  # the rule did change a verdict: the comparison above can fail
-    kinds = {
-        v.id.sub_label: v.verdict
-        for v in diff.with_neighbours(diff.compare(c["a"], c["b"]), c["a"], c["b"], None, c["c"], threshold=0.05)
-    }
+    judged = diff.with_neighbours(diff.compare(c["a"], c["b"]), c["a"], c["b"], None, c["c"], threshold=0.05)
+    kinds = {v.id.sub_label: v.verdict for v in judged}
     assert kinds == {"blip": "noisy", "stays": "regression", "calm": "unchanged"}
+    (blipped,) = [v for v in judged if v.id.sub_label == "blip"]
+    assert "but a blip" in blipped.reason and runs.basis(blipped.reason).startswith("separate runs: allowance")
 
 
 def test_light_neighbours_of_a_fabricated_history_give_the_verdicts_their_files_give(tmp_path):

@@ -146,6 +146,10 @@ def test_a_slowdown_the_reference_shares_is_the_machine_not_the_commit():
     verdicts = diff.compare(base, head)
     assert [v.verdict for v in verdicts] == ["noisy", "noisy"]
     assert all("the machine itself was +8.0% slower" in v.reason for v in verdicts)
+    # How the sides were compared still closes the reason, as it does every other verdict's.
+    assert all(
+        v.reason.endswith("separate runs: allowance 1.5% (no same-code pairs in the history yet)") for v in verdicts
+    )
     # The same benchmarks with a steady reference: real regressions.
     steady = commit("b", *head.results, reference=BASE)
     assert [v.verdict for v in diff.compare(base, steady)] == ["regression", "regression"]
