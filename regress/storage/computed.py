@@ -24,6 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Generic, TypeVar
 
+import numpy as np
+
 from regress import __version__
 from regress.core.records import BenchmarkId
 from regress.storage import summary
@@ -173,8 +175,33 @@ def kept_pairs(store, machine: str, env: str, shas: list[str], code: dict[str, s
         machine,
         env,
         shas,
-        repr(sorted(code.items())),
+        f"{_PAIRS_FORMAT} {sorted(code.items())!r}",
         compute,
-        lambda pairs: json.dumps([[_id(b), list(d)] for b, d in pairs.items()], default=plain).encode(),
-        lambda data: {BenchmarkId(*b): [float(x) for x in d] for b, d in json.loads(data)},
+        _encode_pairs,
+        _decode_pairs,
     )
+
+
+# The pairs as a JSON line of (id, count) then every difference as float64 (a paired history of 1,000
+# commits holds 200,000: 4.8 MB of JSON took a compare 0.14 s to read back, the array a few ms).
+_PAIRS_FORMAT = "ids-json+f64"
+
+
+def _encode_pairs(pairs: dict[BenchmarkId, list[float]]) -> bytes:
+    index = json.dumps([[_id(b), len(d)] for b, d in pairs.items()]).encode()
+    values = np.fromiter((float(x) for d in pairs.values() for x in d), dtype="<f8")
+    return index + b"\n" + values.tobytes()
+
+
+def _decode_pairs(data: bytes) -> dict[BenchmarkId, list[float]]:
+    index, sep, rest = data.partition(b"\n")
+    if not sep:
+        raise ValueError("no pairs")
+    values = np.frombuffer(rest, dtype="<f8").tolist()
+    out, at = {}, 0
+    for b, n in json.loads(index):
+        out[BenchmarkId(*b)] = values[at : at + n]
+        at += n
+    if at != len(values):
+        raise ValueError("pairs and their index disagree")
+    return out

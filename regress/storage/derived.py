@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from regress.core.records import CommitResult
-from regress.storage import summary
+from regress.storage import light_entries, summary
 from regress.storage.computed import analysis_code
 from regress.storage.light import light
 
@@ -66,7 +66,7 @@ def per_file(store, machine: str, env: str, kind: str, compute: Callable[[Commit
             missing = [sha for sha in shas if sha not in kept or kept[sha][0] != digests.get(sha)]
             made: dict[str, bytes] = {}
             for k in range(0, len(missing), CHUNK):  # a chunk's light results in memory at a time
-                part = summary.light_of(store, machine, env, missing[k : k + CHUNK])
+                part = light_entries.light_of(store, machine, env, missing[k : k + CHUNK])
                 made.update((sha, compute(result)) for sha, result in part.items())
             if len(made) != len(missing):
                 return None  # an entry went missing under us: read the light history instead
@@ -86,7 +86,7 @@ def per_file(store, machine: str, env: str, kind: str, compute: Callable[[Commit
     def load(position: int) -> CommitResult:
         if position not in loaded:
             sha = shas[position]
-            found = summary.light_of(store, machine, env, [sha]).get(sha)
+            found = light_entries.light_of(store, machine, env, [sha]).get(sha)
             if found is None:  # its entry went missing since: the file, else the commit without its benchmarks
                 result = store.load(machine, env, sha)
                 found = light(result) if result is not None else headers[position]

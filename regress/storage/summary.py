@@ -151,23 +151,9 @@ def headers(store, machine: str, env: str) -> list[records.CommitResult] | None:
     return None if found is None else _in_order(found)
 
 
-def light_of(store, machine: str, env: str, shas: list[str]) -> dict[str, records.CommitResult]:
-    """sha -> its light result, for those of `shas` whose entries read back (as the last read left them)."""
-    out: dict[str, records.CommitResult] = {}
-    try:
-        with contextlib.closing(connect(store.root)) as db:
-            for k in range(0, len(shas), 500):
-                part = shas[k : k + 500]
-                marks = ",".join("?" * len(part))
-                for sha, blob in db.execute(
-                    f"SELECT sha, light FROM entries WHERE machine = ? AND env = ? AND sha IN ({marks})",
-                    (machine, env, *part),
-                ):
-                    with contextlib.suppress(*entry_pickle.ERRORS):
-                        out[sha] = entry_pickle.load(blob, records.CommitResult)
-    except (OSError, sqlite3.Error):
-        pass
-    return out
+def made_from(size: int, mtime_ns: int, st: os.stat_result) -> bool:
+    """An entry of this size and mtime was made from the file `st` describes (every reader's one test)."""
+    return size == st.st_size and mtime_ns == st.st_mtime_ns
 
 
 def commits(store, machine: str, env: str) -> list[Listed]:
@@ -254,7 +240,7 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
     for sha in sorted({*files, *on_branch}):
         st = files.get(sha)
         row = rows.get(sha)
-        if st is not None and row is not None and row[0] == st.st_size and row[1] == st.st_mtime_ns:
+        if st is not None and row is not None and made_from(row[0], row[1], st):
             blob, error = row[3], row[4]
         elif st is None and row is not None and row[2] == known.get(on_branch[sha]):
             blob, error = row[3], row[4]  # the branch's file, as its entry was made from

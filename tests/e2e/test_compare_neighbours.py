@@ -1,10 +1,10 @@
-"""`regress compare` judges the neighbours of its two commits from the summary, not from their files.
+"""`regress compare` judges its two commits and their neighbours from the summary, not from their files.
 
-The blip rule asks whether the commits either side agree; it reads only
-their verdicts, which the summary's light copies give exactly. So compare
-decodes two result files (base and head) however long the history, and its
-output is the same, to the byte, when the summary can't be used and every
-neighbour comes from its file.
+Its verdicts and the blip rule's read only the rounds' values and runs,
+which the summary's light copies give exactly. So compare decodes no result
+file while the summary holds them as they are, however long the history, and
+its output is the same, to the byte, when the summary can't be used and
+every side and neighbour comes from its file.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def _history(repo) -> list[str]:
     return shas
 
 
-def test_compare_decodes_only_its_two_files_and_says_what_the_files_say(repo):
+def test_compare_decodes_no_file_the_summary_holds_and_says_what_the_files_say(repo):
     a, b, c, d = _history(repo)
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, "compare", a, b, "--format", "json"],
@@ -75,7 +75,7 @@ def test_compare_decodes_only_its_two_files_and_says_what_the_files_say(repo):
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
     probe = json.loads(lines[-1])
-    assert probe["code"] == 0 and sorted(probe["loaded"]) == sorted([a, b])  # c, the neighbour, not decoded
+    assert probe["code"] == 0 and probe["loaded"] == []  # neither side nor c, the neighbour, decoded
     verdicts = {v["sub_label"]: v for v in json.loads("\n".join(lines[:-1]))["verdicts"]}
     assert {sub: v["verdict"] for sub, v in verdicts.items()} == {
         "blip": "noisy",
