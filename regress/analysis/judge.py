@@ -15,6 +15,7 @@ import math
 
 from regress.analysis import stats
 from regress.analysis.verdict import Verdict
+from regress.core import blocks
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkResult
 from regress.core.units import percent as pct
@@ -31,17 +32,6 @@ def iqr(values) -> float | None:
     return None if q is None else q[1] - q[0]
 
 
-def _within_round_iqr(result: BenchmarkResult) -> float:
-    """The worst IQR/median of a single round: what torch's Measurement warns about."""
-    worst = 0.0
-    for s in result.samples:
-        times = s.times
-        if len(times) >= 4:
-            q1, q2, q3 = stats.quartiles(sorted(times))
-            worst = max(worst, (q3 - q1) / q2 if q2 > 0 else 0.0)
-    return worst
-
-
 def _why_noisy(
     base: BenchmarkResult, head: BenchmarkResult, shift: stats.Shift, threshold: float, cores: int
 ) -> list[str]:
@@ -50,7 +40,7 @@ def _why_noisy(
     for side, gap in (("base", shift.base_gap), ("head", shift.head_gap)):
         if gap > math.log1p(threshold / 2):
             notes.append(f"the fastest rounds of {side} disagree by {math.expm1(gap) * 100:.0f}%")
-    within = max(_within_round_iqr(base), _within_round_iqr(head))
+    within = max(blocks.worst_round_iqr(base.samples), blocks.worst_round_iqr(head.samples))
     if within >= stats.IQR_GROSS_WARN:
         notes.append(
             f"IQR within a round reaches {within * 100:.0f}% of the median (torch: significant environmental influence)"

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from regress.analysis import normal  # scipy.special.ndtr exactly, without scipy.special's import (0.2 s)
+from regress.core import blocks
 from regress.core.records import BenchmarkResult, Sample
 
 # Two-sided level: the interval is 1 - ALPHA, and p < ALPHA exactly when it excludes 1.
@@ -56,9 +57,9 @@ GAP_WEIGHT = 0.25
 # How much of each side's busyness counts as extra uncertainty of its floor:
 # when most rounds were slowed, the fastest may have been slowed too.
 BUSY_WEIGHT = 0.05
-# torch's Measurement warns above these IQR/median ratios.
-IQR_WARN = 0.10
-IQR_GROSS_WARN = 0.25
+# torch's Measurement warns above these IQR/median ratios (core/blocks.py: a light copy keeps what they read).
+IQR_WARN, IQR_GROSS_WARN = blocks.IQR_WARN, blocks.IQR_GROSS_WARN
+quartiles = blocks.quartiles
 
 # The two-sided critical value at ALPHA: scipy.special.ndtri(1 - ALPHA / 2) (tests/unit/test_normal.py).
 Z = normal.Z_975
@@ -114,21 +115,6 @@ def span(values) -> float:
 def mode_switching(values, num_threads: int, cores: int) -> bool:
     """True when a benchmark that uses every core jumped between modes within one run."""
     return bool(cores) and num_threads >= cores and len(values) >= 2 and span(values) > MODE_SPAN
-
-
-def quartiles(ordered) -> tuple[float, float, float]:
-    """np.percentile(values, [25, 50, 75]) of sorted values to the bit (its linear rule), without its
-    per-call overhead: a site judges thousands of rounds, a compare 600 sides' spreads."""
-    out = []
-    top = len(ordered) - 1
-    for q in (0.25, 0.5, 0.75):
-        h = top * q
-        lo = int(h)
-        t = h - lo
-        a, b = ordered[lo], ordered[min(lo + 1, top)]
-        d = b - a
-        out.append(b - d * (1 - t) if t >= 0.5 else a + d * t)
-    return out[0], out[1], out[2]
 
 
 def spread(values) -> tuple[float, float] | None:

@@ -2,7 +2,7 @@
 
 `data.judge_recent` judges the newest VERDICT_COMMITS commits of each series;
 each judgement is `diff.compare` of two stored commits with their neighbours
-(a bootstrap per benchmark, and every block of four decoded files). After one
+(a bootstrap per benchmark). After one
 new commit every one of those comparisons but the newest is what it was.
 `CachedCompare` stands in for `diff.compare`: it keeps each comparison's
 verdicts (`storage/computed.py`) under a digest of all it is computed from
@@ -13,9 +13,10 @@ which every new pair of runs can move), is recorded for each benchmark that
 asked for it and compared again on reading: another allowance means the
 comparison is made afresh; the same allowance from more pairs (the usual
 case: most allowances sit at the fixed floor) judges alike, and only the
-reason's note of how many pairs it came from is brought up to date. A hit decodes no file; a miss decodes the four
-in full, as `regress compare` does. An entry that does not read back is
-computed afresh and replaced.
+reason's note of how many pairs it came from is brought up to date. Neither a
+hit nor a miss decodes a file: a miss judges the history's light copies, which
+give the verdicts their files give (`storage/light.py`), as `regress compare`
+does. An entry that does not read back is computed afresh and replaced.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from regress.analysis.runs import Allowance
 from regress.analysis.verdict import Verdict
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, CommitResult
-from regress.storage import summary
+from regress.storage import light_entries, summary
 from regress.storage.computed import Computed, analysis_code, plain
 
 _FIELDS = [f.name for f in dataclasses.fields(Verdict)]
@@ -83,11 +84,11 @@ class CachedCompare:
     """`diff.compare` for one series of a site build, its verdicts kept between builds."""
 
     def __init__(self, store, machine: str, env: str):
-        self.store = store
+        self.store, self.machine, self.env = store, machine, env
+        self.light: dict[str, CommitResult] = {}
         self.digests = summary.digests(store, machine, env)
         self.cache = Computed(store.root, f"verdicts {machine}/{env}")
         self.code = analysis_code()
-        self.full: dict[str, CommitResult] = {}
         self.hits = self.misses = 0
 
     def _key(self, sides, threshold: float, same_code: str) -> str | None:
@@ -99,13 +100,16 @@ class CachedCompare:
             parts.append(digest)
         return hashlib.sha256(f"{self.code} {threshold!r} {same_code} {' '.join(parts)}".encode()).hexdigest()
 
-    def _full(self, c: CommitResult | None) -> CommitResult | None:
-        if c is None:
-            return None
-        sha = c.commit.sha
-        if sha not in self.full:
-            self.full[sha] = self.store.load(c.machine, c.env, sha) or c
-        return self.full[sha]
+    def _light(self, sides) -> list[CommitResult | None]:
+        """The sides' light copies (the history's records may be headers only), read once each, from the
+        summary; a file only where the summary has none."""
+        missing = [c for c in sides if c is not None and c.commit.sha not in self.light]
+        if missing:
+            found = light_entries.light_of(self.store, self.machine, self.env, [c.commit.sha for c in missing])
+            for c in missing:
+                sha = c.commit.sha
+                self.light[sha] = found.get(sha) or self.store.load(c.machine, c.env, sha) or c
+        return [None if c is None else self.light[c.commit.sha] for c in sides]
 
     def _kept(self, key: str | None, apart, judge) -> list[Verdict]:
         """The verdicts kept under `key` where every allowance they asked for stands (their notes brought up
@@ -133,9 +137,15 @@ class CachedCompare:
 
     def __call__(self, base, head, *, threshold: float, before=None, after=None, apart=None, same_code: str = ""):
         def judge(apart):
-            full = [self._full(c) for c in (base, head, before, after)]
+            light = self._light((base, head, before, after))
             return compare(
-                full[0], full[1], threshold=threshold, before=full[2], after=full[3], apart=apart, same_code=same_code
+                light[0],
+                light[1],
+                threshold=threshold,
+                before=light[2],
+                after=light[3],
+                apart=apart,
+                same_code=same_code,
             )
 
         return self._kept(self._key((base, head, before, after), threshold, same_code), apart, judge)
@@ -154,4 +164,4 @@ class CachedCompare:
 
     def close(self) -> None:
         self.cache.close()
-        self.full.clear()
+        self.light.clear()

@@ -2,7 +2,9 @@
 
 Each round's block times reduced to the one figure the differ and the change
 points read (`stats.round_value`, kept as a one-block round of one execution,
-so `round_values` gives it back exactly; its run and process kept), the
+so `round_values` gives it back exactly; its run and process kept; a round
+whose blocks spread as torch warns about keeps their quartiles too, which
+a noisy verdict's reason names), the
 reference rounds reduced the same way, memory figures without their start
 times, everything else as it is, and torch's pooled-block figures
 (`core/blocks.summarize_times`) for the Compare tables.
@@ -14,7 +16,7 @@ import dataclasses
 
 import numpy as np
 
-from regress.core import records
+from regress.core import blocks, records
 from regress.core.blocks import summarize_times
 
 
@@ -26,13 +28,21 @@ class LightResult(records.BenchmarkResult):
     torch_stats: tuple[float, ...] = ()
 
 
+def _light_times(s: records.Sample) -> tuple[float, ...]:
+    """A round's one figure (its fastest block, per run); a round torch would warn about also keeps its
+    quartiles and slowest block, so the verdict's note on it (`blocks.worst_round_iqr`) reads the same."""
+    if not s.raw_times:
+        return ()
+    fastest = min(s.raw_times) / s.number_per_run
+    times = s.times
+    if blocks.round_iqr(times) < blocks.IQR_WARN:
+        return (fastest,)
+    q1, q2, q3 = blocks.quartiles(sorted(times))
+    return (fastest, q1, q2, q3, max(times))  # five sorted values: their quartiles are these three exactly
+
+
 def _light_samples(samples: tuple[records.Sample, ...]) -> tuple[records.Sample, ...]:
-    return tuple(
-        dataclasses.replace(
-            s, number_per_run=1, raw_times=(min(s.raw_times) / s.number_per_run,) if s.raw_times else ()
-        )
-        for s in samples
-    )
+    return tuple(dataclasses.replace(s, number_per_run=1, raw_times=_light_times(s)) for s in samples)
 
 
 def _light_result(r: records.BenchmarkResult, seen: dict) -> records.BenchmarkResult:

@@ -43,7 +43,8 @@ from regress.storage.light import header, light
 
 FILE = ".summary.sqlite"
 # Bump when what a light record holds (or how it is computed) changes: every entry is rebuilt.
-SUMMARY_VERSION = 3  # 3: each entry's header (its result without the benchmarks), for derived figures
+SUMMARY_VERSION = 4  # 3: each entry's header (its result without the benchmarks), for derived figures;
+# 4: a light round whose blocks spread as torch warns about keeps their quartiles (storage/light.py)
 _VERSION = f"{SUMMARY_VERSION}/{codec.FORMAT_VERSION}"
 FLUSH = 200  # entries written in one transaction while rebuilding
 

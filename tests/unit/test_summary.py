@@ -148,3 +148,28 @@ def test_the_worktree_is_left_out(folder):
         type(head)(**{**head.__dict__, "commit": type(head.commit)(**{**head.commit.__dict__, "sha": WORKTREE})})
     )
     assert all(c.commit.sha != WORKTREE for c in summary.history(store, MACHINE, ENV))
+
+
+@pytest.mark.parametrize("within", [0.05, 0.3, 0.9])  # calm rounds, torch's warning, its gross warning
+def test_a_light_copy_gives_the_verdicts_and_reasons_its_file_gives(within):
+    from factories import bench, commit, rounds_of
+
+    from regress.analysis import diff
+    from regress.storage.light import light
+
+    def side(sha, values):
+        # Rounds of 8 blocks spread `within` apart, beside a calm benchmark; a level that wanders between
+        # rounds, so the verdicts are noisy and their reasons say what the blocks say.
+        return commit(
+            sha,
+            bench(sub="spread", samples=rounds_of(values, blocks=8, within=within)),
+            bench(sub="calm", samples=rounds_of(values, blocks=8, within=0.01)),
+        )
+
+    base = side("a", [1.0, 1.3, 0.97, 1.25, 1.02])
+    head = side("b", [1.08, 1.4, 1.03, 1.33, 1.1])
+    full = diff.compare(base, head)
+    assert diff.compare(light(base), light(head)) == full
+    spread = next(v for v in full if v.id.sub_label == "spread")
+    assert spread.verdict == "noisy"
+    assert ("IQR within a round" in spread.reason) == (within > 0.1), spread.reason

@@ -49,11 +49,16 @@ def test_the_second_build_judges_nothing_and_says_the_same(folder, monkeypatch):
     assert decoded == []  # a hit decodes no file
 
 
-def test_one_new_commit_costs_only_its_own_comparisons(folder):
+def test_one_new_commit_costs_only_its_own_comparisons(folder, monkeypatch):
     _, judge = cached(folder)
     fabricate(folder, machines=(MACHINE,), which=[SHAPE["commits"]], **SHAPE)
+    decoded = []
+    real = Store.load
+    monkeypatch.setattr(Store, "load", lambda self, *a: decoded.append(a) or real(self, *a))
     verdicts, judge = cached(folder)
-    assert verdicts == afresh(folder)
+    assert decoded == []  # a miss judges the light copies: no file decoded either
+    monkeypatch.undo()
+    assert verdicts == afresh(folder)  # ... and says what the files say
     # The new commit's comparison, and the one whose `after` neighbour it now is; some benchmarks
     # judged against an older commit add one each. Far fewer than the first build's.
     assert 1 <= judge.misses <= 4 and judge.hits > 0
