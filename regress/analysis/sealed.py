@@ -31,7 +31,7 @@ SEAL = 1000
 # A benchmark's noise scale, centre and checkpoint are its sealed levels' where it has this many.
 FEWEST = 100
 # Bump when the sealed part's rule changes: a kept prefix of another rule is never read.
-RULE = "sealed/1"
+RULE = "sealed/2"
 
 
 def point(n: int) -> int:
@@ -68,21 +68,30 @@ def open_rows(t, s: int) -> np.ndarray:
     return late | (np.isin(t.run, runs[names[runs]]) & names[t.run])
 
 
-def digest(t, code: dict[str, str], s: int, opened: np.ndarray, threshold: float) -> str:
-    """Of everything the sealed part reads: the sealed positions' commits, code identities, CPU models
-    and reference floors, and every run row below s (which runs are sealed, their benchmarks' and
-    runs' names, round counts and fastest rounds)."""
-    h = hashlib.blake2b(f"{RULE} {SEAL} {s} {threshold!r}".encode())
-    below = t.history[:s]
-    h.update("\n".join(f"{c.commit.sha} {code.get(c.commit.sha)}" for c in below).encode())
-    cpus = [(c.fingerprint.cpu, sorted((r.id, r.fingerprint.cpu) for r in c.runs if r.fingerprint)) for c in below]
-    h.update(repr(cpus).encode())
-    h.update(np.ascontiguousarray(t.reference[:s]).tobytes())
-    rows = int(np.searchsorted(t.run_pos, s))  # the run rows are in history order
-    for a in (opened[:rows], t.run_pos[:rows], t.run_bench[:rows], t.run[:rows], t.run_n[:rows], t.low[:, :rows]):
+def digest(t, code: dict[str, str], s: int, opened: np.ndarray, salt, off=()) -> str:
+    """Of everything the sealed levels are fitted from: the sealed positions' commits and code
+    identities, and the sealed run rows alone (their benchmarks' and runs' names, the runs' CPU
+    models, round counts and fastest rounds); `off`, the positions whose lone runs are left out.
+    A newer run's rows are not in it, even at a sealed position: a push that measures the
+    commit before it again (a paired push, the workflow's) leaves the sealed part as it was.
+    `salt`: what tells fits of other rows apart (the search's threshold)."""
+    h = hashlib.blake2b(f"{RULE} {SEAL} {s} {salt!r}".encode())
+    h.update("\n".join(f"{c.commit.sha} {code.get(c.commit.sha)}" for c in t.history[:s]).encode())
+    rows = np.flatnonzero(~opened)  # all below s
+    # Codes by name, not by their place among every run and benchmark (a new run's name moves those).
+    runs, run = np.unique(t.run[rows], return_inverse=True)
+    benches, bench = np.unique(t.run_bench[rows], return_inverse=True)
+    for a in (t.run_pos[rows], bench, run, t.run_n[rows], t.low[:, rows]):
         h.update(np.ascontiguousarray(a).tobytes())
-    if rows:
-        benches, runs = int(t.run_bench[:rows].max()) + 1, int(t.run[:rows].max()) + 1
-        h.update(repr([(b.label, b.sub_label, b.description, b.num_threads) for b in t.ids[:benches]]).encode())
-        h.update("\n".join(t.run_names[:runs]).encode())
+    h.update(repr([(b.label, b.sub_label, b.description, b.num_threads) for b in (t.ids[k] for k in benches)]).encode())
+    h.update("\n".join(t.run_names[k] for k in runs.tolist()).encode())
+    # Each sealed (position, run)'s CPU model, as `levels.observations` reads it: the run's own, else its commit's.
+    width = max(len(t.run_names), 1)
+    models = []
+    for key in np.unique(t.run_pos[rows].astype(np.int64) * width + t.run[rows]).tolist():
+        c, name = t.history[key // width], t.run_names[key % width]
+        own = next((r.fingerprint.cpu for r in c.runs if r.id == name and r.fingerprint is not None), None)
+        models.append(own or c.fingerprint.cpu)
+    h.update(repr(models).encode())
+    h.update(repr(sorted(p for p in off if p < s)).encode())
     return h.hexdigest()

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from regress.analysis import levels, sealed, stats
+from regress.analysis import sealed, sealed_fit, stats
 from regress.analysis.table import as_table
 from regress.core.records import BenchmarkId
 
@@ -69,83 +69,13 @@ def sealed_series(
     s = sealed.point(len(table.history))
     off = machine_outliers(table, threshold=threshold, upto=s)
     trusted = ~((table.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & _unsettled(table.low, table.run_n))
-    opened = sealed.open_rows(table, s)
-    key = sealed.digest(table, code, s, opened, threshold) if s else ""
-    if not s:
-        below = {}
-    elif kept is not None and kept.digest == key:
-        below = kept.levels
-    else:
-        sealed_obs = _observed(table, code, trusted & ~opened, off)
-        fits = levels.fit_many([(obs, None) for obs in sealed_obs.values()])
-        below = {bid: _sealed(obs, fit) for (bid, obs), fit in zip(sealed_obs.items(), fits)}
-    above = _observed(table, code, trusted & opened, off)
-    node_of = levels.node_codes(table, code) if below else None
-    # Every benchmark's fit at once (levels.fit_many): the newer runs around the sealed levels, where held.
-    jobs = {bid: (obs, _held(below[bid], obs, node_of) if bid in below else None) for bid, obs in above.items()}
-    fitted = dict(zip(jobs, levels.fit_many(list(jobs.values()))))
+    found = sealed_fit.fit(table, code, trusted, off, kept, threshold)
     out: dict[BenchmarkId, tuple[list[int], list[float]]] = {}
-    for bid in table.ids:
-        part, obs = below.get(bid), above.get(bid)
-        if part is None and obs is None:
-            continue
-        if part is None:
-            nodes_fit = fitted[bid]["node"]
-            positions = np.unique(obs.position)
-            nodes = obs.node[np.searchsorted(obs.position, positions, sorter=np.argsort(obs.position, kind="stable"))]
-            logs = [nodes_fit[n] for n in nodes.tolist()]
-        else:
-            positions, nodes, logs = _around(part, obs, node_of, fitted.get(bid))
+    for bid, (positions, nodes, logs) in found.points.items():
         # One point per position, in history order; the same code as the point before: one level.
         keep_point = np.r_[True, nodes[1:] != nodes[:-1]] if len(nodes) else np.zeros(0, dtype=bool)
-        out[bid] = (positions[keep_point].tolist(), [math.exp(v) for v in np.asarray(logs)[keep_point].tolist()])
-    return out, key, below
-
-
-def _observed(table, code: dict[str, str], rows: np.ndarray, off: set[int]) -> dict[BenchmarkId, levels.Observations]:
-    """Per benchmark, its observations in the given run rows, less a lone run's while the machine was off."""
-    out = {}
-    for bid, obs in levels.observations(table, code, lambda t: rows).items():
-        if off:  # a run of one node measured while the machine was off: left out
-            nodes_of_run = np.unique(np.column_stack([obs.run, obs.node]), axis=0)[:, 0]
-            runs, count = np.unique(nodes_of_run, return_counts=True)
-            lone = np.isin(obs.run, runs[count == 1])
-            obs = obs.only(~(np.isin(obs.position, list(off)) & lone))
-        if len(obs):
-            out[bid] = obs
-    return out
-
-
-def _sealed(obs: levels.Observations, fitted: dict) -> sealed.SealedLevels:
-    order = np.argsort(obs.position, kind="stable")
-    positions, first = np.unique(obs.position[order], return_index=True)
-    logs = np.asarray([fitted["node"][n] for n in obs.node[order][first].tolist()], dtype=float)
-    return sealed.SealedLevels(positions, logs, {obs.cpu_names[c]: v for c, v in fitted["cpu"].items()})
-
-
-def _held(part: sealed.SealedLevels, obs, node_of: np.ndarray) -> dict:
-    """What a benchmark's newer runs are fitted around: its sealed nodes' levels and CPU models' shifts."""
-    held_nodes = node_of[part.positions]
-    shared = np.isin(held_nodes, obs.node)
-    return {
-        "node": dict(zip(held_nodes[shared].tolist(), part.log_levels[shared].tolist())),
-        "cpu": {k: part.cpu[name] for k, name in enumerate(obs.cpu_names) if name in part.cpu},
-    }
-
-
-def _around(
-    part: sealed.SealedLevels, obs, node_of: np.ndarray, fitted: dict | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Positions, nodes and log levels of a benchmark with a sealed part: the newer runs (`obs`, if
-    any) as `fitted` around the sealed levels (`_held`)."""
-    positions, logs = part.positions, part.log_levels
-    if obs is not None:
-        new = np.setdiff1d(np.unique(obs.position), positions)
-        positions = np.concatenate([positions, new])
-        logs = np.concatenate([logs, [fitted["node"][n] for n in node_of[new].tolist()]])
-        order = np.argsort(positions, kind="stable")
-        positions, logs = positions[order], logs[order]
-    return positions, node_of[positions], logs
+        out[bid] = (positions[keep_point].tolist(), [math.exp(v) for v in logs[keep_point].tolist()])
+    return out, found.key, found.below
 
 
 # From this many rounds on, two agreeing fastest rounds are enough to trust a level.

@@ -27,8 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from regress.analysis import levels as history_levels
-from regress.analysis import runs
+from regress.analysis import runs, sealed_fit
 from regress.analysis.changepoints import Step, find_steps
 from regress.analysis.diff import Verdict, compare
 from regress.analysis.figures import FAILED, TIMED
@@ -91,14 +90,21 @@ class Series:
 
 
 def summarize(
-    series: Series, *, threshold: float, code: dict[str, str] | None = None, judge=compare, steps=find_steps
+    series: Series,
+    *,
+    threshold: float,
+    code: dict[str, str] | None = None,
+    judge=compare,
+    steps=find_steps,
+    fit_levels=None,
 ) -> Series:
     """Fill in tracks, failures, change points and recent verdicts from the series' figures.
 
     Every number comes from the series' `Table` (one row per commit and
     benchmark: `analysis/figures.py`), built from the history in hand when the
     series came without one: at 1,000 commits x 200 benchmarks a walk over every
-    round costs seconds, the table's arrays milliseconds.
+    round costs seconds, the table's arrays milliseconds. `fit_levels(table, code)`: the chart's
+    levels (`sealed_fit.chart`'s; the site build's keeps the sealed part from one build to the next).
     """
     t = series.table if series.table is not None else Table.of(series.history, site=True)
     series.table, series.history = t, t.history
@@ -119,7 +125,8 @@ def summarize(
     for entries in failed.values():
         entries.sort(key=lambda f: f.commit)
     # The chart's level is the history's: every run's shift taken out (analysis/levels.py).
-    fitted = history_levels.adjusted(t, code) if _linked(t.history, code) else {}
+    fit = fit_levels or (lambda table, ids: sealed_fit.chart(table, ids)[0])
+    fitted = fit(t, code or {}) if _linked(t.history, code) else {}
     for bid, i in sorted(timed.items(), key=lambda kv: int(kv[1][0])):  # first measured first
         level = t.level[i]
         mine = fitted.get(bid)

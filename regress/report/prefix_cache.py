@@ -18,6 +18,7 @@ import json
 
 import numpy as np
 
+from regress.analysis import sealed_fit
 from regress.analysis.partition import FIELDS, Checkpoint
 from regress.analysis.sealed import Prefix, SealedLevels
 from regress.core.records import BenchmarkId
@@ -81,10 +82,11 @@ def _cat(parts: list[np.ndarray], dtype) -> np.ndarray:
 
 
 class Entry:
-    """The series' kept prefix (`found`: its bytes, or None); `keep` a new one; `close`."""
+    """The series' kept prefix (`found`: its bytes, or None); `keep` a new one; `close`. `kind`: whose
+    prefix: the change points' search ("prefix") or the chart's levels ("levels", `chart_levels`)."""
 
-    def __init__(self, store, machine: str, env: str, threshold: float) -> None:
-        self.cache = computed.Computed(store.root, f"prefix {machine}/{env}")
+    def __init__(self, store, machine: str, env: str, threshold: float | None, kind: str = "prefix") -> None:
+        self.cache = computed.Computed(store.root, f"{kind} {machine}/{env}")
         self.key = hashlib.sha256(f"{computed.analysis_code()} {threshold!r}".encode()).hexdigest()
         self.found = self.cache.get(self.key)
 
@@ -93,3 +95,22 @@ class Entry:
 
     def close(self) -> None:
         self.cache.close()
+
+
+class ChartLevels:
+    """The chart's levels of one series (`sealed_fit.chart`), its sealed part kept from one build to the
+    next: after one new commit only the newer runs are fitted, and the older levels, the same to the
+    bit, leave every older chunk of every chart as it was."""
+
+    def __init__(self, store, machine: str, env: str) -> None:
+        self.entry = Entry(store, machine, env, None, kind="levels")
+
+    def __call__(self, table, code: dict[str, str]) -> dict:
+        kept = decode(self.entry.found)
+        found, prefix = sealed_fit.chart(table, code, kept)
+        if prefix is not None and (kept is None or kept.digest != prefix.digest):
+            self.entry.keep(encode(prefix))
+        return found
+
+    def close(self) -> None:
+        self.entry.close()

@@ -151,7 +151,13 @@ def _load(store: Store, threshold: float, code, later: _LaterSteps) -> list[Seri
                 judge = CachedCompare(store, machine, env)
                 found = Series(machine, env, history, table=table)
                 later.start(found, ids, judge)  # first: the search runs while the verdicts are judged
-                series.append(summarize(found, threshold=threshold, code=ids, judge=judge, steps=None))
+                chart = prefix_cache.ChartLevels(store, machine, env)
+                try:
+                    series.append(
+                        summarize(found, threshold=threshold, code=ids, judge=judge, steps=None, fit_levels=chart)
+                    )
+                finally:
+                    chart.close()
                 _keep_pairs(store, found, ids)
     if not series:
         raise RegressError(f"no results in {store.root}; measure some commits first with `regress run`")

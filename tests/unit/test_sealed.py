@@ -11,7 +11,7 @@ import factories
 import numpy as np
 import pytest
 
-from regress.analysis import changepoints, sealed, trusted_levels
+from regress.analysis import changepoints, sealed, sealed_fit, trusted_levels
 from regress.analysis.partition import cuts_of, search
 from regress.analysis.table import Table
 from regress.report import prefix_cache
@@ -24,14 +24,36 @@ N = sealed.SEAL + 150
 STEPS = (300, 1060, 1120)
 
 
-@pytest.fixture(scope="module")
-def history():
-    """A push history past one seal: every push its own run on its own runner, paired with its parent."""
+def _pushes(n: int) -> list:
+    """The first n pushes of a push history past one seal: every push its own run on its own runner,
+    paired with its parent (the same first n whatever n: each push draws its noise in turn)."""
     rng = np.random.default_rng(1)
     truth = [1e-3] * N
     for k in STEPS:
         truth[k:] = [v * 1.15 for v in truth[k:]]
-    return factories.pushes(truth, list(np.exp(rng.normal(0, 0.03, N))), seed=2)
+    return factories.pushes(truth[:n], list(np.exp(rng.normal(0, 0.03, N)))[:n], seed=2)
+
+
+@pytest.fixture(scope="module")
+def history():
+    return _pushes(N)
+
+
+def test_the_push_just_past_a_seal_keeps_the_prefix_and_every_older_chart_level():
+    """The push of commit SEAL measures commit SEAL-1 again: a newer run's rows at a sealed position,
+    which leave the sealed part as it was (the search's and the chart's), to the bit."""
+    before, after = Table.of(_pushes(sealed.SEAL)), Table.of(_pushes(sealed.SEAL + 1))
+    assert len(after.history[sealed.SEAL - 1].runs) == 2 > len(before.history[sealed.SEAL - 1].runs)
+    kept = changepoints.search(before).prefix
+    carried = changepoints.search(after, kept=kept)
+    assert kept is not None and not carried.changed
+    assert carried.found == changepoints.search(after).found
+    old, prefix = sealed_fit.chart(before)
+    new, again = sealed_fit.chart(after, kept=prefix)
+    assert again.digest == prefix.digest and again.levels is prefix.levels
+    (old,), (new,) = old.values(), new.values()
+    assert {p: v for p, v in new.items() if p < sealed.SEAL} == old and sealed.SEAL in new
+    assert sealed_fit.chart(after)[0] == {b: new for b in sealed_fit.chart(after)[0]}  # kept or not, the same
 
 
 def test_carried_on_from_the_kept_prefix_the_search_finds_what_it_finds_from_scratch(history):
