@@ -7,6 +7,7 @@ neighbouring commits and the reference workload say.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 
 from regress.analysis import context, pairing, runs, stats
@@ -63,8 +64,9 @@ def compare(
     after: CommitResult | None = None,
     apart=None,
     same_code: str = "",
+    only: Collection[BenchmarkId] | None = None,
 ) -> list[Verdict]:
-    """Every benchmark of either commit, grouped by label then threads, worst first.
+    """Every benchmark of either commit (or those of `only`), grouped by label then threads, worst first.
 
     `before` / `after`: the measured commits next to base and head in the
     history, when there are any: a move that only one odd commit makes,
@@ -72,6 +74,8 @@ def compare(
     `apart`: BenchmarkId -> runs.Allowance, the shift between separate runs
     the history shows (for benchmarks no run measured at both commits).
     `same_code`: base's sha when both commits hold identical measured code.
+    A benchmark's verdict reads only its own results, the reference workload's
+    and its own allowance, so judging `only` some gives theirs unchanged.
     """
     if threshold < 0:
         raise ValueError("threshold must not be negative")
@@ -80,7 +84,9 @@ def compare(
     known = [c.fingerprint.cores for c in (base, head) if c is not None and c.fingerprint.cores]
     cores = min(known) if known else 0
     verdicts = [
-        _pair(bid, b.get(bid), h.get(bid), base, head, threshold, cores, apart, same_code) for bid in {**b, **h}
+        _pair(bid, b.get(bid), h.get(bid), base, head, threshold, cores, apart, same_code)
+        for bid in {**b, **h}
+        if only is None or bid in only
     ]
     if same_code:
         return sorted(verdicts, key=order_key)

@@ -11,7 +11,10 @@ same-code sha, and the source of the analysis and core code). The one input
 a key cannot hold, the history-wide allowance for separate runs (`apart`,
 which every new pair of runs can move), is recorded for each benchmark that
 asked for it and compared again on reading: another allowance means the
-comparison is made afresh; the same allowance from more pairs (the usual
+benchmarks that asked for it are judged again, alone (a verdict reads no
+other benchmark's allowance: `diff.compare(only=...)`), and the rest kept;
+one allowance that crossed a step re-judged whole comparisons of 200
+benchmarks at every build. The same allowance from more pairs (the usual
 case: most allowances sit at the fixed floor) judges alike, and only the
 reason's note of how many pairs it came from is brought up to date. Neither a
 hit nor a miss decodes a file: a miss judges the history's light copies, which
@@ -28,7 +31,7 @@ import json
 from regress.analysis.changepoints import judge_across
 from regress.analysis.diff import compare
 from regress.analysis.runs import Allowance
-from regress.analysis.verdict import Verdict
+from regress.analysis.verdict import Verdict, order_key
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, CommitResult
 from regress.storage import light_entries, summary
@@ -89,7 +92,9 @@ class CachedCompare:
         self.digests = summary.digests(store, machine, env)
         self.cache = Computed(store.root, f"verdicts {machine}/{env}")
         self.code = analysis_code()
-        self.hits = self.misses = 0
+        # Comparisons kept whole, judged whole, and kept but for the benchmarks whose allowance moved
+        # (judged again: `rejudged` counts the benchmarks either judged).
+        self.hits = self.misses = self.partial = self.rejudged = 0
 
     def _key(self, sides, threshold: float, same_code: str) -> str | None:
         parts = []
@@ -112,31 +117,45 @@ class CachedCompare:
         return [None if c is None else self.light[c.commit.sha] for c in sides]
 
     def _kept(self, key: str | None, apart, judge) -> list[Verdict]:
-        """The verdicts kept under `key` where every allowance they asked for stands (their notes brought up
-        to date), else `judge(apart)`'s, each allowance it asks for recorded, and kept."""
+        """The verdicts kept under `key`, those whose allowance moved judged again (their notes brought
+        up to date), else `judge(apart)`'s, each allowance it asks for recorded, and kept."""
         data = self.cache.get(key) if key is not None else None
+        rows: list[dict] = []
+        asked: dict[BenchmarkId, Allowance] = {}
+        moved: set[BenchmarkId] | None = None  # None: judge every benchmark
         if data is not None:
             try:
                 rows, asked = _rows(data)
-                if all(apart is not None and apart(b).sigma == a.sigma for b, a in asked.items()):
-                    self.hits += 1
-                    return verdicts_of(rows, asked, apart)
+                if apart is not None or not asked:
+                    moved = {b for b, a in asked.items() if apart(b).sigma != a.sigma}
             except (ValueError, KeyError, TypeError):
-                pass  # garbled: made afresh below, and replaced
-        self.misses += 1
-        asked: dict[BenchmarkId, Allowance] = {}
+                rows, asked = [], {}  # garbled: made afresh below, and replaced
+        if moved is not None and not moved:
+            self.hits += 1
+            return verdicts_of(rows, asked, apart)
+        if moved is None:
+            self.misses += 1
+            rows, asked = [], {}
+        else:
+            self.partial += 1
+            rows = [r for r in rows if BenchmarkId(*r["id"]) not in moved]
+            asked = {b: a for b, a in asked.items() if b not in moved}
+        kept = verdicts_of(rows, asked, apart)
+        fresh: dict[BenchmarkId, Allowance] = {}
 
         def recorded(bid: BenchmarkId) -> Allowance:
-            asked[bid] = apart(bid)
-            return asked[bid]
+            fresh[bid] = apart(bid)
+            return fresh[bid]
 
-        verdicts = judge(recorded if apart is not None else None)
+        judged = judge(recorded if apart is not None else None, moved)
+        self.rejudged += len(judged)
+        verdicts = sorted(kept + judged, key=order_key)
         if key is not None:
-            self.cache.put(key, encode(verdicts, asked))
+            self.cache.put(key, encode(verdicts, {**asked, **fresh}))
         return verdicts
 
     def __call__(self, base, head, *, threshold: float, before=None, after=None, apart=None, same_code: str = ""):
-        def judge(apart):
+        def judge(apart, only):
             light = self._light((base, head, before, after))
             return compare(
                 light[0],
@@ -146,6 +165,7 @@ class CachedCompare:
                 after=light[3],
                 apart=apart,
                 same_code=same_code,
+                only=only,
             )
 
         return self._kept(self._key((base, head, before, after), threshold, same_code), apart, judge)
@@ -154,7 +174,7 @@ class CachedCompare:
         """`changepoints.judge_across`, kept the same way: a candidate step's verdict, found again
         at every build after the history grew, without decoding its two files."""
 
-        def judge(apart):
+        def judge(apart, only):  # one benchmark: judged again whole
             v = judge_across(table, before, after, bid, threshold, apart)
             return [] if v is None else [v]
 
