@@ -132,10 +132,14 @@ def same_code_pairs(history, code: dict[str, str]) -> dict[BenchmarkId, list[flo
     seen = key_first[np.cumsum(np.r_[True, k[1:] != k[:-1]]) - 1][pair]
     ordered = np.lexsort((pair, seen))
     bench, diffs = k[pair][ordered] // width, diffs[ordered]
-    out: dict[BenchmarkId, list[float]] = {}
-    for b, d in zip(bench.tolist(), diffs.tolist()):
-        out.setdefault(t.ids[b], []).append(d)
-    return out
+    # Split per benchmark (a stable sort keeps each one's order), benchmarks in the order first seen:
+    # a dict built a difference at a time took a third of this at 200,000 differences.
+    by = np.argsort(bench, kind="stable")
+    starts = np.flatnonzero(np.r_[True, bench[by][1:] != bench[by][:-1]])
+    groups = np.split(diffs[by], starts[1:])
+    firsts = by[starts].tolist()
+    names = bench[by][starts].tolist()
+    return {t.ids[names[i]]: groups[i].tolist() for i in sorted(range(len(starts)), key=firsts.__getitem__)}
 
 
 def _unique(values: np.ndarray, *, counts: bool = False):
