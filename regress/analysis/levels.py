@@ -251,12 +251,3 @@ def _solve(m, b: np.ndarray, k: int) -> np.ndarray:
         else np.zeros(0)
     )
     return np.r_[(b[:k] - tie @ rest) / d, rest]
-
-
-def adjusted(history, code: dict[str, str] | None = None, keep=None) -> dict[BenchmarkId, dict[int, float]]:
-    """Per benchmark: history position -> its level (seconds) with every run's shift taken out."""
-    found = observations(history, code or {}, keep)
-    out: dict[BenchmarkId, dict[int, float]] = {}
-    for (bid, obs), levels in zip(found.items(), fit_many([(obs, None) for obs in found.values()])):
-        out[bid] = {p: math.exp(levels["node"][n]) for p, n in zip(obs.position.tolist(), obs.node.tolist())}
-    return out
