@@ -189,7 +189,7 @@ _PAIRS_FORMAT = "ids-json+f64"
 
 def _encode_pairs(pairs: dict[BenchmarkId, list[float]]) -> bytes:
     index = json.dumps([[_id(b), len(d)] for b, d in pairs.items()]).encode()
-    values = np.fromiter((float(x) for d in pairs.values() for x in d), dtype="<f8")
+    values = np.concatenate([np.asarray(d, dtype="<f8") for d in pairs.values()] or [np.zeros(0, dtype="<f8")])
     return index + b"\n" + values.tobytes()
 
 
