@@ -77,6 +77,15 @@ def node_codes(t, code: dict[str, str]) -> np.ndarray:
     return np.asarray([node_code[n] for n in nodes], dtype=np.int64)
 
 
+def run_models(t, at: list[int], named: list[str]) -> list[str]:
+    """The CPU model of each (history position, run name): the run's own machine's, else its commit's."""
+    cpus: dict[int, tuple[dict, str]] = {}
+    for i in set(at):
+        c = t.history[i]
+        cpus[i] = ({r.id: r.fingerprint.cpu for r in c.runs if r.fingerprint is not None}, c.fingerprint.cpu)
+    return [cpus[i][0].get(n) or cpus[i][1] for n, i in zip(named, at)]
+
+
 def observations(history, code: dict[str, str], keep=None) -> dict[BenchmarkId, Observations]:
     """Per benchmark, its observations, in the table's order.
 
@@ -94,12 +103,8 @@ def observations(history, code: dict[str, str], keep=None) -> dict[BenchmarkId, 
     pairs, which = np.unique(pos * width + t.run[rows], return_inverse=True)
     at, of = (pairs // width).tolist(), (pairs % width).tolist()
     named = [t.run_names[r] for r in of]
-    cpus: dict[int, tuple[dict, str]] = {}
-    for i in set(at):
-        c = t.history[i]
-        cpus[i] = ({r.id: r.fingerprint.cpu for r in c.runs if r.fingerprint is not None}, c.fingerprint.cpu)
     run_code, _ = _codes(names := [n or f"-{i}" for n, i in zip(named, at)])
-    models = [cpus[i][0].get(n) or cpus[i][1] for n, i in zip(named, at)]
+    models = run_models(t, at, named)
     cpu_code, cpu_names = _codes(models)
     run = np.asarray([run_code[n] for n in names], dtype=np.int64)[which]
     cpu = np.asarray([cpu_code[m] for m in models], dtype=np.int64)[which]

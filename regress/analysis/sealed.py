@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from regress.analysis import levels
 from regress.analysis.partition import Checkpoint
 from regress.core.records import BenchmarkId
 
@@ -85,13 +86,10 @@ def digest(t, code: dict[str, str], s: int, opened: np.ndarray, salt, off=()) ->
         h.update(np.ascontiguousarray(a).tobytes())
     h.update(repr([(b.label, b.sub_label, b.description, b.num_threads) for b in (t.ids[k] for k in benches)]).encode())
     h.update("\n".join(t.run_names[k] for k in runs.tolist()).encode())
-    # Each sealed (position, run)'s CPU model, as `levels.observations` reads it: the run's own, else its commit's.
+    # Each sealed (position, run)'s CPU model, as the fit reads it (`levels.run_models`).
     width = max(len(t.run_names), 1)
-    models = []
-    for key in np.unique(t.run_pos[rows].astype(np.int64) * width + t.run[rows]).tolist():
-        c, name = t.history[key // width], t.run_names[key % width]
-        own = next((r.fingerprint.cpu for r in c.runs if r.id == name and r.fingerprint is not None), None)
-        models.append(own or c.fingerprint.cpu)
+    pairs = np.unique(t.run_pos[rows].astype(np.int64) * width + t.run[rows]).tolist()
+    models = levels.run_models(t, [k // width for k in pairs], [t.run_names[k % width] for k in pairs])
     h.update(repr(models).encode())
     h.update(repr(sorted(p for p in off if p < s)).encode())
     return h.hexdigest()

@@ -125,7 +125,7 @@ def summarize(
     for entries in failed.values():
         entries.sort(key=lambda f: f.commit)
     # The chart's level is the history's: every run's shift taken out (analysis/levels.py).
-    fit = fit_levels or (lambda table, ids: sealed_fit.chart(table, ids)[0])
+    fit = fit_levels or (lambda table, code: sealed_fit.chart(table, code)[0])
     fitted = fit(t, code or {}) if _linked(t.history, code) else {}
     for bid, i in sorted(timed.items(), key=lambda kv: int(kv[1][0])):  # first measured first
         level = t.level[i]

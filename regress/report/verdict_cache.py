@@ -120,27 +120,21 @@ class CachedCompare:
         """The verdicts kept under `key`, those whose allowance moved judged again (their notes brought
         up to date), else `judge(apart)`'s, each allowance it asks for recorded, and kept."""
         data = self.cache.get(key) if key is not None else None
-        rows: list[dict] = []
-        asked: dict[BenchmarkId, Allowance] = {}
-        moved: set[BenchmarkId] | None = None  # None: judge every benchmark
-        if data is not None:
-            try:
-                rows, asked = _rows(data)
-                if apart is not None or not asked:
-                    moved = {b for b, a in asked.items() if apart(b).sigma != a.sigma}
-            except (ValueError, KeyError, TypeError):
-                rows, asked = [], {}  # garbled: made afresh below, and replaced
+        rows, asked, moved = self._read(data, apart)
+        try:
+            if moved:  # kept but for the benchmarks whose allowance moved: those are judged again
+                rows = [r for r in rows if BenchmarkId(*r["id"]) not in moved]
+                asked = {b: a for b, a in asked.items() if b not in moved}
+            kept = verdicts_of(rows, asked, apart)
+        except (ValueError, KeyError, TypeError):  # garbled: made afresh, and replaced
+            kept, asked, moved = [], {}, None
         if moved is not None and not moved:
             self.hits += 1
-            return verdicts_of(rows, asked, apart)
+            return kept
         if moved is None:
             self.misses += 1
-            rows, asked = [], {}
         else:
             self.partial += 1
-            rows = [r for r in rows if BenchmarkId(*r["id"]) not in moved]
-            asked = {b: a for b, a in asked.items() if b not in moved}
-        kept = verdicts_of(rows, asked, apart)
         fresh: dict[BenchmarkId, Allowance] = {}
 
         def recorded(bid: BenchmarkId) -> Allowance:
@@ -153,6 +147,21 @@ class CachedCompare:
         if key is not None:
             self.cache.put(key, encode(verdicts, {**asked, **fresh}))
         return verdicts
+
+    @staticmethod
+    def _read(data: bytes | None, apart) -> tuple[list[dict], dict[BenchmarkId, Allowance], set[BenchmarkId] | None]:
+        """A kept entry's rows, the allowances they asked for, and the benchmarks whose allowance moved
+        since; moved is None (judge every benchmark) where nothing is kept, it does not read back, or
+        it asked for allowances this comparison is not given."""
+        if data is None:
+            return [], {}, None
+        try:
+            rows, asked = _rows(data)
+        except (ValueError, KeyError, TypeError):
+            return [], {}, None  # garbled: made afresh, and replaced
+        if asked and apart is None:
+            return [], {}, None
+        return rows, asked, {b for b, a in asked.items() if apart(b).sigma != a.sigma}
 
     def __call__(self, base, head, *, threshold: float, before=None, after=None, apart=None, same_code: str = ""):
         def judge(apart, only):
