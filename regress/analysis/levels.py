@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from regress.analysis.level_solve import Design
 from regress.analysis.table import as_table
 from regress.core.records import BenchmarkId
 
@@ -139,9 +140,10 @@ def fit_many(batch: list[tuple[Observations, dict[str, dict[int, float]] | None]
     shift ("cpu"), estimated together with every run's shift.
 
     Least squares on y = level[node] + model[cpu] + own[run], solved directly
-    (a sparse system: a chain of a thousand pushes is one solve), the run's
-    own shift weakly pulled toward zero (RUN_PRIOR) and the CPU model's only
-    faintly (its offset). Runs on one CPU model are then comparable up to a
+    (`level_solve`: a chain of a thousand pushes is one sparse solve, the
+    runs past a sealed prefix a small dense one), the run's own shift weakly
+    pulled toward zero (RUN_PRIOR) and the CPU model's only faintly (its
+    offset). Runs on one CPU model are then comparable up to a
     few percent, so levels measured by different pushes on one model hold
     each other in place, while a change of model moves nothing. Then a few
     reweighted solves (Huber) so that one odd measurement pulls less.
@@ -149,10 +151,6 @@ def fit_many(batch: list[tuple[Observations, dict[str, dict[int, float]] | None]
     `analysis/sealed.py`): held as they are, the rest fitted around them. The batch's benchmarks
     are one system: one factorization a reweighting, not two hundred (whose scipy.sparse calls,
     not their arithmetic, took most of a site build's fitting time)."""
-    # Here, not at the top: a site build's own process fits nothing in an unlinked history (its change
-    # points are searched in a child, report/steps_beside.py), and importing scipy.sparse costs 0.17 s.
-    from scipy import sparse
-
     parts, ys, node_at, node_col, rest_at, rest_col, pulls = [], [], [], [], [], [], []
     free_nodes = free_rest = start = 0
     for obs, fixed in batch:
@@ -195,15 +193,14 @@ def fit_many(batch: list[tuple[Observations, dict[str, dict[int, float]] | None]
     y = np.concatenate(ys) if ys else np.zeros(0)
     rows = np.concatenate(node_at + rest_at) if parts else np.zeros(0, dtype=np.int64)
     cols = np.concatenate(node_col + [free_nodes + c for c in rest_col]) if parts else np.zeros(0, dtype=np.int64)
-    a = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(start, size))
-    pull = sparse.diags(np.concatenate([np.zeros(free_nodes), *pulls]) if size else np.zeros(0))
+    a = Design(rows, cols, (start, size))
+    pull = np.concatenate([np.zeros(free_nodes), *pulls]) if size else np.zeros(0)
     w = np.ones(start)
     solved = np.zeros(size)
     kept: list[np.ndarray | None] = [None] * len(parts)
     for step in range(REWEIGHTS):
-        aw = a.multiply(w[:, None]).tocsr()
-        solved = _solve((a.T @ aw + pull).tocsr(), aw.T @ y, free_nodes) if size else solved
-        resid = np.abs(y - a @ solved)
+        solved = a.solve(w, y, pull, free_nodes) if size else solved
+        resid = a.residuals(y, solved)
         for g, part in enumerate(parts):
             if kept[g] is not None:
                 continue
@@ -235,24 +232,3 @@ def fit_many(batch: list[tuple[Observations, dict[str, dict[int, float]] | None]
             }
         )
     return out
-
-
-def _solve(m, b: np.ndarray, k: int) -> np.ndarray:
-    """x with m x = b, for the normal equations above: symmetric positive definite, its first k columns
-    (the nodes: each observation has one) a diagonal block. The nodes are eliminated (their Schur
-    complement over the runs and CPU models) and the rest factored symmetrically, without pivoting:
-    SuperLU's default partial pivoting took 50-190 ms a solve once Huber's weights were in (its row
-    swaps fill the factor in), this takes a few."""
-    from scipy import sparse
-    from scipy.sparse.linalg import splu
-
-    d = m.diagonal()[:k]
-    tie = m[:k, k:]
-    s = (m[k:, k:] - tie.T @ sparse.diags(1.0 / d) @ tie).tocsc()
-    r = b[k:] - tie.T @ (b[:k] / d)
-    rest = (
-        splu(s, permc_spec="NATURAL", diag_pivot_thresh=0.0, options={"SymmetricMode": True}).solve(r)
-        if s.shape[0]
-        else np.zeros(0)
-    )
-    return np.r_[(b[:k] - tie @ rest) / d, rest]

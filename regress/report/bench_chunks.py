@@ -1,21 +1,18 @@
-"""A chart page's points, in files of CHUNK history positions each, beside the page.
+"""A chart page's points, in files beside the page (`chunk_grid` says which positions each holds).
 
 A benchmark's chart holds a point per commit, and a new commit adds one to
 every benchmark: with the points inline, every chart page of the site
 changed at every push, and `--incremental` rewrote them all (200 pages of
 1,000 points each for one new commit). Here the page holds what is about
-the whole history (change points, failures, axis scale) and lists its
-chunk files, `data/bench/<slug>/<k>.js`, each the points of history
-positions [k*CHUNK, (k+1)*CHUNK), and `last.js`, those after the last full
-one (kept in the list even while empty, so the list changes once in CHUNK
-commits); a chunk's digest is that of its own values, so after one new
-commit only the last chunk of each benchmark is written, and a page only
-where its change points or failures moved. Values
-go in as the page shows them (levels at 6 significant figures), so a refit
-that moves a level by less than that rewrites nothing. A chunk file is a
-script (`REGRESS_CHUNKS.push`), so the site still opens from file:// with
-nothing fetched; regress.js joins the chunks back into the page's series.
-A history shorter than one chunk keeps that chunk's script in the page
+the whole history (change points, failures, axis scale) and lists its data
+files, `data/bench/<slug>/<name>.js`; a file's digest is that of its own
+values, so after one new commit only the piece holding it is written for
+each benchmark, and a page only where its change points or failures moved.
+Values go in as the page shows them (levels at 6 significant figures), so a
+refit that moves a level by less than that rewrites nothing. A data file is
+a script (`REGRESS_CHUNKS.push`), so the site still opens from file:// with
+nothing fetched; regress.js joins them back into the page's series, by key.
+A history shorter than one chunk keeps its one file's script in the page
 (publishers._chunk_files): no more files than a page each, as before.
 """
 
@@ -27,14 +24,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from regress.report.chunk_grid import Grid
 from regress.report.files import script_json
 
-# History positions a chunk holds: 1 to 20 script files a page up to 10,000 commits.
-CHUNK = 500
 
-
-def rel(slug: str, k: int, full: int) -> str:
-    return f"data/bench/{slug}/{'last' if k == full else k}.js"
+def rel(slug: str, name: str) -> str:
+    return f"data/bench/{slug}/{name}"
 
 
 @dataclass(frozen=True)
@@ -50,30 +45,26 @@ class Line:
 
 @dataclass
 class Chunks:
-    """Per chunk index, the slices of every line that fall in it."""
+    """Per file key (`chunk_grid`), the slices of every line that fall in it."""
 
-    full: int  # full chunks: positions from full * CHUNK on are in the last one (key `full`)
+    grid: Grid
     parts: dict[int, list[tuple[Line, int, int]]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, lines: list[Line], longest: int) -> Chunks:
         """`longest`: the length of the longest series' history."""
-        out = cls(longest // CHUNK)
+        out = cls(Grid(longest))
         for line in lines:
-            if not len(line.at):
-                continue
-            ks = np.minimum(line.at // CHUNK, out.full)
-            for k in np.unique(ks).tolist():
-                a, b = np.searchsorted(ks, [k, k + 1]).tolist()
+            for k, (a, b) in out.grid.spans(line.at).items():
                 out.parts.setdefault(k, []).append((line, a, b))
         return out
 
     def listed(self) -> list[int]:
-        """The chunks a page lists: those with points, and the last one always."""
-        return sorted(set(self.parts) | {self.full})
+        """The keys a page lists (`Grid.listed`)."""
+        return self.grid.listed(self.parts)
 
     def digest(self, version: str, slug: str, k: int) -> str:
-        """Of the chunk's values themselves (bytes of the arrays), not of its JSON: cheap to tell unchanged."""
+        """Of the file's values themselves (bytes of the arrays), not of its JSON: cheap to tell unchanged."""
         h = hashlib.sha1(f"{version} {slug} {k}".encode())
         for line, a, b in self.parts.get(k, []):
             h.update(f"|{line.kind}|{line.name}|".encode())
@@ -84,7 +75,7 @@ class Chunks:
         return h.hexdigest()
 
     def script(self, k: int) -> str:
-        """The chunk file: {"k", "series": {name: columns}, "metrics": {metric: {name: columns}}}."""
+        """The data file: {"k", "series": {name: columns}, "metrics": {metric: {name: columns}}}."""
         data: dict = {"k": k, "series": {}, "metrics": {}}
         for line, a, b in self.parts.get(k, []):
             cols = {"at": line.at[a:b].tolist(), **{n: c[a:b].tolist() for n, c in line.columns.items()}}

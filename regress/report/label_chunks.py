@@ -1,11 +1,10 @@
-"""A label page's Compare tables, one per commit, in chunk files of CHUNK history positions, beside the page.
+"""A label page's Compare tables, one per commit, in data files beside the page (`chunk_grid`).
 
 A label page holds a table for every commit of each series (the commit
 picker shows any of them), so every label page grew at every push and was
 rewritten in full: at 10,000 commits, megabytes a page. As a chart's points
-(`bench_chunks`), the tables of history positions [k*CHUNK, (k+1)*CHUNK)
-are `data/label/<slug>/<k>.js`, those after the last full chunk `last.js`,
-each kept by a digest of what its tables are made from (the shown levels,
+(`bench_chunks`), the tables are in `data/label/<slug>/<name>.js`, the
+positions of each as the grid has them, each kept by a digest of what its tables are made from (the shown levels,
 the failures, the commits), computed without making them; only a chunk
 whose digest moved is made and written. The tables in chunks are plain;
 the verdicts colouring the newest VERDICT_COMMITS commits are laid over
@@ -21,34 +20,30 @@ import hashlib
 
 import numpy as np
 
-from regress.report.bench_chunks import CHUNK
+from regress.report.chunk_grid import Grid
 from regress.report.files import script_json
 from regress.report.label_data import LabelInputs, judged_cells, label_inputs, label_tables
 from regress.report.tables import UNIT_ENGLISH
 
 
-def rel(slug: str, k: int, full: int) -> str:
-    return f"data/label/{slug}/{'last' if k == full else k}.js"
+def rel(slug: str, name: str) -> str:
+    return f"data/label/{slug}/{name}"
 
 
 class LabelChunks:
-    """One label's tables over every series, by chunk of history positions."""
+    """One label's tables over every series, by data file (`chunk_grid`)."""
 
     def __init__(self, series: list, grid, threshold: float) -> None:
         self.grid, self.threshold = grid, threshold
-        self.full = max(len(s.history) for s in series) // CHUNK
-        # Per series with tables: its inputs, and each chunk's rows of them.
+        self.grid = Grid(max(len(s.history) for s in series))
+        # Per series with tables: its inputs, and each file's rows of them.
         self.parts: list[tuple[object, LabelInputs, dict[int, range]]] = []
         for s in series:
             inputs = label_inputs(s, grid)
             if inputs is None:
                 continue
-            ks = np.minimum(np.asarray(inputs.commits, dtype=np.int64) // CHUNK, self.full)
-            rows = {}
-            for k in np.unique(ks).tolist():
-                a, b = np.searchsorted(ks, [k, k + 1]).tolist()
-                rows[k] = range(a, b)
-            self.parts.append((s, inputs, rows))
+            spans = self.grid.spans(np.asarray(inputs.commits, dtype=np.int64))
+            self.parts.append((s, inputs, {k: range(a, b) for k, (a, b) in spans.items()}))
 
     @property
     def names(self) -> list[str]:
@@ -56,11 +51,11 @@ class LabelChunks:
         return [s.name for s, _, _ in self.parts]
 
     def listed(self) -> list[int]:
-        """The chunks a page lists: those with tables, and the last one always."""
-        return sorted({k for _, _, rows in self.parts for k in rows} | {self.full})
+        """The keys a page lists (`Grid.listed`)."""
+        return self.grid.listed({k for _, _, rows in self.parts for k in rows})
 
     def digest(self, version: str, slug: str, k: int) -> str:
-        """Of what chunk k's tables are made from, without making them."""
+        """Of what file k's tables are made from, without making them."""
         h = hashlib.sha1(f"{version} {slug} {k} {self.threshold!r}".encode())
         for s, inputs, rows in self.parts:
             r = rows.get(k)
@@ -84,7 +79,7 @@ class LabelChunks:
         }
 
     def script(self, k: int) -> str:
-        """The chunk file: {"k", "sections": {series: [table, ...]}}, each table with its commit's sha."""
+        """The data file: {"k", "sections": {series: [table, ...]}}, each table with its commit's sha."""
         sections = {}
         for s, inputs, rows in self.parts:
             r = rows.get(k)

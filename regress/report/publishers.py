@@ -95,13 +95,14 @@ class BenchPages(Publisher):
 
 
 def _chunk_files(site, pages: Pages, chunks, rel, slug: str) -> tuple[list[str], Markup | None]:
-    """A page's chunk files written (each kept while its digest stands): (their paths, None). A history
-    shorter than one chunk keeps its one chunk in the page instead: ([], the chunk's script), so a small
+    """A page's data files written (each kept while its digest stands): (their paths, None). A history
+    shorter than one chunk keeps its one file in the page instead: ([], its script), so a small
     site is no more files than before chunks (every page changes with every commit there anyway)."""
-    if chunks.full == 0:
+    if chunks.grid.inline:
         return [], Markup(chunks.script(0))
-    srcs = [rel(slug, k, chunks.full) for k in chunks.listed()]
-    for k, src in zip(chunks.listed(), srcs):  # after a new commit only the last chunk changes
+    keys = chunks.listed()
+    srcs = [rel(slug, chunks.grid.name(k)) for k in keys]
+    for k, src in zip(keys, srcs):  # after a new commit only the piece holding it changes
         pages.page(src, chunks.digest(site.version, slug, k), lambda k=k: chunks.script(k), counted=False)
     return srcs, None
 

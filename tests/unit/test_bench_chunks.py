@@ -1,4 +1,6 @@
-"""A chart's points in chunk files: joined back they are the lines; a chunk's digest moves only with its own values."""
+"""A chart's points in data files (report/chunk_grid.py): joined back they are the lines; a file's digest moves
+only with its own values; a new commit, and the paired push's second measurement of its parent, move only the
+pieces that hold them, and a closed chunk is written once."""
 
 from __future__ import annotations
 
@@ -6,7 +8,8 @@ import json
 
 import numpy as np
 
-from regress.report.bench_chunks import CHUNK, Chunks, Line, rel
+from regress.report.bench_chunks import Chunks, Line, rel
+from regress.report.chunk_grid import CHUNK, PIECE, PIECES, SETTLE, Grid
 
 
 def _lines(n: int, bump_at: int | None = None) -> list[Line]:
@@ -31,26 +34,70 @@ def test_chunks_join_back_into_the_lines():
     n = 2 * CHUNK + 7
     lines = _lines(n)
     chunks = Chunks.of(lines, n)
-    assert chunks.full == 2 and chunks.listed() == [0, 1, 2]
-    assert [rel("s", k, chunks.full) for k in chunks.listed()] == [
+    assert chunks.grid.closed == 2
+    keys = chunks.listed()
+    assert keys == [0, CHUNK, *(2 * CHUNK + j * PIECE for j in range(PIECES))]
+    assert [rel("s", chunks.grid.name(k)) for k in keys] == [
         "data/bench/s/0.js",
         "data/bench/s/1.js",
-        "data/bench/s/last.js",
+        *(f"data/bench/s/open-{j}.js" for j in range(PIECES)),
     ]
-    parts = [_decode(chunks.script(k)) for k in chunks.listed()]
-    assert [p["k"] for p in parts] == [0, 1, 2]
-    joined = [v for p in parts for v in p["series"]["a / default"]["level"]]
+    parts = [_decode(chunks.script(k)) for k in keys]
+    assert [p["k"] for p in parts] == keys
+    assert [bool(p["series"]) for p in parts] == [True, True, True] + [False] * (PIECES - 1)  # unfilled: empty
+    joined = [v for p in parts for v in p["series"].get("a / default", {}).get("level", [])]
     assert joined == lines[0].columns["level"].tolist()
-    assert [v for p in parts for v in p["series"]["a / default"]["at"]] == lines[0].at.tolist()
+    assert [v for p in parts for v in p["series"].get("a / default", {}).get("at", [])] == lines[0].at.tolist()
     assert "peak" not in parts[0]["metrics"] and parts[1]["metrics"]["peak"]["a / default"]["text"][0] == "1024.0"
 
 
-def test_a_new_commit_changes_only_the_last_chunk():
-    n = 2 * CHUNK
-    before, after = Chunks.of(_lines(n), n), Chunks.of(_lines(n + 2), n + 2)
-    assert after.listed() == before.listed() == [0, 1, 2]  # the page's list of chunks stays
-    same = [before.digest("v", "s", k) == after.digest("v", "s", k) for k in before.listed()]
-    assert same == [True, True, False]
-    moved = Chunks.of(_lines(n + 2, bump_at=10), n + 2)  # an old point moved: its chunk, and only it
-    assert [after.digest("v", "s", k) == moved.digest("v", "s", k) for k in after.listed()] == [False, True, True]
-    assert before.digest("v", "s", 0) != before.digest("w", "s", 0)  # another site version
+def test_the_grid_closes_a_chunk_settle_commits_after_it_and_lists_the_same_files_until_then():
+    assert Grid(CHUNK - 1).inline and Grid(CHUNK - 1).listed({0}) == [0]
+    assert Grid(CHUNK).closed == 0 and not Grid(CHUNK).inline
+    for n in range(CHUNK, 3 * CHUNK + 5):
+        g = Grid(n)
+        assert g.closed == (n - SETTLE) // CHUNK
+        keys = g.keys(np.arange(n))
+        assert (np.diff(keys) >= 0).all() and set(keys.tolist()) <= set(g.listed(set(keys.tolist())))
+        assert (np.bincount(np.searchsorted(g.listed(set(keys.tolist())), keys)) <= CHUNK).all()
+        if g.closed == Grid(n - 1).closed and not Grid(n - 1).inline:  # the page's list of files stays
+            assert g.listed(set(keys.tolist())) == Grid(n - 1).listed(set(Grid(n - 1).keys(np.arange(n - 1)).tolist()))
+
+
+def _written(before: Chunks, after: Chunks) -> list[int]:
+    """The keys whose files a build after `before` writes for `after`."""
+    was = {before.grid.name(k): before.digest("v", "s", k) for k in before.listed()}
+    return [k for k in after.listed() if was.get(after.grid.name(k)) != after.digest("v", "s", k)]
+
+
+def test_a_new_commit_and_its_paired_parent_write_one_piece_or_two():
+    for n in (2 * CHUNK, 2 * CHUNK + 37, 2 * CHUNK + PIECE - 1, 2 * CHUNK + PIECE, 3 * CHUNK + SETTLE):
+        before, after = Chunks.of(_pushed(n), n), Chunks.of(_pushed(n + 1), n + 1)
+        written = _written(before, after)
+        assert set(written) <= set(after.grid.keys(np.array([n - 1, n]))), (n, written)
+        assert before.listed() == after.listed()
+    # The push that closes a chunk writes it, once: the pushes after leave it as it is.
+    n = 3 * CHUNK + SETTLE - 1
+    closing = _written(Chunks.of(_pushed(n), n), Chunks.of(_pushed(n + 1), n + 1))
+    assert 2 * CHUNK in closing
+    assert 2 * CHUNK not in _written(Chunks.of(_pushed(n + 1), n + 1), Chunks.of(_pushed(n + 2), n + 2))
+
+
+def _pushed(n: int) -> list[Line]:
+    """A paired history of n commits: the push of commit n - 1 measured n - 2 again (its band moved)."""
+    at = np.arange(n, dtype=np.int64)
+    level = 1e-3 * (1 + at / 1e4)
+    lo, hi = level * 0.9, level * 1.1
+    if n > 1:
+        lo[n - 2] *= 0.99
+    return [Line("series", "a / default", at, {"level": level, "lo": lo, "hi": hi})]
+
+
+def test_an_old_point_moves_only_its_own_chunk():
+    n = 2 * CHUNK + SETTLE
+    after = Chunks.of(_lines(n), n)
+    moved = Chunks.of(_lines(n, bump_at=10), n)
+    assert [after.digest("v", "s", k) == moved.digest("v", "s", k) for k in after.listed()] == [False] + [True] * (
+        len(after.listed()) - 1
+    )
+    assert after.digest("v", "s", 0) != after.digest("w", "s", 0)  # another site version

@@ -1,6 +1,6 @@
-"""A site past one chunk of history (report/bench_chunks.py, label_chunks.py): the points and tables are in
-chunk files, an incremental build after one new commit writes only each page's last chunk, and what the
-pages read back is what a full build of the same files gives."""
+"""A site past one chunk of history (report/chunk_grid.py, bench_chunks.py, label_chunks.py): the points and
+tables are in data files, an incremental build after one new commit writes only the piece holding it on
+each page, and what the pages read back is what a full build of the same files gives."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from chart_data import chart_data, label_page_data
 
 from regress.report import site as report_site
-from regress.report.bench_chunks import CHUNK
+from regress.report.chunk_grid import CHUNK, PIECES
 from regress.storage.store import Store
 from scripts.fabricate_history import fabricate
 
@@ -38,14 +38,15 @@ def _touched(out, folder: str) -> set[str]:
     return {f.relative_to(out).as_posix() for f in (out / folder).rglob("*.js") if f.stat().st_mtime != OLD}
 
 
-def test_only_the_last_chunks_are_written(grown):
+def test_only_the_piece_holding_the_new_commit_is_written(grown):
     _, out, summary = grown
     benches, labels = sorted((out / "bench").glob("*.html")), sorted((out / "label").glob("*.html"))
     assert len(benches) == SHAPE["benchmarks"] and labels
     for kind, pages in (("bench", benches), ("label", labels)):
         files = {f.relative_to(out).as_posix() for f in (out / "data" / kind).rglob("*.js")}
-        assert files == {f"data/{kind}/{p.stem}/{k}.js" for p in pages for k in ("0", "last")}
-        assert _touched(out, f"data/{kind}") == {f"data/{kind}/{p.stem}/last.js" for p in pages}
+        names = ("0", *(f"open-{j}" for j in range(PIECES)))
+        assert files == {f"data/{kind}/{p.stem}/{k}.js" for p in pages for k in names}
+        assert _touched(out, f"data/{kind}") == {f"data/{kind}/{p.stem}/open-0.js" for p in pages}
     assert summary.kept >= len(benches) - 1  # chart pages whose change points stayed are kept
 
 
