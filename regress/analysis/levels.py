@@ -141,7 +141,7 @@ def fit_many(batch: list[tuple[Observations, dict[str, dict[int, float]] | None]
 
     Least squares on y = level[node] + model[cpu] + own[run], solved directly
     (`level_solve`: a chain of a thousand pushes is one sparse solve, the
-    runs past a sealed prefix a small dense one), the run's own shift weakly
+    runs past a sealed prefix small dense blocks, one a benchmark), the run's own shift weakly
     pulled toward zero (RUN_PRIOR) and the CPU model's only faintly (its
     offset). Runs on one CPU model are then comparable up to a
     few percent, so levels measured by different pushes on one model hold
@@ -149,9 +149,9 @@ def fit_many(batch: list[tuple[Observations, dict[str, dict[int, float]] | None]
     reweighted solves (Huber) so that one odd measurement pulls less.
     `fixed`: {"node": {code: level}, "cpu": {code: shift}} already estimated (a sealed prefix's,
     `analysis/sealed.py`): held as they are, the rest fitted around them. The batch's benchmarks
-    are one system: one factorization a reweighting, not two hundred (whose scipy.sparse calls,
+    are one system: one solve a reweighting, not two hundred (whose scipy.sparse calls,
     not their arithmetic, took most of a site build's fitting time)."""
-    parts, ys, node_at, node_col, rest_at, rest_col, pulls = [], [], [], [], [], [], []
+    parts, ys, node_at, node_col, rest_at, rest_col, pulls, blocks = [], [], [], [], [], [], [], []
     free_nodes = free_rest = start = 0
     for obs, fixed in batch:
         nodes, node = np.unique(obs.node, return_inverse=True)
@@ -186,14 +186,17 @@ def fit_many(batch: list[tuple[Observations, dict[str, dict[int, float]] | None]
                 free_rest,
             )
         )
-        free_nodes += int(node_free.sum())
-        free_rest += len(runs) + int(model_free.sum())
+        own = (int(node_free.sum()), len(runs) + int(model_free.sum()))
+        blocks.append((np.arange(free_nodes, free_nodes + own[0]), np.arange(free_rest, free_rest + own[1])))
+        free_nodes += own[0]
+        free_rest += own[1]
         start += m
     size = free_nodes + free_rest
     y = np.concatenate(ys) if ys else np.zeros(0)
     rows = np.concatenate(node_at + rest_at) if parts else np.zeros(0, dtype=np.int64)
     cols = np.concatenate(node_col + [free_nodes + c for c in rest_col]) if parts else np.zeros(0, dtype=np.int64)
-    a = Design(rows, cols, (start, size))
+    counts = [part.rows.stop - part.rows.start for part in parts]
+    a = Design(rows, cols, (start, size), counts, [np.r_[n, free_nodes + r] for n, r in blocks])
     pull = np.concatenate([np.zeros(free_nodes), *pulls]) if size else np.zeros(0)
     w = np.ones(start)
     solved = np.zeros(size)

@@ -1,5 +1,5 @@
-"""The level fit's least squares (analysis/level_solve.py): the dense and the sparse solve give the
-weighted, pulled least-squares answer, and a small site-build-sized fit never imports scipy.sparse."""
+"""The level fit's least squares (analysis/level_solve.py): the batched dense and the sparse solve give
+the weighted, pulled least-squares answer, and a small site-build-sized fit never imports scipy.sparse."""
 
 from __future__ import annotations
 
@@ -12,10 +12,8 @@ import pytest
 from regress.analysis import level_solve
 
 
-def _system(seed: int):
-    """A fit's shape: each observation one node, one run and one CPU model column."""
-    rng = np.random.default_rng(seed)
-    nodes, runs, models, m = 40, 25, 3, 120
+def _block(rng, nodes: int, runs: int, models: int, m: int):
+    """One benchmark's shape: each observation one node, one run and one CPU model column (local)."""
     rows = np.repeat(np.arange(m), 3)
     cols = np.column_stack(
         [
@@ -24,16 +22,41 @@ def _system(seed: int):
             nodes + runs + rng.integers(0, models, m),
         ]
     ).ravel()
-    size = nodes + runs + models
     pull = np.r_[np.zeros(nodes), np.full(runs, 0.1), np.full(models, 1e-6)]
-    return rows, cols, (m, size), rng.uniform(0.2, 1.0, m), rng.normal(0, 0.05, m), pull, nodes
+    return rows, cols, pull, nodes
+
+
+def _system(seed: int):
+    """Three benchmarks of unequal sizes, laid out as `levels.fit_many` does: every block's nodes
+    first, then every block's runs and models."""
+    rng = np.random.default_rng(seed)
+    blocks = [_block(rng, *shape) for shape in [(40, 25, 3, 120), (3, 2, 1, 5), (12, 6, 2, 30)]]
+    k = sum(b[3] for b in blocks)
+    rows, cols, counts, block_cols, node_pulls, rest_pulls = [], [], [], [], [], []
+    start = node_start = 0
+    rest_start = k
+    for r, c, pull, nodes in blocks:
+        rest = len(pull) - nodes
+        local = np.r_[np.arange(node_start, node_start + nodes), np.arange(rest_start, rest_start + rest)]
+        rows.append(start + r)
+        cols.append(local[c])
+        counts.append(int(r.max()) + 1)
+        block_cols.append(local)
+        node_pulls.append(pull[:nodes])
+        rest_pulls.append(pull[nodes:])
+        start, node_start, rest_start = start + counts[-1], node_start + nodes, rest_start + rest
+    m = start
+    shape = (m, rest_start)
+    pull = np.concatenate(node_pulls + rest_pulls)
+    rows, cols = np.concatenate(rows), np.concatenate(cols)
+    return rows, cols, shape, counts, block_cols, rng.uniform(0.2, 1.0, m), rng.normal(0, 0.05, m), pull, k
 
 
 @pytest.mark.parametrize("dense_cells", [level_solve.DENSE_CELLS, 0])
-def test_the_dense_and_the_sparse_solve_give_the_pulled_weighted_least_squares(monkeypatch, dense_cells):
+def test_the_batched_and_the_sparse_solve_give_the_pulled_weighted_least_squares(monkeypatch, dense_cells):
     monkeypatch.setattr(level_solve, "DENSE_CELLS", dense_cells)
-    rows, cols, shape, w, y, pull, k = _system(3)
-    design = level_solve.Design(rows, cols, shape)
+    rows, cols, shape, counts, block_cols, w, y, pull, k = _system(3)
+    design = level_solve.Design(rows, cols, shape, counts, block_cols)
     assert design.dense == bool(dense_cells)
     x = design.solve(w, y, pull, k)
     # The same minimum from its definition: stack sqrt(w) a over sqrt(pull) I and solve by lstsq.
@@ -45,14 +68,22 @@ def test_the_dense_and_the_sparse_solve_give_the_pulled_weighted_least_squares(m
     np.testing.assert_allclose(design.residuals(y, x), np.abs(y - a @ expected), atol=1e-9)
 
 
+def test_a_row_with_another_blocks_column_is_refused():
+    rows, cols, shape, counts, block_cols, *_ = _system(4)
+    cols = cols.copy()
+    cols[0] = block_cols[1][0]  # the first block's first row given a column of the second
+    with pytest.raises(ValueError, match="another block"):
+        level_solve.Design(rows, cols, shape, counts, block_cols)
+
+
 def test_a_small_fit_does_not_import_scipy_sparse():
     code = (
         "import sys, numpy as np\n"
         "from regress.analysis import levels\n"
         "obs = levels.Observations(np.arange(6), np.arange(6) // 2, np.arange(6) % 2, np.zeros(6, dtype=int),"
         " np.log(np.linspace(1.0, 1.1, 6)), ('cpu',))\n"
-        "fitted = levels.fit_many([(obs, None)])\n"
-        "assert len(fitted[0]['node']) == 3, fitted\n"
+        "fitted = levels.fit_many([(obs, None), (obs, None)])\n"
+        "assert len(fitted[0]['node']) == 3 and fitted[0] == fitted[1], fitted\n"
         "print('scipy.sparse' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
