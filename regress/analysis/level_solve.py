@@ -27,7 +27,12 @@ class Design:
     block's columns; no column is in two blocks, and no row has a column of another block."""
 
     def __init__(
-        self, rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int], counts: list[int], block_cols: list[np.ndarray]
+        self,
+        rows: np.ndarray,
+        cols: np.ndarray,
+        shape: tuple[int, int],
+        counts: list[int],
+        block_cols: list[np.ndarray],
     ) -> None:
         self.rows, self.cols, self.shape = rows, cols, shape
         g = len(counts)
