@@ -11,7 +11,6 @@ last time. Pure.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,14 +66,12 @@ def fit(table, code: dict[str, str], rows: np.ndarray, off: set[int], kept: seal
 
 
 def chart(history, code: dict[str, str] | None = None, kept: sealed.Prefix | None = None):
-    """Per benchmark: history position -> its level (seconds) with every run's shift taken out, from
-    every run; and the sealed part to keep for the next build (None where nothing is sealed)."""
+    """Per benchmark: the history positions it was measured at (ascending) and its level there (seconds)
+    with every run's shift taken out, from every run; and the sealed part to keep for the next build
+    (None where nothing is sealed). Arrays: a dict a point was two seconds of a 10,000-commit build."""
     table = as_table(history)
     found = fit(table, code or {}, np.ones(len(table.run_pos), dtype=bool), set(), kept, EVERY_RUN)
-    out = {
-        bid: dict(zip(positions.tolist(), [math.exp(v) for v in logs.tolist()]))
-        for bid, (positions, _, logs) in found.points.items()
-    }
+    out = {bid: (positions, np.exp(logs)) for bid, (positions, _, logs) in found.points.items()}
     return out, (sealed.Prefix(found.key, found.below) if found.key else None)
 
 

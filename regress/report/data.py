@@ -129,8 +129,7 @@ def summarize(
     fitted = fit(t, code or {}) if _linked(t.history, code) else {}
     for bid, i in sorted(timed.items(), key=lambda kv: int(kv[1][0])):  # first measured first
         level = t.level[i]
-        mine = fitted.get(bid)
-        line = level if mine is None else np.asarray([mine.get(c, v) for c, v in zip(pos[i].tolist(), level.tolist())])
+        line = _fitted_at(fitted.get(bid), pos[i], level)
         moved = line / level  # the band moves with its level: the rounds' quartiles, shift taken out
         series.tracks[bid] = Track(
             pos[i].astype(np.int64),
@@ -146,6 +145,16 @@ def summarize(
         series.steps = steps(t, threshold=threshold, code=code)  # or kept ones (report/steps_cache.py)
     judge_recent(series, threshold=threshold, code=code, judge=judge)
     return series
+
+
+def _fitted_at(fitted: tuple[np.ndarray, np.ndarray] | None, at: np.ndarray, level: np.ndarray) -> np.ndarray:
+    """The fitted level (`sealed_fit.chart`'s positions and levels) at each of `at`, else the measured one."""
+    if fitted is None or not len(fitted[0]):
+        return level
+    positions, levels = fitted
+    k = np.minimum(np.searchsorted(positions, at), len(positions) - 1)
+    hit = positions[k] == at
+    return np.where(hit, levels[k], level)
 
 
 def _linked(history: list[CommitResult], code: dict[str, str] | None) -> bool:
