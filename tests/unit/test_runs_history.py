@@ -97,8 +97,7 @@ def test_the_allowance_between_runs_comes_from_the_history():
 
 def _pairs_by_loop(history, code):
     """same_code_pairs as its definition reads, from the records: per benchmark and code, each run's fastest
-    round; the runs in name order; one log difference per consecutive two."""
-    import math
+    round; the runs in name order; one log difference per consecutive two (numpy's log, as the bulk takes)."""
     from collections import defaultdict
 
     levels = defaultdict(lambda: defaultdict(list))
@@ -110,7 +109,7 @@ def _pairs_by_loop(history, code):
                     levels[(r.id, node)][run].append(min(values))
     out = defaultdict(list)
     for (bid, _), by in levels.items():
-        logs = [math.log(min(by[run])) for run in sorted(by)]
+        logs = [float(np.log(min(by[run]))) for run in sorted(by)]
         out[bid].extend(y - x for x, y in zip(logs, logs[1:]))
     return {b: sorted(d) for b, d in out.items() if d}
 
