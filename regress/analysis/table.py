@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from regress.analysis import figures as file_figures
+from regress.analysis import table_blocks
 from regress.analysis.figures import FileFigures
 from regress.core.records import BenchmarkId, CommitResult
 
@@ -54,19 +55,16 @@ class Table:
 
     @classmethod
     def kept(cls, kept, light: Callable[[], list[CommitResult]]) -> Table:
-        """The table of a series' kept figures (`storage.derived.per_file`), else of its light history."""
+        """The table of a series' kept figures (`storage.derived.per_file`: joined in kept blocks,
+        `table_blocks`), else of its light history."""
         if kept is not None:
             try:
-                return cls.stored(kept.headers, kept.blobs, kept.load)
+                return table_blocks.assemble(kept, cls)
             except ValueError:
                 pass  # a kept entry that does not read: the light history has it all
+            finally:
+                kept.close()
         return cls.of(light(), site=True)
-
-    @classmethod
-    def stored(cls, history: list[CommitResult], blobs: list[bytes], load) -> Table:
-        """The table of stored figures (`encode`d per file, in history order); ValueError if one does not read."""
-        cache: dict = {}
-        return cls.build(history, [file_figures.decode(b, cache) for b in blobs], load)
 
     @classmethod
     def build(cls, history: list[CommitResult], files: list[FileFigures], load) -> Table:

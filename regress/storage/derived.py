@@ -17,11 +17,10 @@ import contextlib
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from regress.core.records import CommitResult
 from regress.storage import light_entries, summary
-from regress.storage.computed import analysis_code
+from regress.storage.computed import Computed, analysis_code
 from regress.storage.light import light
 
 # Files whose light results are read at once to compute what they lack.
@@ -31,14 +30,55 @@ CHUNK = 100
 KINDS = 3
 
 
-@dataclass
 class Derived:
-    """A series' commits in history order (their headers: no benchmarks), each one's derived blob,
-    and `load(position)`: that commit's light result (rounds and all), for the few rules that read them."""
+    """A series' commits in history order (their headers: no benchmarks) and each one's derived blob,
+    read from the summary when asked for (`blobs`), so a reader that keeps most of them joined in
+    blocks (`analysis/table_blocks.py`, through `blocks`) reads only the rest; `load(position)`: that
+    commit's light result (rounds and all), for the few rules that read them. `close` when done."""
 
-    headers: list[CommitResult]
-    blobs: list[bytes]
-    load: Callable[[int], CommitResult]
+    def __init__(self, store, machine: str, env: str, kind: str, headers: list[CommitResult], digests, made) -> None:
+        self.store, self.machine, self.env, self.kind = store, machine, env, kind
+        self.headers = headers
+        self.shas = [h.commit.sha for h in headers]
+        self.digests = [digests.get(sha, "") for sha in self.shas]  # each file's content digest
+        self.made = made  # sha -> blob made by this read
+        self.blocks = Computed(store.root, f"{kind} blocks {machine}/{env}")
+        self._loaded: dict[int, CommitResult] = {}
+
+    def blobs(self, a: int, b: int) -> list[bytes]:
+        """The blobs of positions a to b (excluded); ValueError where the summary no longer has one."""
+        shas = self.shas[a:b]
+        found = {sha: self.made[sha] for sha in shas if sha in self.made}
+        wanted = [sha for sha in shas if sha not in found]
+        try:
+            with contextlib.closing(summary.connect(self.store.root)) as db:
+                for k in range(0, len(wanted), 500):  # SQLite's limit on bound parameters
+                    part = wanted[k : k + 500]
+                    found.update(
+                        db.execute(
+                            f"SELECT sha, blob FROM derived WHERE machine = ? AND env = ? AND kind = ?"
+                            f" AND sha IN ({', '.join('?' * len(part))})",
+                            (self.machine, self.env, self.kind, *part),
+                        )
+                    )
+        except sqlite3.Error as exc:
+            raise ValueError(f"derived figures unreadable: {exc}") from None
+        if len(found) != len(set(shas)):
+            raise ValueError("a file's derived figures went missing")
+        return [found[sha] for sha in shas]
+
+    def load(self, position: int) -> CommitResult:
+        if position not in self._loaded:
+            sha = self.shas[position]
+            found = light_entries.light_of(self.store, self.machine, self.env, [sha]).get(sha)
+            if found is None:  # its entry went missing since: the file, else the commit without its benchmarks
+                result = self.store.load(self.machine, self.env, sha)
+                found = light(result) if result is not None else self.headers[position]
+            self._loaded[position] = found
+        return self._loaded[position]
+
+    def close(self) -> None:
+        self.blocks.close()
 
 
 def per_file(store, machine: str, env: str, kind: str, compute: Callable[[CommitResult], bytes]) -> Derived | None:
@@ -56,14 +96,12 @@ def per_file(store, machine: str, env: str, kind: str, compute: Callable[[Commit
                 " blob BLOB, PRIMARY KEY (machine, env, sha, kind))"
             )
             db.execute("CREATE TABLE IF NOT EXISTS derived_kinds (kind TEXT PRIMARY KEY, used REAL)")
-            kept = {
-                sha: (digest, blob)
-                for sha, digest, blob in db.execute(
-                    "SELECT sha, digest, blob FROM derived WHERE machine = ? AND env = ? AND kind = ?",
-                    (machine, env, kind),
+            kept = dict(
+                db.execute(
+                    "SELECT sha, digest FROM derived WHERE machine = ? AND env = ? AND kind = ?", (machine, env, kind)
                 )
-            }
-            missing = [sha for sha in shas if sha not in kept or kept[sha][0] != digests.get(sha)]
+            )
+            missing = [sha for sha in shas if sha not in kept or kept[sha] != digests.get(sha)]
             made: dict[str, bytes] = {}
             for k in range(0, len(missing), CHUNK):  # a chunk's light results in memory at a time
                 part = light_entries.light_of(store, machine, env, missing[k : k + CHUNK])
@@ -80,20 +118,7 @@ def per_file(store, machine: str, env: str, kind: str, compute: Callable[[Commit
                 db.execute("COMMIT")
     except sqlite3.Error:
         return None
-    blobs = [made[sha] if sha in made else kept[sha][1] for sha in shas]
-    loaded: dict[int, CommitResult] = {}
-
-    def load(position: int) -> CommitResult:
-        if position not in loaded:
-            sha = shas[position]
-            found = light_entries.light_of(store, machine, env, [sha]).get(sha)
-            if found is None:  # its entry went missing since: the file, else the commit without its benchmarks
-                result = store.load(machine, env, sha)
-                found = light(result) if result is not None else headers[position]
-            loaded[position] = found
-        return loaded[position]
-
-    return Derived(headers, blobs, load)
+    return Derived(store, machine, env, kind, headers, digests, made)
 
 
 def _prune(db: sqlite3.Connection, kind: str) -> None:

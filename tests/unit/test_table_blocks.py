@@ -1,0 +1,98 @@
+"""A series' figures joined from kept blocks (analysis/table_blocks.py): the table every file's figures
+give, field for field; a block is decoded whole on the next read, joined afresh where one of its files
+changed, and never trusted garbled."""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+
+import pytest
+from test_derived_figures import ENV, MACHINE, same
+
+from regress.analysis import figures as file_figures
+from regress.analysis import table as figures_table
+from regress.analysis import table_blocks
+from regress.analysis.table import Table
+from regress.storage import derived, summary
+from regress.storage.store import Store
+from scripts.fabricate_history import fabricate
+
+SHAPE = {"commits": 2 * table_blocks.BLOCK + table_blocks.TAIL + 7, "benchmarks": 6, "rounds": "5-6", "times": "4-5"}
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("blocks")
+    fabricate(folder, machines=(MACHINE,), **SHAPE)
+    return folder
+
+
+@pytest.fixture
+def folder(made, tmp_path):
+    import shutil
+
+    shutil.copytree(made, tmp_path / "r")
+    return tmp_path / "r"
+
+
+def read(folder, monkeypatch=None) -> tuple[Table, int]:
+    """The table, and how many files' own figures were decoded to join it."""
+    decoded = []
+    if monkeypatch is not None:
+        real = file_figures.decode
+        monkeypatch.setattr(file_figures, "decode", lambda blob, ids=None: decoded.append(1) or real(blob, ids))
+    store = Store(folder)
+    table = Table.kept(derived.per_file(store, MACHINE, ENV, figures_table.KIND, figures_table.compute), lambda: [])
+    return table, len(decoded)
+
+
+def test_the_blocks_join_into_the_table_of_every_file_and_are_kept_whole(folder, monkeypatch):
+    n = SHAPE["commits"]
+    assert table_blocks.spans(n) == [(0, 100), (100, 200)]  # the last 17: 10 within TAIL, 7 past the block
+    first, decoded = read(folder, monkeypatch)
+    assert decoded == n  # nothing kept yet: every file's figures
+    full = Table.of(Store(folder).history(MACHINE, ENV), site=True)
+    same(first, full)
+    again, decoded = read(folder, monkeypatch)
+    assert decoded == n - 2 * table_blocks.BLOCK  # the two blocks kept whole
+    same(again, full)
+
+
+def test_a_block_with_a_changed_file_is_joined_afresh(folder, monkeypatch):
+    read(folder)
+    store = Store(folder)
+    sha = summary.commits(store, MACHINE, ENV)[150].commit.sha
+    result = store.load(MACHINE, ENV, sha)
+    store.save(dataclasses.replace(result, results=result.results[1:]))  # rerun of an old commit, say
+    table, decoded = read(folder, monkeypatch)
+    assert decoded == SHAPE["commits"] - table_blocks.BLOCK  # the second block from its files again
+    same(table, Table.of(Store(folder).history(MACHINE, ENV), site=True))
+    assert read(folder, monkeypatch)[1] == SHAPE["commits"] - 2 * table_blocks.BLOCK  # and kept whole again
+
+
+def test_a_garbled_block_is_joined_afresh_and_replaced(folder, monkeypatch):
+    read(folder)
+    with sqlite3.connect(folder / summary.FILE) as db:
+        changed = db.execute(
+            "UPDATE computed SET value = substr(value, 1, length(value) - 8) WHERE kind LIKE '%blocks%'"
+        ).rowcount
+    db.close()
+    assert changed == 2
+    table, decoded = read(folder, monkeypatch)
+    assert decoded == SHAPE["commits"]
+    same(table, Table.of(Store(folder).history(MACHINE, ENV), site=True))
+    assert read(folder, monkeypatch)[1] == SHAPE["commits"] - 2 * table_blocks.BLOCK
+
+
+def test_a_block_that_names_what_it_does_not_list_or_is_cut_short_does_not_read(folder):
+    table, _ = read(folder)
+    assert table_blocks.decode(table_blocks.encode(table), {}, Table).ids == table.ids
+    for wrong in (
+        table_blocks.encode(dataclasses.replace(table, ids=table.ids[:1])),  # its rows name benchmark 5
+        table_blocks.encode(dataclasses.replace(table, run_names=table.run_names[:1])),
+        table_blocks.encode(table)[:-8],
+        b"\x05\x00\x00\x00{oops",
+    ):
+        with pytest.raises(ValueError):
+            table_blocks.decode(wrong, {}, Table)
