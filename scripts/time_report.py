@@ -102,7 +102,7 @@ def _forget_verdicts(path: Path) -> None:
 
     with sqlite3.connect(path) as db:
         if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'computed'").fetchone():
-            db.execute("DELETE FROM computed")
+            db.execute("DELETE FROM computed WHERE kind LIKE 'verdicts %'")  # only those: the rest stays kept
     db.close()
 
 
