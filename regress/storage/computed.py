@@ -10,7 +10,7 @@ summary's SQLite file (`summary.FILE`), so CI's cache of the summary keeps
 it too. It is only a cache: any entry may be missing; an unusable file
 means every figure is computed afresh.
 
-Each build marks what it used; entries no build used for KEEP_BUILDS builds are dropped.
+Each build marks what it used (in `computed_used`); entries no build used for KEEP_BUILDS builds are dropped.
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ from regress.core.records import BenchmarkId
 from regress.storage import summary
 
 KEEP_BUILDS = 3
+# Which build last used each entry, apart from the entries: marking a kept 5 MB block as used in its
+# own row rewrote the whole row (SQLite writes a row whole), 500 MB a build at 10,000 commits.
+_MARKS = "CREATE TABLE IF NOT EXISTS computed_used (kind TEXT, key TEXT, build INTEGER, PRIMARY KEY (kind, key))"
 T = TypeVar("T")
 
 
@@ -61,7 +64,8 @@ class Computed:
                     "CREATE TABLE IF NOT EXISTS computed (kind TEXT, key TEXT, value BLOB, build INTEGER,"
                     " PRIMARY KEY (kind, key))"
                 )
-                row = db.execute("SELECT MAX(build) FROM computed WHERE kind = ?", (kind,)).fetchone()
+                db.execute(_MARKS)
+                row = db.execute("SELECT MAX(build) FROM computed_used WHERE kind = ?", (kind,)).fetchone()
                 self._build = (row[0] or 0) + 1
                 self._db = db
         except sqlite3.Error:
@@ -86,15 +90,18 @@ class Computed:
             return
         try:
             self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany("INSERT OR REPLACE INTO computed VALUES (?, ?, ?, 0)", self._puts)
             self._db.executemany(
-                "INSERT OR REPLACE INTO computed VALUES (?, ?, ?, ?)", [(*p, self._build) for p in self._puts]
+                "INSERT OR REPLACE INTO computed_used VALUES (?, ?, ?)",
+                [(kind, key, self._build) for kind, key in [*self._used, *((k, key) for k, key, _ in self._puts)]],
             )
-            self._db.executemany(
-                "UPDATE computed SET build = ? WHERE kind = ? AND key = ?", [(self._build, *u) for u in self._used]
-            )
+            old = self._build - KEEP_BUILDS
             self._db.execute(
-                "DELETE FROM computed WHERE kind = ? AND build <= ?", (self.kind, self._build - KEEP_BUILDS)
+                "DELETE FROM computed WHERE kind = ? AND key NOT IN"
+                " (SELECT key FROM computed_used WHERE kind = ? AND build > ?)",
+                (self.kind, self.kind, old),
             )
+            self._db.execute("DELETE FROM computed_used WHERE kind = ? AND build <= ?", (self.kind, old))
             self._db.execute("COMMIT")
         except sqlite3.Error:
             pass

@@ -1,0 +1,34 @@
+"""The kept computed entries (storage/computed.py): an entry a build used stays, one no build used for
+KEEP_BUILDS builds is dropped, and marking an entry used leaves the entry's own row as it was."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from regress.storage import summary
+from regress.storage.computed import KEEP_BUILDS, Computed
+
+
+def test_used_entries_stay_and_unused_ones_go_after_keep_builds(tmp_path):
+    first = Computed(tmp_path, "k")
+    first.put("used", b"a" * 100_000)
+    first.put("unused", b"b")
+    first.close()
+    other = Computed(tmp_path, "other kind")
+    other.put("x", b"c")
+    other.close()
+    for _ in range(KEEP_BUILDS):
+        c = Computed(tmp_path, "k")
+        assert c.get("used") == b"a" * 100_000
+        c.close()
+    c = Computed(tmp_path, "k")
+    assert c.get("unused") is None and c.get("used") is not None
+    c.close()
+    with sqlite3.connect(tmp_path / summary.FILE) as db:
+        # Marked used in its own table: the entry's row is as first written (its build column never set).
+        assert db.execute("SELECT build FROM computed WHERE key = 'used'").fetchone() == (0,)
+        assert db.execute("SELECT kind, key FROM computed ORDER BY kind, key").fetchall() == [
+            ("k", "used"),
+            ("other kind", "x"),  # another kind's entries are its own builds' to drop
+        ]
+    db.close()
