@@ -17,7 +17,7 @@ import hashlib
 from typing import TYPE_CHECKING
 
 from regress.core.config import Config
-from regress.storage import git_trees
+from regress.storage import git_trees, kept_code_ids
 
 if TYPE_CHECKING:
     import git
@@ -161,8 +161,21 @@ def _read(git_args: list[str], cfg: Config, shas) -> dict[str, str]:
 
 
 def for_config(cfg: Config, shas) -> dict[str, str]:
-    """code_ids in cfg's repository; {} when cfg.root is not in one (results read on their own)."""
+    """code_ids in cfg's repository, kept in the results summary (`kept_code_ids`); {} when cfg.root is
+    not in one (results read on their own)."""
     shas = list(shas)
     if not shas or not cfg.root.is_dir():
         return {}
-    return _read(["-C", str(cfg.root)], cfg, shas)
+    return kept_code_ids.through(
+        cfg.results_dir, rule(cfg), shas, lambda missing: _read(["-C", str(cfg.root)], cfg, missing)
+    )
+
+
+# Bump when what picks a commit's code changes (beyond the fields and patterns `rule` reads).
+RULE = 1
+
+
+def rule(cfg: Config) -> str:
+    """What a commit's code identity is made by, besides its tree: a new one is read from git afresh."""
+    fields = (RULE, NOT_CODE, cfg.code_paths, cfg.import_path, cfg.benchmarks, bool(cfg.build_command))
+    return hashlib.sha256(repr((*fields, cfg.build_inputs)).encode()).hexdigest()

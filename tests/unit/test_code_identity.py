@@ -104,3 +104,22 @@ def test_no_repository_means_no_digests(tmp_path):
     assert code_identity.for_config(cfg, ["0" * 40]) == {}
     assert code_identity.for_config(replace(cfg, root=tmp_path / "absent"), ["0" * 40]) == {}
     assert code_identity.code_ids(None, cfg, ["0" * 40]) == {}
+
+
+def test_identities_are_kept_in_the_summary_and_asked_again_for_another_rule(tmp_path, monkeypatch):
+    from regress.storage import git_trees, summary
+
+    r, shas = _history(tmp_path)
+    cfg = Config(root=r.path)
+    cfg.results_dir.mkdir(parents=True, exist_ok=True)
+    summary.connect(cfg.results_dir).close()  # a results folder with its summary
+    first = code_identity.for_config(cfg, shas)
+    asked = []
+    real = git_trees.Reader.roots
+    monkeypatch.setattr(git_trees.Reader, "roots", lambda self, s: asked.append(list(s)) or real(self, s))
+    assert code_identity.for_config(cfg, shas) == first and asked == []  # kept: git not asked
+    other = replace(cfg, code_paths=("src",))
+    assert code_identity.for_config(other, shas) == {
+        sha: code_identity.code_id(gitrepo.open_repo(r.path), other, sha) for sha in shas
+    }
+    assert asked and set(asked[0]) == set(shas)  # another rule: every commit read again
