@@ -69,8 +69,8 @@ class Grid:
     def spans(self, at: np.ndarray) -> dict[int, tuple[int, int]]:
         """Per key with positions in `at` (ascending): its slice [a, b) of `at`."""
         ks = self.keys(at)
-        out = {}
-        for k in np.unique(ks).tolist():
-            a, b = np.searchsorted(ks, [k, k + 1]).tolist()
-            out[k] = (a, b)
-        return out
+        if not len(ks):
+            return {}
+        cuts = np.flatnonzero(ks[1:] != ks[:-1]) + 1  # keys are non-decreasing: each run of one key
+        starts, ends = np.r_[0, cuts], np.r_[cuts, len(ks)]
+        return dict(zip(ks[starts].tolist(), zip(starts.tolist(), ends.tolist())))

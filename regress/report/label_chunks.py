@@ -30,11 +30,18 @@ def rel(slug: str, name: str) -> str:
     return f"data/label/{slug}/{name}"
 
 
+def sha_array(s) -> np.ndarray:
+    """A series' commits' shas, by history position, as an array (a digest takes a chunk's in one slice)."""
+    return np.asarray([c.commit.sha for c in s.history], dtype="S40")
+
+
 class LabelChunks:
     """One label's tables over every series, by data file (`chunk_grid`)."""
 
-    def __init__(self, series: list, grid, threshold: float) -> None:
+    def __init__(self, series: list, grid, threshold: float, shas: list[np.ndarray] | None = None) -> None:
+        """`shas`: per series, its commits' shas as bytes (`sha_array`), made once for every label."""
         self.grid, self.threshold = grid, threshold
+        self.shas = {id(s): a for s, a in zip(series, shas or [sha_array(s) for s in series])}
         self.grid = Grid(max(len(s.history) for s in series))
         # Per series with tables: its inputs, and each file's rows of them.
         self.parts: list[tuple[object, LabelInputs, dict[int, range]]] = []
@@ -68,7 +75,7 @@ class LabelChunks:
             h.update(np.ascontiguousarray(inputs.medians[r.start : r.stop]).tobytes())
             h.update(np.ascontiguousarray(inputs.figures[r.start : r.stop]).tobytes())
             h.update(repr([f for f in inputs.failed if f[0] in r]).encode())
-            h.update(" ".join(s.history[ci].commit.sha for ci in commits).encode())
+            h.update(self.shas[id(s)][at].tobytes())
         return h.hexdigest()
 
     def overlay(self) -> dict[str, dict[str, list]]:

@@ -128,9 +128,10 @@ class LabelPages(Publisher):
     """A Compare table page per label, with the metric tables beyond time (no change points: early)."""
 
     def early(self, site, pages: Pages) -> None:
+        shas = [label_chunks.sha_array(s) for s in site.series]
         for label, ids in site.labels.items():
             grid = grid_for(ids)
-            chunks = LabelChunks(site.series, grid, site.threshold)
+            chunks = LabelChunks(site.series, grid, site.threshold, shas)
             srcs, inline = _chunk_files(site, pages, chunks, label_chunks.rel, label_slug(label))
             metrics = report_metrics.label_tables(
                 site.series, ids, threshold_for=site.threshold_for, index=site.metric_index
