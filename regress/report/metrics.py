@@ -59,9 +59,12 @@ class Index:
         if key not in self._arrays:  # the chart and the label tables both ask
             t = self.series[k].table
             rows = self.by_series[k].get(bid, np.zeros(0, dtype=np.int64))
-            y = t.extra[BEYOND_TIME.index(metric), rows]
-            have = ~np.isnan(y)
-            self._arrays[key] = (t.pos[rows[have]].astype(np.int64), y[have], rows[have])
+            # Every metric's values of the benchmark gathered at once (seven gathers of 10,000 rows each,
+            # for each of 200 benchmarks, were half a second of a build).
+            every, pos = t.extra[:, rows], t.pos[rows].astype(np.int64)
+            for m, y in zip(BEYOND_TIME, every):
+                have = ~np.isnan(y)
+                self._arrays[(k, bid, m)] = (pos[have], y[have], rows[have])
         return self._arrays[key]
 
     def result(self, k: int, row: int) -> BenchmarkResult:
