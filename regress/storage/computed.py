@@ -75,18 +75,30 @@ class Computed:
         if self._db is None:
             return None
         try:
-            row = self._db.execute("SELECT value FROM computed WHERE kind = ? AND key = ?", (self.kind, key)).fetchone()
+            row = self._db.execute(
+                "SELECT value, (SELECT build FROM computed_used WHERE kind = ? AND key = ?) FROM computed"
+                " WHERE kind = ? AND key = ?",
+                (self.kind, key, self.kind, key),
+            ).fetchone()
         except sqlite3.Error:
             return None
-        if row is not None:
-            self._used.append((self.kind, key))
-        return row[0] if row is not None else None
+        if row is None:
+            return None
+        if row[1] is None or row[1] < self._build - 1:
+            self._used.append((self.kind, key))  # marked anew; one the last build marked stays as it is
+        return row[0]
 
     def put(self, key: str, value: bytes) -> None:
         self._puts.append((self.kind, key, value))
 
     def close(self) -> None:
+        """What was put written, and what was used marked, in one transaction; nothing at all (no
+        build counted, nothing dropped) where nothing was put and the last build marked all that was used."""
         if self._db is None:
+            return
+        if not self._puts and not self._used:
+            self._db.close()
+            self._db = None
             return
         try:
             self._db.execute("BEGIN IMMEDIATE")

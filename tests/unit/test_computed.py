@@ -17,9 +17,10 @@ def test_used_entries_stay_and_unused_ones_go_after_keep_builds(tmp_path):
     other = Computed(tmp_path, "other kind")
     other.put("x", b"c")
     other.close()
-    for _ in range(KEEP_BUILDS):
+    for k in range(KEEP_BUILDS):  # builds that each keep something new (a build that writes nothing counts not)
         c = Computed(tmp_path, "k")
         assert c.get("used") == b"a" * 100_000
+        c.put(f"new {k}", b"n")
         c.close()
     c = Computed(tmp_path, "k")
     assert c.get("unused") is None and c.get("used") is not None
@@ -28,7 +29,29 @@ def test_used_entries_stay_and_unused_ones_go_after_keep_builds(tmp_path):
         # Marked used in its own table: the entry's row is as first written (its build column never set).
         assert db.execute("SELECT build FROM computed WHERE key = 'used'").fetchone() == (0,)
         assert db.execute("SELECT kind, key FROM computed ORDER BY kind, key").fetchall() == [
+            # "new 0", kept by the first of those builds and used by none since, went with the last build's write.
+            *[("k", f"new {k}") for k in range(1, KEEP_BUILDS)],
             ("k", "used"),
             ("other kind", "x"),  # another kind's entries are its own builds' to drop
         ]
     db.close()
+
+
+def test_a_read_that_puts_nothing_new_writes_nothing(tmp_path):
+    c = Computed(tmp_path, "k")
+    c.put("a", b"1")
+    c.close()
+    path = tmp_path / summary.FILE
+    before = (path.stat().st_mtime_ns, path.read_bytes())
+    for _ in range(KEEP_BUILDS + 2):  # read after read: the entry stays, and the file is not touched
+        c = Computed(tmp_path, "k")
+        assert c.get("a") == b"1"
+        c.close()
+    assert (path.stat().st_mtime_ns, path.read_bytes()) == before
+    c = Computed(tmp_path, "k")
+    c.put("b", b"2")  # a build that puts: "a" used by none of the last KEEP_BUILDS writing builds stays
+    assert c.get("a") == b"1"
+    c.close()
+    c = Computed(tmp_path, "k")
+    assert (c.get("a"), c.get("b")) == (b"1", b"2")
+    c.close()
