@@ -102,7 +102,10 @@ class Computed:
             return
         try:
             self._db.execute("BEGIN IMMEDIATE")
-            self._db.executemany("INSERT OR REPLACE INTO computed VALUES (?, ?, ?, 0)", self._puts)
+            # The row's own build column is the build that made it, as older versions prune by it.
+            self._db.executemany(
+                "INSERT OR REPLACE INTO computed VALUES (?, ?, ?, ?)", [(*p, self._build) for p in self._puts]
+            )
             self._db.executemany(
                 "INSERT OR REPLACE INTO computed_used VALUES (?, ?, ?)",
                 [(kind, key, self._build) for kind, key in [*self._used, *((k, key) for k, key, _ in self._puts)]],

@@ -26,8 +26,8 @@ def test_used_entries_stay_and_unused_ones_go_after_keep_builds(tmp_path):
     assert c.get("unused") is None and c.get("used") is not None
     c.close()
     with sqlite3.connect(tmp_path / summary.FILE) as db:
-        # Marked used in its own table: the entry's row is as first written (its build column never set).
-        assert db.execute("SELECT build FROM computed WHERE key = 'used'").fetchone() == (0,)
+        # Marked used in its own table: the entry's row is as first written (its build column the first build's).
+        assert db.execute("SELECT build FROM computed WHERE key = 'used'").fetchone() == (1,)
         assert db.execute("SELECT kind, key FROM computed ORDER BY kind, key").fetchall() == [
             # "new 0", kept by the first of those builds and used by none since, went with the last build's write.
             *[("k", f"new {k}") for k in range(1, KEEP_BUILDS)],
