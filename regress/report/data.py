@@ -77,6 +77,9 @@ class Series:
     # {benchmark: (index of its previous measured commit, verdict against it)}.
     verdicts: dict[int, dict[BenchmarkId, tuple[int, Verdict]]] = field(default_factory=dict)
     judged_from: int = 0  # first commit index whose tables are coloured by verdicts
+    # Each of those comparisons whole, by (base, head) commit index: the overview's newest against
+    # the one before it is the last of them, judged once.
+    compared: dict[tuple[int, int], list[Verdict]] = field(default_factory=dict)
     # Its figures (analysis/table.py): given by the loader, else built from `history` by summarize.
     table: Table | None = None
 
@@ -209,18 +212,17 @@ def judge_recent(
             after = history[head + 1] if head + 1 < len(history) else None
             b, h = history[base].commit.sha, history[head].commit.sha
             same = b if code.get(b) and code.get(b) == code.get(h) else ""
-            by_id = {
-                v.id: v
-                for v in judge(
-                    history[base],
-                    history[head],
-                    threshold=threshold,
-                    before=before,
-                    after=after,
-                    apart=apart,
-                    same_code=same,
-                )
-            }
+            found = judge(
+                history[base],
+                history[head],
+                threshold=threshold,
+                before=before,
+                after=after,
+                apart=apart,
+                same_code=same,
+            )
+            series.compared[base, head] = found
+            by_id = {v.id: v for v in found}
             for bid in ids:
                 if bid in by_id:
                     judged[bid] = (base, by_id[bid])
@@ -229,6 +231,8 @@ def judge_recent(
 
 def commit_order(series: list[Series]) -> list[CommitInfo]:
     """Every commit of every series once, in history order (as `Store.history` sorts)."""
+    if len(series) == 1:  # in that order already: sorting 10,000 commits again took 0.09 s
+        return [cr.commit for cr in series[0].history]
     seen: dict[str, CommitInfo] = {}
     for s in series:
         for cr in s.history:

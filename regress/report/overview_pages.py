@@ -50,6 +50,7 @@ class OverviewPages:
                     newest,
                     "This is the only commit measured on this series.",
                     before=at(n - 3),
+                    judged=s.compared.get((n - 2, n - 1)),
                 ),
                 self._comparison(
                     "baseline",
@@ -105,11 +106,14 @@ class OverviewPages:
         head: CommitResult,
         missing: str,
         before: CommitResult | None = None,
+        judged: list | None = None,
     ) -> dict:
+        """`judged`: the verdicts of this very comparison, where the recent verdicts already made them
+        (`data.judge_recent`: as `regress compare` judges, with the history's allowance for separate runs)."""
         if base is None:
             return {"kind": kind, "title": title, "base": None, "missing": missing}
         # As `regress compare` judges it: with the commit before base as history, when there is one.
-        verdicts = compare(base, head, threshold=self.threshold, before=before)
+        verdicts = judged if judged is not None else compare(base, head, threshold=self.threshold, before=before)
         counts = {}
         for v in verdicts:
             counts[v.verdict] = counts.get(v.verdict, 0) + 1

@@ -144,14 +144,14 @@ def _load(store: Store, threshold: float, code, later: _LaterSteps) -> list[Seri
     series = []
     for machine in store.machines():
         for env in store.envs(machine):
-            table = _table(store, machine, env)
+            table, digests = _table(store, machine, env)
             history = table.history
             if history:
                 ids = code([c.commit.sha for c in history]) if code is not None else {}
                 # The recent verdicts decode their commits in full, or come from the last build's.
-                judge = CachedCompare(store, machine, env)
+                judge = CachedCompare(store, machine, env, digests=digests)
                 found = Series(machine, env, history, table=table)
-                later.start(found, ids, judge)  # first: the search runs while the verdicts are judged
+                later.start(found, ids, judge, digests)  # first: the search runs while the verdicts are judged
                 chart = prefix_cache.ChartLevels(store, machine, env)
                 try:
                     series.append(
@@ -159,7 +159,7 @@ def _load(store: Store, threshold: float, code, later: _LaterSteps) -> list[Seri
                     )
                 finally:
                     chart.close()
-                _keep_pairs(store, found, ids)
+                _keep_pairs(store, found, ids, digests)
     if not series:
         raise RegressError(f"no results in {store.root}; measure some commits first with `regress run`")
     return series
@@ -174,9 +174,11 @@ class _LaterSteps:
         self.store, self.threshold = store, threshold
         self.pending: list[tuple] = []  # (series, code identities, judge, kept steps, search, kept prefix)
 
-    def start(self, s: Series, code: dict[str, str], judge: CachedCompare) -> None:
+    def start(self, s: Series, code: dict[str, str], judge: CachedCompare, digests: dict[str, str] | None) -> None:
         shas = [c.commit.sha for c in s.history]
-        entry = steps_cache.entry(self.store, s.machine, s.env, shas, threshold=self.threshold, code=code)
+        entry = steps_cache.entry(
+            self.store, s.machine, s.env, shas, threshold=self.threshold, code=code, digests=digests
+        )
         beside, prefix = None, None
         if entry.found is None:
             # The sealed prefix the last build kept: read here, decoded and checked in the search.
@@ -213,19 +215,21 @@ class _LaterSteps:
         self.pending = []
 
 
-def _table(store: Store, machine: str, env: str) -> Table:
-    """The series' figures: kept per file in the summary (one new file's computed), else from its light history."""
+def _table(store: Store, machine: str, env: str) -> tuple[Table, dict[str, str] | None]:
+    """The series' figures: kept per file in the summary (one new file's computed), else from its light
+    history; and its files' content digests as the summary had them (None: read them where needed)."""
     kept = derived.per_file(store, machine, env, figures_table.KIND, figures_table.compute)
-    return Table.kept(kept, lambda: summary.history(store, machine, env))
+    digests = kept.by_sha if kept is not None else None
+    return Table.kept(kept, lambda: summary.history(store, machine, env)), digests
 
 
-def _keep_pairs(store: Store, s: Series, code: dict[str, str]) -> None:
+def _keep_pairs(store: Store, s: Series, code: dict[str, str], digests: dict[str, str] | None) -> None:
     """The same-code pairs this build's verdicts computed, kept for `regress compare` (which would read
     the whole history for them)."""
     pairs = runs.pairs_found(s.table, code)
     if pairs is not None:
         shas = [c.commit.sha for c in s.history]
-        computed.kept_pairs(store, s.machine, s.env, shas, code, lambda: pairs)
+        computed.kept_pairs(store, s.machine, s.env, shas, code, lambda: pairs, digests=digests)
 
 
 # -- reading the folder ------------------------------------------------------

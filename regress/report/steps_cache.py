@@ -49,6 +49,7 @@ def steps_for(
     return computed.kept(store, "steps", machine, env, shas, _params(threshold, code), compute, encode, decode)
 
 
-def entry(store, machine: str, env: str, shas: list[str], *, threshold: float, code) -> computed.Kept:
-    """`steps_for` in two halves (`computed.Kept`): the kept steps or None now, `keep(encode(steps))` later."""
-    return computed.Kept(store, "steps", machine, env, shas, _params(threshold, code), decode)
+def entry(store, machine: str, env: str, shas: list[str], *, threshold: float, code, digests=None) -> computed.Kept:
+    """`steps_for` in two halves (`computed.Kept`): the kept steps or None now, `keep(encode(steps))` later.
+    `digests`: the files' content digests, where the caller read them already."""
+    return computed.Kept(store, "steps", machine, env, shas, _params(threshold, code), decode, digests=digests)

@@ -86,10 +86,11 @@ def verdicts_of(rows: list[dict], asked: dict[BenchmarkId, Allowance], apart) ->
 class CachedCompare:
     """`diff.compare` for one series of a site build, its verdicts kept between builds."""
 
-    def __init__(self, store, machine: str, env: str):
+    def __init__(self, store, machine: str, env: str, *, digests: dict[str, str] | None = None):
+        """`digests`: the files' content digests as the summary has them, where the caller read them already."""
         self.store, self.machine, self.env = store, machine, env
         self.light: dict[str, CommitResult] = {}
-        self.digests = summary.digests(store, machine, env)
+        self.digests = summary.digests(store, machine, env) if digests is None else digests
         self.cache = Computed(store.root, f"verdicts {machine}/{env}")
         self.code = analysis_code()
         # Comparisons kept whole, judged whole, and kept but for the benchmarks whose allowance moved

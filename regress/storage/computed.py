@@ -28,7 +28,7 @@ import numpy as np
 
 from regress import __version__
 from regress.core.records import BenchmarkId
-from regress.storage import summary
+from regress.storage import spill, summary
 
 KEEP_BUILDS = 3
 # Which build last used each entry, apart from the entries: marking a kept 5 MB block as used in its
@@ -52,7 +52,7 @@ class Computed:
     """get/put of bytes by key, for one build; `close` writes what was put and drops what is unused."""
 
     def __init__(self, root: Path, kind: str):
-        self.kind = kind
+        self.kind, self.root = kind, root
         self._puts: list[tuple[str, str, bytes]] = []
         self._used: list[tuple[str, str]] = []
         self._db: sqlite3.Connection | None = None
@@ -84,9 +84,12 @@ class Computed:
             return None
         if row is None:
             return None
+        value = spill.loaded(self.root, row[0])  # a large one from its own file
+        if value is None:
+            return None
         if row[1] is None or row[1] < self._build - 1:
             self._used.append((self.kind, key))  # marked anew; one the last build marked stays as it is
-        return row[0]
+        return value
 
     def put(self, key: str, value: bytes) -> None:
         self._puts.append((self.kind, key, value))
@@ -100,12 +103,16 @@ class Computed:
             self._db.close()
             self._db = None
             return
+        gone: set[str] = set()
         try:
+            # A large value to a file of its own first (storage/spill.py); the row names it.
+            rows = [
+                (kind, key, spill.stored(self.root, kind, key, value), self._build) for kind, key, value in self._puts
+            ]
             self._db.execute("BEGIN IMMEDIATE")
+            files = self._files()
             # The row's own build column is the build that made it, as older versions prune by it.
-            self._db.executemany(
-                "INSERT OR REPLACE INTO computed VALUES (?, ?, ?, ?)", [(*p, self._build) for p in self._puts]
-            )
+            self._db.executemany("INSERT OR REPLACE INTO computed VALUES (?, ?, ?, ?)", rows)
             self._db.executemany(
                 "INSERT OR REPLACE INTO computed_used VALUES (?, ?, ?)",
                 [(kind, key, self._build) for kind, key in [*self._used, *((k, key) for k, key, _ in self._puts)]],
@@ -117,12 +124,30 @@ class Computed:
                 (self.kind, self.kind, old),
             )
             self._db.execute("DELETE FROM computed_used WHERE kind = ? AND build <= ?", (self.kind, old))
+            gone = files - self._files()  # the files of rows replaced or dropped
             self._db.execute("COMMIT")
         except sqlite3.Error:
-            pass
+            gone = spill.named(stored for _, _, stored, _ in rows)  # written for rows that were not
         finally:
             self._db.close()
             self._db = None
+        if gone:
+            spill.remove(self.root, gone)
+            self._sweep()
+
+    def _sweep(self) -> None:
+        """Files of no row at all (a build killed between writing a file and its row) removed."""
+        with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(self.root / summary.FILE)) as db:
+            rows = db.execute("SELECT value FROM computed WHERE substr(value, 1, ?) = ?", (len(spill.MARK), spill.MARK))
+            spill.sweep(self.root, spill.named(value for (value,) in rows))
+
+    def _files(self) -> set[str]:
+        """The files this kind's rows name (`spill`)."""
+        rows = self._db.execute(
+            "SELECT value FROM computed WHERE kind = ? AND substr(value, 1, ?) = ?",
+            (self.kind, len(spill.MARK), spill.MARK),
+        )
+        return spill.named(value for (value,) in rows)
 
 
 def kept(
@@ -135,10 +160,11 @@ def kept(
     compute: Callable[[], T],
     encode: Callable[[T], bytes],
     decode: Callable[[bytes], T],
+    digests: dict[str, str] | None = None,
 ) -> T:
     """What `compute` gives for machine/env's files `shas` (in history order) and `params`: kept if none
     of those files changed (by content digest) nor the analysis code, else computed and kept."""
-    entry = Kept(store, kind, machine, env, shas, params, decode)
+    entry = Kept(store, kind, machine, env, shas, params, decode, digests)
     try:
         if entry.found is not None:
             return entry.found
@@ -153,11 +179,14 @@ class Kept(Generic[T]):
     """`kept` in two halves, for a value computed later (beside the site build): `found` (what is
     kept for these files and params, or None) now, `keep` once computed, then `close`."""
 
-    def __init__(self, store, kind: str, machine: str, env: str, shas: list[str], params: str, decode) -> None:
+    def __init__(
+        self, store, kind: str, machine: str, env: str, shas: list[str], params: str, decode, digests=None
+    ) -> None:
+        """`digests`: sha -> content digest as the summary has them (`summary.digests`), if in hand."""
         self.cache = Computed(store.root, f"{kind} {machine}/{env}")
         self.key: str | None = None
         self.found: T | None = None
-        digests = summary.digests(store, machine, env)
+        digests = summary.digests(store, machine, env) if digests is None else digests
         if not all(sha in digests for sha in shas):
             return  # a file the summary does not know: nothing to key by
         h = hashlib.sha256(f"{analysis_code()} {params}".encode())
@@ -188,7 +217,7 @@ def _id(b: BenchmarkId) -> list:
     return [b.label, b.sub_label, b.description, b.num_threads]
 
 
-def kept_pairs(store, machine: str, env: str, shas: list[str], code: dict[str, str], compute):
+def kept_pairs(store, machine: str, env: str, shas: list[str], code: dict[str, str], compute, digests=None):
     """The history's same-code pairs (`runs.same_code_pairs`: BenchmarkId -> log differences), kept:
     what `compare` needs of the whole history for an allowance between separate runs."""
     return kept(
@@ -201,6 +230,7 @@ def kept_pairs(store, machine: str, env: str, shas: list[str], code: dict[str, s
         compute,
         _encode_pairs,
         _decode_pairs,
+        digests,
     )
 
 

@@ -39,6 +39,7 @@ class Derived:
     def __init__(self, store, machine: str, env: str, kind: str, headers: list[CommitResult], digests, made) -> None:
         self.store, self.machine, self.env, self.kind = store, machine, env, kind
         self.headers = headers
+        self.by_sha: dict[str, str] = digests  # sha -> its file's content digest (the build's other caches key by it)
         self.shas = [h.commit.sha for h in headers]
         self.digests = [digests.get(sha, "") for sha in self.shas]  # each file's content digest
         self.made = made  # sha -> blob made by this read

@@ -3,9 +3,11 @@ KEEP_BUILDS builds is dropped, and marking an entry used leaves the entry's own 
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import time
 
-from regress.storage import summary
+from regress.storage import spill, summary
 from regress.storage.computed import KEEP_BUILDS, Computed
 
 
@@ -55,3 +57,61 @@ def test_a_read_that_puts_nothing_new_writes_nothing(tmp_path):
     c = Computed(tmp_path, "k")
     assert (c.get("a"), c.get("b")) == (b"1", b"2")
     c.close()
+
+
+def test_a_large_value_is_kept_in_a_file_of_its_own_which_goes_with_its_entry(tmp_path):
+    big, other = b"x" * spill.SPILL, b"y" * (spill.SPILL + 7)
+    c = Computed(tmp_path, "k")
+    c.put("big", big)
+    c.put("small", b"s")
+    c.close()
+    (first,) = list((tmp_path / spill.FOLDER).iterdir())
+    with sqlite3.connect(tmp_path / summary.FILE) as db:
+        held = dict(db.execute("SELECT key, value FROM computed"))
+    db.close()
+    assert held["small"] == b"s" and len(held["big"]) < 100 and first.name.encode() in held["big"]
+    c = Computed(tmp_path, "k")
+    assert (c.get("big"), c.get("small")) == (big, b"s")
+    c.put("big", other)  # replaced: its old file goes, the new one has a name of its own
+    c.close()
+    (second,) = list((tmp_path / spill.FOLDER).iterdir())
+    assert second.name != first.name
+    c = Computed(tmp_path, "k")
+    assert c.get("big") == other
+    c.close()
+    # A file cut short or gone reads as no value (made afresh), never as a wrong one.
+    second.write_bytes(other[:-1])
+    c = Computed(tmp_path, "k")
+    assert c.get("big") is None
+    c.close()
+    second.unlink()
+    c = Computed(tmp_path, "k")
+    assert c.get("big") is None and c.get("small") == b"s"
+    c.close()
+    # Dropped with its entry: unused for KEEP_BUILDS writing builds.
+    c = Computed(tmp_path, "k")
+    c.put("big", big)
+    c.close()
+    for k in range(KEEP_BUILDS + 1):
+        c = Computed(tmp_path, "k")
+        c.put(f"new {k}", b"n")
+        c.close()
+    assert not list((tmp_path / spill.FOLDER).iterdir())
+
+
+def test_a_file_no_entry_names_is_swept_once_old(tmp_path):
+    c = Computed(tmp_path, "k")
+    c.put("big", b"x" * spill.SPILL)
+    c.close()
+    (kept,) = list((tmp_path / spill.FOLDER).iterdir())
+    orphan, young = tmp_path / spill.FOLDER / "lost-0.bin", tmp_path / spill.FOLDER / "young-0.bin"
+    orphan.write_bytes(b"left by a killed build")
+    young.write_bytes(b"a concurrent build's, not committed yet")
+    old = time.time() - 2 * spill.ORPHAN_AGE
+    os.utime(orphan, (old, old))
+    os.utime(kept, (old, old))
+    c = Computed(tmp_path, "k")
+    c.put("big", b"z" * spill.SPILL)  # replacing it sweeps
+    c.close()
+    left = {p.name for p in (tmp_path / spill.FOLDER).iterdir()}
+    assert orphan.name not in left and kept.name not in left and young.name in left and len(left) == 2
