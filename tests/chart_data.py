@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from pathlib import Path
+
+from regress.report.bench_chunks import Chunks
+from regress.report.label_chunks import LabelChunks
 
 _PUSH = re.compile(r"^\(window\.REGRESS_CHUNKS = window\.REGRESS_CHUNKS \|\| \[\]\)\.push\((.*)\);\n$", re.S)
 
@@ -53,3 +57,20 @@ def label_page_data(page: Path) -> dict:
                     for k, c in enumerate(t["cells"])
                 ]
     return data
+
+
+@contextlib.contextmanager
+def made():
+    """The data files whose values a build made (digested), as (page kind, slug, first position)."""
+    found = []
+    chunk_digest, label_digest = Chunks.digest, LabelChunks.digest
+    Chunks.digest = lambda self, version, slug, k: (
+        found.append(("bench", slug, k)) or chunk_digest(self, version, slug, k)
+    )
+    LabelChunks.digest = lambda self, version, slug, k: (
+        found.append(("label", slug, k)) or label_digest(self, version, slug, k)
+    )
+    try:
+        yield found
+    finally:
+        Chunks.digest, LabelChunks.digest = chunk_digest, label_digest

@@ -28,6 +28,9 @@ class Fit:
     key: str  # digest of what the sealed part read ("" where nothing is sealed)
     below: dict[BenchmarkId, sealed.SealedLevels]  # the sealed part's levels
     points: dict[BenchmarkId, tuple[np.ndarray, np.ndarray, np.ndarray]]  # positions, nodes, log levels
+    # Positions below this have the sealed part's levels alone (no newer run measured them): what `key`
+    # names fixes them (0 where nothing is sealed).
+    fixed: int = 0
 
 
 def fit(table, code: dict[str, str], rows: np.ndarray, off: set[int], kept: sealed.Prefix | None, salt) -> Fit:
@@ -37,6 +40,7 @@ def fit(table, code: dict[str, str], rows: np.ndarray, off: set[int], kept: seal
     s = sealed.point(len(table.history))
     opened = sealed.open_rows(table, s)
     key = sealed.digest(table, code, s, opened, salt, off) if s else ""
+    fixed = min(s, int(table.run_pos[opened].min())) if opened.any() else s
     if not s:
         below = {}
     elif kept is not None and kept.digest == key:
@@ -62,17 +66,24 @@ def fit(table, code: dict[str, str], rows: np.ndarray, off: set[int], kept: seal
             points[bid] = (positions, nodes, np.asarray([nodes_fit[n] for n in nodes.tolist()], dtype=float))
         else:
             points[bid] = _around(part, obs, node_of, fitted.get(bid))
-    return Fit(key, below, points)
+    return Fit(key, below, points, fixed)
 
 
 def chart(history, code: dict[str, str] | None = None, kept: sealed.Prefix | None = None):
     """Per benchmark: the history positions it was measured at (ascending) and its level there (seconds)
     with every run's shift taken out, from every run; and the sealed part to keep for the next build
     (None where nothing is sealed). Arrays: a dict a point was two seconds of a 10,000-commit build."""
+    out, prefix, _ = chart_fixed(history, code, kept)
+    return out, prefix
+
+
+def chart_fixed(history, code: dict[str, str] | None = None, kept: sealed.Prefix | None = None):
+    """`chart`, and the positions below which its levels are the sealed part's alone (`Fit.fixed`): those
+    stay as they are while the prefix's digest does (the site keeps their chart files unread)."""
     table = as_table(history)
     found = fit(table, code or {}, np.ones(len(table.run_pos), dtype=bool), set(), kept, EVERY_RUN)
     out = {bid: (positions, np.exp(logs)) for bid, (positions, _, logs) in found.points.items()}
-    return out, (sealed.Prefix(found.key, found.below) if found.key else None)
+    return out, (sealed.Prefix(found.key, found.below) if found.key else None), found.fixed
 
 
 def observed(table, code: dict[str, str], rows: np.ndarray, off: set[int]) -> dict[BenchmarkId, levels.Observations]:

@@ -72,9 +72,11 @@ def assemble(kept, table_cls):
         files = [file_figures.decode(blob, cache) for blob in kept.blobs(a, b)]
         return table_cls.build(kept.headers[a:b], files, None)
 
-    parts, end = [], 0
+    parts, end, keyed = [], 0, []
     for a, b in spans(n):
         k = key(kept.shas[a:b], kept.digests[a:b])
+        if k is not None:
+            keyed.append((a, b, k))
         data = kept.blocks.get(k) if k is not None else None
         part = _decoded(data, cache, table_cls, b - a) if data is not None else None
         if part is None:
@@ -85,7 +87,9 @@ def assemble(kept, table_cls):
         end = b
     if end < n or not parts:
         parts.append(joined(end, n))
-    return join(table_cls, kept.headers, parts, kept.load)
+    table = join(table_cls, kept.headers, parts, kept.load)
+    table.blocks = tuple(keyed)
+    return table
 
 
 def _decoded(data: bytes, cache: dict, table_cls, positions: int):

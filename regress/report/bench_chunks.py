@@ -26,6 +26,7 @@ import numpy as np
 
 from regress.report.chunk_grid import Grid
 from regress.report.files import script_json
+from regress.report.label_data import round6_array
 
 
 def rel(slug: str, name: str) -> str:
@@ -41,6 +42,14 @@ class Line:
     at: np.ndarray  # history positions, ascending
     columns: dict[str, np.ndarray]  # parallel to `at`
     text: Callable[[float], str] | None = None  # a metric's point as text (its "text" column, from "y")
+    # The columns shown (and digested) at 6 significant figures: rounded a file at a time, only for the
+    # files made (most are kept unmade: report/settled.py).
+    rounded: bool = False
+
+    def column(self, name: str, a: int, b: int) -> np.ndarray:
+        """A column's values a to b as the file holds them."""
+        values = self.columns[name][a:b]
+        return round6_array(values) if self.rounded else np.ascontiguousarray(values)
 
 
 @dataclass
@@ -63,22 +72,26 @@ class Chunks:
         """The keys a page lists (`Grid.listed`)."""
         return self.grid.listed(self.parts)
 
+    def drawn(self, k: int) -> list[str]:
+        """The series with points in file k."""
+        return sorted({line.name for line, _, _ in self.parts.get(k, [])})
+
     def digest(self, version: str, slug: str, k: int) -> str:
         """Of the file's values themselves (bytes of the arrays), not of its JSON: cheap to tell unchanged."""
         h = hashlib.sha1(f"{version} {slug} {k}".encode())
         for line, a, b in self.parts.get(k, []):
             h.update(f"|{line.kind}|{line.name}|".encode())
             h.update(np.ascontiguousarray(line.at[a:b]).tobytes())
-            for name, col in line.columns.items():
+            for name in line.columns:
                 h.update(name.encode())
-                h.update(np.ascontiguousarray(col[a:b]).tobytes())
+                h.update(line.column(name, a, b).tobytes())
         return h.hexdigest()
 
     def script(self, k: int) -> str:
         """The data file: {"k", "series": {name: columns}, "metrics": {metric: {name: columns}}}."""
         data: dict = {"k": k, "series": {}, "metrics": {}}
         for line, a, b in self.parts.get(k, []):
-            cols = {"at": line.at[a:b].tolist(), **{n: c[a:b].tolist() for n, c in line.columns.items()}}
+            cols = {"at": line.at[a:b].tolist(), **{n: line.column(n, a, b).tolist() for n in line.columns}}
             if line.text is not None:
                 cols["text"] = [line.text(y) for y in cols["y"]]
             if line.kind == "series":

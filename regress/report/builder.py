@@ -134,7 +134,13 @@ class Site(ChartPages, OverviewPages):
     # -- writing --------------------------------------------------------------
 
     def write(
-        self, previous: dict[str, str], *, keep_unchanged: bool, results: Path, settle=lambda: None
+        self,
+        previous: dict[str, str],
+        *,
+        keep_unchanged: bool,
+        results: Path,
+        settle=lambda: None,
+        settled: dict[str, str] | None = None,
     ) -> tuple[int, int]:
         """Write the site; returns (pages written, pages kept as they were).
 
@@ -143,9 +149,10 @@ class Site(ChartPages, OverviewPages):
         whose inputs have the same digest now are kept as they are. `settle()`
         fills in each series' change points (found beside the build); what needs
         none is written before it is called. `results`: the folder publishers
-        read beyond the series (stored explain profiles, ...).
+        read beyond the series (stored explain profiles, ...). `settled`: the data files' settled keys
+        the last build recorded (report/settled.py).
         """
-        pages = Pages(self.out, previous, keep_unchanged=keep_unchanged)
+        pages = Pages(self.out, previous, keep_unchanged=keep_unchanged, settled=settled)
         self.out.mkdir(parents=True, exist_ok=True)
         plotly_rel = f"assets/{self.assets['plotly']}"
         target = self.out / plotly_rel
@@ -167,7 +174,7 @@ class Site(ChartPages, OverviewPages):
             stale = self.out / rel
             if ".." not in Path(rel).parts and stale.is_file():
                 stale.unlink()
-        manifest = {"format": SITE_FORMAT, "regress": __version__, "files": pages.files}
+        manifest = {"format": SITE_FORMAT, "regress": __version__, "files": pages.files, "settled": pages.settled}
         _write(self.out / MANIFEST, json.dumps(manifest, indent=0, sort_keys=True))
         return pages.written, pages.kept
 

@@ -11,7 +11,7 @@ from regress.report.data import (
     BIG_CHANGE,
     VERDICT_COMMITS,
 )
-from regress.report.label_data import round6, round6_array
+from regress.report.label_data import round6
 
 
 def _cpus(commit) -> list[str]:
@@ -56,12 +56,12 @@ class ChartPages:
             if track is None and not failed and not counted:
                 continue
             commits = track.commits if track is not None else np.zeros(0, dtype=np.int64)
-            levels = round6_array(track.level) if track is not None else np.zeros(0)
+            levels = track.level if track is not None else np.zeros(0)
             fails = []
             for f in failed:  # drawn at the level of the last measurement before it (or after it)
                 k = int(np.searchsorted(commits, f.commit))
                 y = levels[k - 1] if k > 0 else (levels[0] if len(levels) else 0.0)
-                fails.append([shas[f.commit], float(y), f.message[:500]])
+                fails.append([shas[f.commit], round6([y])[0], f.message[:500]])
             out.append(
                 {
                     "name": s.name,
@@ -74,8 +74,8 @@ class ChartPages:
             if track is not None:
                 # Positions in the series' history: its commits and their runs are named once,
                 # for every page, in data/commits.js (`series_commits`).
-                band = {"lo": round6_array(track.lo), "hi": round6_array(track.hi)}
-                lines.append(Line("series", s.name, commits, {"level": levels, **band}))
+                band = {"lo": track.lo, "hi": track.hi}
+                lines.append(Line("series", s.name, commits, {"level": levels, **band}, rounded=True))
         metrics, metric_lines = report_metrics.bench(self.series, bid, self.metric_index)  # metrics beyond time
         longest = max(len(s.history) for s in self.series)
         return {"series": out, "metrics": metrics}, Chunks.of(lines + metric_lines, longest)

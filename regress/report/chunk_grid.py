@@ -61,6 +61,15 @@ class Grid:
         start = self.closed * CHUNK
         return sorted({k for k in used if k < start} | {start + j * PIECE for j in range(PIECES)})
 
+    def end(self, key: int) -> int | None:
+        """The end (excluded) of the positions the key's file may hold; None: every later one (the last piece)."""
+        if self.inline:
+            return None
+        start = self.closed * CHUNK
+        if key < start:
+            return key + CHUNK
+        return None if key >= start + (PIECES - 1) * PIECE else key + PIECE
+
     def name(self, key: int) -> str:
         """The key's file name in the page's folder."""
         start = self.closed * CHUNK

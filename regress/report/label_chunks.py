@@ -57,6 +57,10 @@ class LabelChunks:
         """The series with tables of this label, in the site's order."""
         return [s.name for s, _, _ in self.parts]
 
+    def drawn(self, k: int) -> list[str]:
+        """The series with tables in file k."""
+        return [s.name for s, _, rows in self.parts if k in rows]
+
     def listed(self) -> list[int]:
         """The keys a page lists (`Grid.listed`)."""
         return self.grid.listed({k for _, _, rows in self.parts for k in rows})

@@ -104,12 +104,16 @@ class ChartLevels:
 
     def __init__(self, store, machine: str, env: str) -> None:
         self.entry = Entry(store, machine, env, None, kind="levels")
+        # Once fitted: the sealed part's digest, and the positions below which its levels are it alone
+        # (`sealed_fit.chart_fixed`); None: no fit was made (every level is the measured one).
+        self.fixed: tuple[str, int] | None = None
 
     def __call__(self, table, code: dict[str, str]) -> dict:
         kept = decode(self.entry.found)
-        found, prefix = sealed_fit.chart(table, code, kept)
+        found, prefix, fixed = sealed_fit.chart_fixed(table, code, kept)
         if prefix is not None and (kept is None or kept.digest != prefix.digest):
             self.entry.keep(encode(prefix))
+        self.fixed = (prefix.digest if prefix is not None else "", fixed)
         return found
 
     def close(self) -> None:

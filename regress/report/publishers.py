@@ -17,7 +17,7 @@ from pathlib import Path
 
 from markupsafe import Markup
 
-from regress.report import bench_chunks, explain_panel, label_chunks
+from regress.report import bench_chunks, explain_panel, label_chunks, settled
 from regress.report import metrics as report_metrics
 from regress.report.data import VERDICT_COMMITS
 from regress.report.files import script_json
@@ -30,14 +30,20 @@ from regress.report.links import bench_slug, label_slug
 class Pages:
     """The files one build writes, each recorded in the manifest (with its digest, for pages)."""
 
-    def __init__(self, out: Path, previous: dict[str, str], *, keep_unchanged: bool) -> None:
+    def __init__(
+        self, out: Path, previous: dict[str, str], *, keep_unchanged: bool, settled: dict[str, str] | None = None
+    ) -> None:
+        """`settled`: the last build's data files' settled keys (report/settled.py)."""
         self.out, self.previous, self.keep_unchanged = out, previous, keep_unchanged
+        self.previous_settled = settled or {}
         self.files: dict[str, str] = {}
+        self.settled: dict[str, str] = {}
         self.written = self.kept = 0
 
-    def page(self, rel: str, digest: str | None, render, *, counted: bool = True) -> None:
+    def page(self, rel: str, digest: str | None, render, *, counted: bool = True, settled: str | None = None) -> None:
         """A page: kept when incremental and its digest is the last build's, else `render()`ed and written.
-        `counted`: False for a page's data file (a chart's chunk of points), left out of the counts."""
+        `counted`: False for a page's data file (a chart's chunk of points), left out of the counts.
+        `settled`: the data file's settled key, kept in the manifest for the next build (`kept_settled`)."""
         if (
             self.keep_unchanged
             and digest is not None
@@ -49,6 +55,21 @@ class Pages:
             write_file(self.out / rel, render())
             self.written += counted
         self.files[rel] = digest or ""
+        if settled is not None:
+            self.settled[rel] = settled
+
+    def kept_settled(self, rel: str, settled: str | None) -> bool:
+        """A data file whose settled key is the last build's: kept, its digest with it, its values never made."""
+        if (
+            settled is None
+            or not self.keep_unchanged
+            or self.previous_settled.get(rel) != settled
+            or rel not in self.previous
+            or not (self.out / rel).is_file()
+        ):
+            return False
+        self.files[rel], self.settled[rel] = self.previous[rel], settled
+        return True
 
     def file(self, rel: str, content: str | bytes) -> None:
         """A file written every build (assets, data, feeds): not counted as a page."""
@@ -94,16 +115,24 @@ class BenchPages(Publisher):
             )
 
 
-def _chunk_files(site, pages: Pages, chunks, rel, slug: str) -> tuple[list[str], Markup | None]:
+def _chunk_files(site, pages: Pages, chunks, rel, slug: str, identity: str = "") -> tuple[list[str], Markup | None]:
     """A page's data files written (each kept while its digest stands): (their paths, None). A history
     shorter than one chunk keeps its one file in the page instead: ([], its script), so a small
-    site is no more files than before chunks (every page changes with every commit there anyway)."""
+    site is no more files than before chunks (every page changes with every commit there anyway).
+    A file whose positions are settled in every series it draws is kept by its settled key, its values
+    not made at all (report/settled.py); `identity`: what else its values depend on (a label's grid)."""
     if chunks.grid.inline:
         return [], Markup(chunks.script(0))
     keys = chunks.listed()
     srcs = [rel(slug, chunks.grid.name(k)) for k in keys]
+    by_name = {s.name: s.settled for s in site.series}
     for k, src in zip(keys, srcs):  # after a new commit only the piece holding it changes
-        pages.page(src, chunks.digest(site.version, slug, k), lambda k=k: chunks.script(k), counted=False)
+        drawn = [(name, by_name.get(name)) for name in chunks.drawn(k)]
+        key = settled.page_key(site.version, src, identity, drawn, k, chunks.grid.end(k))
+        if not pages.kept_settled(src, key):
+            pages.page(
+                src, chunks.digest(site.version, slug, k), lambda k=k: chunks.script(k), counted=False, settled=key
+            )
     return srcs, None
 
 
@@ -132,7 +161,8 @@ class LabelPages(Publisher):
         for label, ids in site.labels.items():
             grid = grid_for(ids)
             chunks = LabelChunks(site.series, grid, site.threshold, shas)
-            srcs, inline = _chunk_files(site, pages, chunks, label_chunks.rel, label_slug(label))
+            identity = f"{site.threshold!r} {[str(b) if b is not None else '' for b in grid.cells]} {grid.columns}"
+            srcs, inline = _chunk_files(site, pages, chunks, label_chunks.rel, label_slug(label), identity)
             metrics = report_metrics.label_tables(
                 site.series, ids, threshold_for=site.threshold_for, index=site.metric_index
             )

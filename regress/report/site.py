@@ -38,7 +38,7 @@ from regress.analysis import table as figures_table
 from regress.analysis.table import Table
 from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
-from regress.report import prefix_cache, steps_cache
+from regress.report import prefix_cache, settled, steps_cache
 from regress.report.builder import MANIFEST, SITE_FORMAT, Site
 from regress.report.data import Series, summarize
 from regress.report.steps_beside import Beside
@@ -91,7 +91,7 @@ def build(
     """
     started = time.perf_counter()
     repo_url = _check_repo_url(repo_url)
-    previous = _read_manifest(out)
+    previous, settled_before = _read_manifest(out)
     templates, plotly = _templates(), _plotly_js()
     gc_was_enabled = gc.isenabled()
     gc.disable()  # a million small records: the cyclic collector would triple the load time
@@ -109,7 +109,9 @@ def build(
             title=title or "regress",
             baseline=baseline,
         )
-        written, kept = site.write(previous, keep_unchanged=incremental, results=store.root, settle=later.settle)
+        written, kept = site.write(
+            previous, keep_unchanged=incremental, results=store.root, settle=later.settle, settled=settled_before
+        )
     except OSError as exc:
         raise RegressError(
             f"cannot write the site to {out}: {exc.strerror} ({exc.filename}); check the folder and free space"
@@ -159,6 +161,7 @@ def _load(store: Store, threshold: float, code, later: _LaterSteps) -> list[Seri
                     )
                 finally:
                     chart.close()
+                found.settled = settled.of(found.table, chart.fixed)
                 _keep_pairs(store, found, ids, digests)
     if not series:
         raise RegressError(f"no results in {store.root}; measure some commits first with `regress run`")
@@ -235,8 +238,9 @@ def _keep_pairs(store: Store, s: Series, code: dict[str, str], digests: dict[str
 # -- reading the folder ------------------------------------------------------
 
 
-def _read_manifest(out: Path) -> dict[str, str]:
-    """{relative path: digest of its inputs} of the site already in `out`."""
+def _read_manifest(out: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """{relative path: digest of its inputs} of the site already in `out`, and {data file: its settled
+    key} (report/settled.py)."""
     if out.exists() and not out.is_dir():
         raise RegressError(f"{out} is a file, not a folder; pass --out a folder for the site")
     path = out / MANIFEST
@@ -245,13 +249,17 @@ def _read_manifest(out: Path) -> dict[str, str]:
             raise RegressError(
                 f"{out} already has an index.html that regress did not write; pass --out an empty folder (or delete {out})"
             )
-        return {}
+        return {}, {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         files = data["files"] if data.get("format") == SITE_FORMAT else {}
+        keys = data.get("settled", {}) if isinstance(files, dict) and files else {}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        files = {}
-    return files if isinstance(files, dict) else {}
+        files, keys = {}, {}
+    if not isinstance(files, dict):
+        return {}, {}
+    ok = isinstance(keys, dict) and all(isinstance(v, str) for v in keys.values())
+    return files, keys if ok else {}
 
 
 def _templates() -> Path:

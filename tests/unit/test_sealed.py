@@ -10,6 +10,7 @@ import sqlite3
 import factories
 import numpy as np
 import pytest
+from chart_data import made
 
 from regress.analysis import changepoints, sealed, sealed_fit, trusted_levels
 from regress.analysis.partition import cuts_of, search
@@ -166,3 +167,25 @@ def test_the_site_build_keeps_the_prefix_and_an_incremental_build_reads_back_as_
         return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
     assert files(tmp_path / "site") == files(tmp_path / "afresh")
+
+
+def test_a_paired_site_past_a_seal_keeps_its_settled_chart_files_unmade_and_reads_back_as_a_full_build(tmp_path):
+    """Past a seal, the chart's levels below every newer run's reach are the sealed fit's alone
+    (`sealed_fit.chart_fixed`): their files are kept by their settled key (report/settled.py) after a
+    paired push, never made, and the site is the one a full build makes."""
+    results = tmp_path / "results"
+    shape = {"commits": sealed.SEAL + 12, "benchmarks": 3, "rounds": "5-6", "times": "3-4", "paired": True}
+    fabricate(results, machines=("ci-runner",), which=range(sealed.SEAL + 11), **shape)
+    report_site.build(Store(results), tmp_path / "site")
+    fabricate(results, machines=("ci-runner",), which=[sealed.SEAL + 11], **shape)
+    with made() as found:
+        report_site.build(Store(results), tmp_path / "site", incremental=True)
+    made_at = {k for _, _, k in found}
+    # Positions 0-499 settled; 500-999 hold 999, which the push at 1000 measured again in a newer run.
+    assert 0 not in made_at and 500 in made_at and sealed.SEAL in made_at
+    report_site.build(Store(results), tmp_path / "full")
+
+    def files(out):
+        return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+    assert files(tmp_path / "site") == files(tmp_path / "full")
