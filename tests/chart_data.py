@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+from regress.report import forked
 from regress.report.bench_chunks import Chunks
 from regress.report.label_chunks import LabelChunks
 
@@ -61,8 +62,11 @@ def label_page_data(page: Path) -> dict:
 
 @contextlib.contextmanager
 def made():
-    """The data files whose values a build made (digested), as (page kind, slug, first position)."""
+    """The data files whose values a build made (digested), as (page kind, slug, first position); made in
+    this process (report/forked.py forks nothing meanwhile), where the calls can be seen."""
     found = []
+    can_fork = forked.can_fork
+    forked.can_fork = lambda: False
     chunk_digest, label_digest = Chunks.digest, LabelChunks.digest
     Chunks.digest = lambda self, version, slug, k: (
         found.append(("bench", slug, k)) or chunk_digest(self, version, slug, k)
@@ -74,3 +78,4 @@ def made():
         yield found
     finally:
         Chunks.digest, LabelChunks.digest = chunk_digest, label_digest
+        forked.can_fork = can_fork

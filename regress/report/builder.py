@@ -162,13 +162,17 @@ class Site(ChartPages, OverviewPages):
         for name, key in (("regress.css", "css"), ("regress.js", "js")):
             pages.file(f"assets/{self.assets[key]}", self.static[name])
         pages.file("data/commits.js", self._commits_js())
-        for p in self.publishers:
-            p.early(self, pages)
-        settle()
-        self.changes = self._changes()
-        for p in self.publishers:
-            p.gather(self, results)
-            p.write(self, pages)
+        try:
+            for p in self.publishers:
+                p.early(self, pages)
+            settle()
+            self.changes = self._changes()
+            for p in sorted(self.publishers, key=lambda p: p.writes_late):  # those working beside the build last
+                p.gather(self, results)
+                p.write(self, pages)
+        finally:
+            for p in self.publishers:
+                p.close()
 
         for rel in set(previous) - set(pages.files):  # pages of benchmarks and labels that are gone
             stale = self.out / rel

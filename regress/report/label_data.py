@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,12 +78,12 @@ def label_inputs(series: Series, grid: Grid) -> LabelInputs | None:
     cells = grid.cells
     tracks = [series.tracks.get(bid) if bid is not None else None for bid in cells]
     fails = [series.failed.get(bid, ()) if bid is not None else () for bid in cells]
-    commits = sorted(
-        {int(c) for t in tracks if t is not None for c in t.commits} | {f.commit for fs in fails for f in fs}
-    )
-    if not commits:
+    # Every position a cell has a value or a failure at (a set of Python ints was 20 ms a label at 10,000 commits).
+    at = [t.commits for t in tracks if t is not None] + [np.asarray([f.commit for fs in fails for f in fs], np.int64)]
+    order = np.unique(np.concatenate(at).astype(np.int64, copy=False))
+    if not len(order):
         return None
-    order = np.asarray(commits, dtype=np.int64)
+    commits = order.tolist()
     medians = np.full((len(commits), len(cells)), np.nan)
     figures = np.ones((len(commits), len(cells)), dtype=np.int64)
     for k, t in enumerate(tracks):
@@ -150,9 +151,7 @@ def judged_cells(series: Series, inputs: LabelInputs) -> dict[int, list[list[str
     or None where the cell has no verdict (the first measurement, not measured, failed)."""
     out = {}
     history = series.history
-    for ci in inputs.commits:
-        if ci < series.judged_from:
-            continue
+    for ci in inputs.commits[bisect.bisect_left(inputs.commits, series.judged_from) :]:
         judged = series.verdicts.get(ci, {})
         cells = []
         for bid in inputs.cells:

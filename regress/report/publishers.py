@@ -13,18 +13,23 @@ the builder.
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 from pathlib import Path
 
 from markupsafe import Markup
 
-from regress.report import bench_chunks, explain_panel, label_chunks, settled
+from regress.report import bench_chunks, explain_panel, forked, label_chunks, settled
 from regress.report import metrics as report_metrics
+from regress.report.chunk_grid import Grid
 from regress.report.data import VERDICT_COMMITS
 from regress.report.files import script_json
 from regress.report.files import write as write_file
+from regress.report.forked import Forked
 from regress.report.label_chunks import LabelChunks
 from regress.report.label_data import grid_for
 from regress.report.links import bench_slug, label_slug
+from regress.storage.computed import plain
 
 
 class Pages:
@@ -39,24 +44,51 @@ class Pages:
         self.files: dict[str, str] = {}
         self.settled: dict[str, str] = {}
         self.written = self.kept = 0
+        self._listed: dict[str, set[str]] = {}  # folder -> the files in it, listed once (a stat a file: 0.2 s)
+
+    def _exists(self, rel: str) -> bool:
+        folder, _, name = rel.rpartition("/")
+        names = self._listed.get(folder)
+        if names is None:
+            try:
+                with os.scandir(self.out / folder) as it:
+                    names = {e.name for e in it if e.is_file()}
+            except OSError:
+                names = set()
+            self._listed[folder] = names
+        return name in names
 
     def page(self, rel: str, digest: str | None, render, *, counted: bool = True, settled: str | None = None) -> None:
         """A page: kept when incremental and its digest is the last build's, else `render()`ed and written.
         `counted`: False for a page's data file (a chart's chunk of points), left out of the counts.
         `settled`: the data file's settled key, kept in the manifest for the next build (`kept_settled`)."""
-        if (
-            self.keep_unchanged
-            and digest is not None
-            and self.previous.get(rel) == digest
-            and (self.out / rel).is_file()
-        ):
+        if self.keep_unchanged and digest is not None and self.previous.get(rel) == digest and self._exists(rel):
             self.kept += counted
         else:
             write_file(self.out / rel, render())
             self.written += counted
+            folder, _, name = rel.rpartition("/")
+            self._listed.get(folder, set()).add(name)
         self.files[rel] = digest or ""
         if settled is not None:
             self.settled[rel] = settled
+
+    def fork(self) -> Pages:
+        """A Pages like this one with nothing recorded yet: what a child's part of the build records."""
+        return Pages(self.out, self.previous, keep_unchanged=self.keep_unchanged, settled=self.previous_settled)
+
+    def state(self) -> dict:
+        return {"files": self.files, "settled": self.settled, "written": self.written, "kept": self.kept}
+
+    def absorb(self, state: dict) -> None:
+        """What a child's Pages recorded (`state`), as if recorded here."""
+        files, settled, written, kept = state["files"], state["settled"], int(state["written"]), int(state["kept"])
+        if not (isinstance(files, dict) and isinstance(settled, dict)):
+            raise TypeError("not a Pages state")
+        self.files.update(files)
+        self.settled.update(settled)
+        self.written += written
+        self.kept += kept
 
     def kept_settled(self, rel: str, settled: str | None) -> bool:
         """A data file whose settled key is the last build's: kept, its digest with it, its values never made."""
@@ -65,7 +97,7 @@ class Pages:
             or not self.keep_unchanged
             or self.previous_settled.get(rel) != settled
             or rel not in self.previous
-            or not (self.out / rel).is_file()
+            or not self._exists(rel)
         ):
             return False
         self.files[rel], self.settled[rel] = self.previous[rel], settled
@@ -78,6 +110,9 @@ class Pages:
 
 
 class Publisher:
+    # A publisher whose early part runs beside the rest of the build writes after the others (it waits).
+    writes_late = False
+
     def early(self, site, pages: Pages) -> None:
         """Write what needs no change points (`site.changes` and each series' steps are not known yet)."""
 
@@ -91,19 +126,64 @@ class Publisher:
     def write(self, site, pages: Pages) -> None:
         """Write the rest, the change points known."""
 
+    def close(self) -> None:
+        """Anything still running beside the build stopped (the build failed before it was written)."""
+
 
 class BenchPages(Publisher):
-    """A chart page per benchmark, its points in chunk files (report/bench_chunks.py)."""
+    """A chart page per benchmark, its points in chunk files (report/bench_chunks.py). The points are
+    made and the files written in a forked child (report/forked.py) while the build makes the label
+    pages, judges the change points and writes the overview: they need none of it. The pages
+    themselves, which show the change points, are written once the child has answered."""
+
+    writes_late = True
 
     def __init__(self) -> None:
         self.shells: dict = {}
+        self.child: Forked | None = None
 
     def early(self, site, pages: Pages) -> None:
+        if site.series and not Grid(max(len(s.history) for s in site.series)).inline and forked.can_fork():
+            part = pages.fork()
+            self.child = Forked(lambda: self._sent(site, part), fork=True)
+        if self.child is None or not self.child.started:
+            self._make(site, pages)
+
+    def _make(self, site, pages: Pages) -> None:
         for bid in site.ids:
             shell, chunks = site.bench_data(bid)
             self.shells[bid] = (shell, _chunk_files(site, pages, chunks, bench_chunks.rel, bench_slug(bid)))
 
+    def _sent(self, site, part: Pages) -> bytes:
+        """In the child: every chart's data files written (recorded in `part`), and what the pages need."""
+        self._make(site, part)
+        shells = [[self.shells[bid][0], self.shells[bid][1][0]] for bid in site.ids]
+        return json.dumps({"shells": shells, "pages": part.state()}, default=plain).encode()
+
+    def _joined(self, site, pages: Pages) -> None:
+        """The child's part taken in, or (no answer, or one that does not read) made here."""
+        data, self.child = self.child.get(), None
+        if data is not None:
+            try:
+                found = json.loads(data)
+                shells = found["shells"]
+                if len(shells) != len(site.ids):
+                    raise ValueError("shells of other benchmarks")
+                self.shells = {bid: (shell, (list(srcs), None)) for bid, (shell, srcs) in zip(site.ids, shells)}
+                pages.absorb(found["pages"])
+                return
+            except (ValueError, KeyError, TypeError):
+                self.shells = {}
+        self._make(site, pages)
+
+    def close(self) -> None:
+        if self.child is not None:
+            self.child.stop()
+            self.child = None
+
     def write(self, site, pages: Pages) -> None:
+        if self.child is not None:
+            self._joined(site, pages)
         for bid in site.ids:
             shell, (srcs, inline) = self.shells.pop(bid)
             data = script_json(site.bench_steps(bid, shell))

@@ -5,47 +5,24 @@ change points afresh (`changepoints.candidates`: every benchmark's levels
 fitted and segmented), and the pages that don't show them (each chart's
 points, the label pages' tables, the recent verdicts) need none of it. The
 search is pure numpy over the series' table, already in memory, and reads
-no file: a forked child runs it and sends its candidates back as JSON,
-while the build goes on; the build judges them (compare across each,
-through the kept verdicts) once a page needs the steps. Where fork is not
-to be had (not Linux, one CPU, other threads running) the build runs the search itself when asked,
-and it does so too if the child fails or sends what does not read back:
-the same candidates either way. A child that stops using the CPU before it
-has answered (stuck on a lock it inherited from the parent) is stopped
-after STALLED seconds and the build searches itself.
+no file: a forked child (`forked.Forked`) runs it and sends its candidates
+back as JSON, while the build goes on; the build judges them (compare across
+each, through the kept verdicts) once a page needs the steps. Where there is
+no child, or it fails or sends what does not read back, the build runs the
+search itself when asked: the same candidates either way.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import select
-import signal
-import sys
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from regress.analysis.changepoints import Candidate, Search
 from regress.core.records import BenchmarkId
 from regress.report import prefix_cache
+from regress.report.forked import Forked
 from regress.report.verdict_cache import bid_fields
-
-# A child that has used no CPU for this long without finishing is stuck (it only computes): stopped.
-STALLED = 10.0
-
-
-def can_fork() -> bool:
-    """Linux, more than one CPU to run on, and no other thread (one could hold a lock the child needs)."""
-    return sys.platform.startswith("linux") and _cpus() > 1 and threading.active_count() == 1
-
-
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 @dataclass(frozen=True)
@@ -86,27 +63,12 @@ class Beside:
 
     def __init__(self, compute: Callable[[], Search], *, fork: bool | None = None) -> None:
         self.compute = lambda: found_of(compute())
-        self.pid: int | None = None
-        self.fd: int | None = None
         self.value: Found | None = None
-        if fork if fork is not None else can_fork():
-            self._start()
+        self.child = Forked(lambda: _frame(self.compute()), fork=fork)
 
-    def _start(self) -> None:
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: compute, send, and leave without running the parent's exit handlers
-            status = 1
-            try:
-                os.close(r)
-                data = _frame(self.compute())
-                with os.fdopen(w, "wb") as out:
-                    out.write(data)
-                status = 0
-            finally:
-                os._exit(status)
-        os.close(w)
-        self.pid, self.fd = pid, r
+    @property
+    def pid(self) -> int | None:
+        return self.child.pid
 
     def get(self) -> Found:
         if self.value is None:
@@ -115,53 +77,13 @@ class Beside:
 
     def stop(self) -> None:
         """The child, if still running, killed and reaped (the build failed before it asked)."""
-        if self.pid is not None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
-            except OSError:
-                pass
-            os.close(self.fd)
-            self.pid = self.fd = None
+        self.child.stop()
 
     def _collect(self) -> Found:
-        if self.pid is None:
-            return self.compute()
-        data = self._read()
-        if data is None:  # the child stopped working (a lock it inherited, say): it goes, the search is done here
-            self.stop()
-            return self.compute()
-        _, status = os.waitpid(self.pid, 0)
-        os.close(self.fd)
-        self.pid = self.fd = None
-        if os.waitstatus_to_exitcode(status) == 0:
+        data = self.child.get()
+        if data is not None:
             try:
                 return _unframe(data)
             except (ValueError, TypeError):
                 pass
-        return self.compute()  # the child failed: the same search here
-
-    def _read(self) -> bytes | None:
-        """All the child sends, or None once it has used no CPU for STALLED seconds without finishing."""
-        parts, used = [], _cpu_ticks(self.pid)
-        while True:
-            ready, _, _ = select.select([self.fd], [], [], STALLED)
-            if ready:
-                part = os.read(self.fd, 1 << 20)
-                if not part:
-                    return b"".join(parts)
-                parts.append(part)
-                continue
-            now = _cpu_ticks(self.pid)
-            if now is not None and now == used:
-                return None
-            used = now
-
-
-def _cpu_ticks(pid: int) -> int | None:
-    """The process's user + system CPU time so far, in clock ticks (/proc/<pid>/stat); None if unknown."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])
-    except (OSError, IndexError, ValueError):
-        return None
+        return self.compute()  # no child, or it failed: the same search here

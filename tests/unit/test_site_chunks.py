@@ -10,8 +10,10 @@ import shutil
 import pytest
 from chart_data import chart_data, label_page_data, made
 
+from regress.report import forked
 from regress.report import site as report_site
 from regress.report.chunk_grid import CHUNK, PIECES
+from regress.report.publishers import BenchPages
 from regress.storage.store import Store
 from scripts.fabricate_history import fabricate
 
@@ -101,3 +103,32 @@ def test_a_settled_file_is_kept_unmade_and_made_again_once_a_commit_it_holds_cha
         assert {
             f.relative_to(site).as_posix() for f in (site / "data" / kind).rglob("0.js") if f.stat().st_mtime != OLD
         }
+
+
+def test_chart_files_made_beside_the_build_are_the_ones_made_in_it_and_a_failed_child_changes_nothing(
+    grown, tmp_path, monkeypatch
+):
+    results, _, _, _ = grown
+
+    def files(out):
+        return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+    def built(name: str) -> dict:
+        out = tmp_path / name
+        report_site.build(Store(results), out)
+        return files(out)
+
+    starts = []
+    real_start = forked.Forked._start
+    monkeypatch.setattr(forked.Forked, "_start", lambda self, work: starts.append(1) or real_start(self, work))
+    monkeypatch.setattr(forked, "can_fork", lambda: False)
+    alone = built("alone")
+    assert starts == []
+    monkeypatch.setattr(forked, "can_fork", lambda: True)
+    assert built("beside") == alone and len(starts) == 1  # the chart files (the change points were kept)
+    # A child that fails, or answers what does not read: the build makes the files itself, the same.
+    real_sent = BenchPages._sent
+    monkeypatch.setattr(BenchPages, "_sent", lambda self, site, part: 1 / 0)
+    assert built("failed") == alone and len(starts) == 2
+    monkeypatch.setattr(BenchPages, "_sent", lambda self, site, part: real_sent(self, site, part)[:-9])
+    assert built("garbled") == alone and len(starts) == 3

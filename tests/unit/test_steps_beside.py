@@ -12,8 +12,8 @@ import pytest
 
 from regress.analysis import changepoints
 from regress.analysis.table import Table
+from regress.report import forked as forked_child
 from regress.report import site as report_site
-from regress.report import steps_beside
 from regress.report.steps_beside import Beside, Found, decode, encode
 from regress.storage import summary
 from regress.storage.store import Store
@@ -77,23 +77,23 @@ def test_a_site_built_with_the_search_beside_it_is_the_site_built_without(folder
         return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
     forked = []
-    real_start = Beside._start
-    monkeypatch.setattr(Beside, "_start", lambda self: forked.append(1) or real_start(self))
+    real_start = forked_child.Forked._start
+    monkeypatch.setattr(forked_child.Forked, "_start", lambda self, work: forked.append(1) or real_start(self, work))
     store = Store(folder)
-    monkeypatch.setattr(steps_beside, "can_fork", lambda: True)
+    monkeypatch.setattr(forked_child, "can_fork", lambda: True)
     report_site.build(store, tmp_path / "beside")
     assert forked == [1]
     with sqlite3.connect(folder / summary.FILE) as db:  # nothing kept from that build: search and judge again
         db.execute("DELETE FROM computed")
     db.close()
-    monkeypatch.setattr(steps_beside, "can_fork", lambda: False)
+    monkeypatch.setattr(forked_child, "can_fork", lambda: False)
     report_site.build(store, tmp_path / "alone")
     assert forked == [1]
     assert files(tmp_path / "beside") == files(tmp_path / "alone")
 
 
 def test_a_child_that_stops_working_is_stopped_and_the_build_searches(monkeypatch):
-    monkeypatch.setattr(steps_beside, "STALLED", 0.3)
+    monkeypatch.setattr(forked_child, "STALLED", 0.3)
     parent = os.getpid()
 
     def compute():
