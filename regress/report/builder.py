@@ -141,6 +141,7 @@ class Site(ChartPages, OverviewPages):
         results: Path,
         settle=lambda: None,
         settled: dict[str, str] | None = None,
+        judge=lambda: None,
     ) -> tuple[int, int]:
         """Write the site; returns (pages written, pages kept as they were).
 
@@ -150,7 +151,8 @@ class Site(ChartPages, OverviewPages):
         fills in each series' change points (found beside the build); what needs
         none is written before it is called. `results`: the folder publishers
         read beyond the series (stored explain profiles, ...). `settled`: the data files' settled keys
-        the last build recorded (report/settled.py).
+        the last build recorded (report/settled.py). `judge()` makes each series' recent verdicts, which
+        the label pages and the overview show: called once the work beside the build has started.
         """
         pages = Pages(self.out, previous, keep_unchanged=keep_unchanged, settled=settled)
         self.out.mkdir(parents=True, exist_ok=True)
@@ -163,8 +165,14 @@ class Site(ChartPages, OverviewPages):
             pages.file(f"assets/{self.assets[key]}", self.static[name])
         pages.file("data/commits.js", self._commits_js())
         try:
-            for p in self.publishers:
+            # What runs beside the build (the chart files: report/forked.py) starts first, then the verdicts.
+            late = [p for p in self.publishers if p.writes_late]
+            for p in late:
                 p.early(self, pages)
+            judge()
+            for p in self.publishers:
+                if p not in late:
+                    p.early(self, pages)
             settle()
             self.changes = self._changes()
             for p in sorted(self.publishers, key=lambda p: p.writes_late):  # those working beside the build last

@@ -118,6 +118,7 @@ def summarize(
     judge=compare,
     steps=find_steps,
     fit_levels=None,
+    verdicts: bool = True,
 ) -> Series:
     """Fill in tracks, failures, change points and recent verdicts from the series' figures.
 
@@ -126,6 +127,8 @@ def summarize(
     series came without one: at 1,000 commits x 200 benchmarks a walk over every
     round costs seconds, the table's arrays milliseconds. `fit_levels(table, code)`: the chart's
     levels (`sealed_fit.chart`'s; the site build's keeps the sealed part from one build to the next).
+    Without `verdicts` the recent verdicts are left for the caller (`judge_recent`: the site build judges
+    them while its chart files are made beside it).
     """
     t = series.table if series.table is not None else Table.of(series.history, site=True)
     series.table, series.history = t, t.history
@@ -157,7 +160,8 @@ def summarize(
         )
     if steps is not None:  # None: the caller fills them in (the site build, beside the rest: report/steps_beside.py)
         series.steps = steps(t, threshold=threshold, code=code)  # or kept ones (report/steps_cache.py)
-    judge_recent(series, threshold=threshold, code=code, judge=judge)
+    if verdicts:
+        judge_recent(series, threshold=threshold, code=code, judge=judge)
     return series
 
 

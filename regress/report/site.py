@@ -30,6 +30,7 @@ import importlib.util
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,7 +41,7 @@ from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
 from regress.report import prefix_cache, settled, steps_cache
 from regress.report.builder import MANIFEST, SITE_FORMAT, Site
-from regress.report.data import Series, summarize
+from regress.report.data import Series, judge_recent, summarize
 from regress.report.steps_beside import Beside
 from regress.report.verdict_cache import CachedCompare
 from regress.storage import computed, derived, summary
@@ -97,7 +98,7 @@ def build(
     gc.disable()  # a million small records: the cyclic collector would triple the load time
     later = _LaterSteps(store, threshold)
     try:
-        all_series = _load(store, threshold, code, later)
+        all_series, judge = _load(store, threshold, code, later)
         site = Site(
             out,
             all_series,
@@ -110,7 +111,12 @@ def build(
             baseline=baseline,
         )
         written, kept = site.write(
-            previous, keep_unchanged=incremental, results=store.root, settle=later.settle, settled=settled_before
+            previous,
+            keep_unchanged=incremental,
+            results=store.root,
+            settle=later.settle,
+            settled=settled_before,
+            judge=judge,
         )
     except OSError as exc:
         raise RegressError(
@@ -141,9 +147,10 @@ def _check_repo_url(url: str) -> str:
     return url
 
 
-def _load(store: Store, threshold: float, code, later: _LaterSteps) -> list[Series]:
-    """Every series with its tracks and recent verdicts; its change points are `later`'s (found beside the build)."""
-    series = []
+def _load(store: Store, threshold: float, code, later: _LaterSteps) -> tuple[list[Series], Callable[[], None]]:
+    """Every series with its tracks; its change points are `later`'s (found beside the build), and its recent
+    verdicts are the returned call's to judge (the build makes them while its chart files are made beside it)."""
+    series, verdicts = [], []
     for machine in store.machines():
         for env in store.envs(machine):
             table, digests = _table(store, machine, env)
@@ -157,15 +164,21 @@ def _load(store: Store, threshold: float, code, later: _LaterSteps) -> list[Seri
                 chart = prefix_cache.ChartLevels(store, machine, env)
                 try:
                     series.append(
-                        summarize(found, threshold=threshold, code=ids, judge=judge, steps=None, fit_levels=chart)
+                        summarize(found, threshold=threshold, code=ids, steps=None, fit_levels=chart, verdicts=False)
                     )
                 finally:
                     chart.close()
                 found.settled = settled.of(found.table, chart.fixed)
-                _keep_pairs(store, found, ids, digests)
+                verdicts.append((found, ids, judge, digests))
     if not series:
         raise RegressError(f"no results in {store.root}; measure some commits first with `regress run`")
-    return series
+
+    def judge_all() -> None:
+        for found, ids, judge, digests in verdicts:
+            judge_recent(found, threshold=threshold, code=ids, judge=judge)
+            _keep_pairs(store, found, ids, digests)
+
+    return series, judge_all
 
 
 class _LaterSteps:

@@ -170,7 +170,8 @@ def test_a_build_keeps_the_same_code_pairs_compare_would_read_the_history_for(fo
 
     store = Store(folder)
     later = site._LaterSteps(store, 0.05)
-    site._load(store, 0.05, None, later)
+    _, judge = site._load(store, 0.05, None, later)
+    judge()  # the recent verdicts, whose allowances compute the pairs
     later.settle()
     shas = [c.commit.sha for c in summary.commits(store, MACHINE, ENV)]
 
