@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from regress.analysis import levels
 from regress.analysis.partition import Checkpoint
+from regress.analysis.sealed_rows import rows_digest
+from regress.analysis.table_blocks import BLOCK
 from regress.core.records import BenchmarkId
 
 # Positions below the last multiple of this are sealed.
@@ -32,7 +33,8 @@ SEAL = 1000
 # A benchmark's noise scale, centre and checkpoint are its sealed levels' where it has this many.
 FEWEST = 100
 # Bump when the sealed part's rule changes: a kept prefix of another rule is never read.
-RULE = "sealed/2"
+# 3: the run rows hashed a BLOCK of positions at a time (`sealed_rows`), kept blocks' digests as they were made.
+RULE = "sealed/3"
 
 
 def point(n: int) -> int:
@@ -72,24 +74,21 @@ def open_rows(t, s: int) -> np.ndarray:
 def digest(t, code: dict[str, str], s: int, opened: np.ndarray, salt, off=()) -> str:
     """Of everything the sealed levels are fitted from: the sealed positions' commits and code
     identities, and the sealed run rows alone (their benchmarks' and runs' names, the runs' CPU
-    models, round counts and fastest rounds); `off`, the positions whose lone runs are left out.
+    models, round counts and fastest rounds: `sealed_rows.rows_digest`, a BLOCK of positions at a
+    time, a kept figures block's as it was made); `off`, the positions whose lone runs are left out.
     A newer run's rows are not in it, even at a sealed position: a push that measures the
     commit before it again (a paired push, the workflow's) leaves the sealed part as it was.
     `salt`: what tells fits of other rows apart (the search's threshold)."""
     h = hashlib.blake2b(f"{RULE} {SEAL} {s} {salt!r}".encode())
     h.update("\n".join(f"{c.commit.sha} {code.get(c.commit.sha)}" for c in t.history[:s]).encode())
-    rows = np.flatnonzero(~opened)  # all below s
-    # Codes by name, not by their place among every run and benchmark (a new run's name moves those).
-    runs, run = np.unique(t.run[rows], return_inverse=True)
-    benches, bench = np.unique(t.run_bench[rows], return_inverse=True)
-    for a in (t.run_pos[rows], bench, run, t.run_n[rows], t.low[:, rows]):
-        h.update(np.ascontiguousarray(a).tobytes())
-    h.update(repr([(b.label, b.sub_label, b.description, b.num_threads) for b in (t.ids[k] for k in benches)]).encode())
-    h.update("\n".join(t.run_names[k] for k in runs.tolist()).encode())
-    # Each sealed (position, run)'s CPU model, as the fit reads it (`levels.run_models`).
-    width = max(len(t.run_names), 1)
-    pairs = np.unique(t.run_pos[rows].astype(np.int64) * width + t.run[rows]).tolist()
-    models = levels.run_models(t, [k // width for k in pairs], [t.run_names[k % width] for k in pairs])
-    h.update(repr(models).encode())
+    made = {(a, b): rows for a, b, _, rows in getattr(t, "blocks", ())}
+    for a in range(0, s, BLOCK):
+        b = min(a + BLOCK, s)
+        r0, r1 = np.searchsorted(t.run_pos, [a, b])
+        newer = opened[r0:r1]
+        if (a, b) in made and not newer.any():
+            h.update(made[a, b].encode())  # as its kept block was made: the same rows, the same digest
+        else:
+            h.update(rows_digest(t, a, b, ~newer).encode())
     h.update(repr(sorted(p for p in off if p < s)).encode())
     return h.hexdigest()

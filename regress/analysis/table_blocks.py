@@ -23,12 +23,13 @@ import struct
 import numpy as np
 
 from regress.analysis import figures as file_figures
+from regress.analysis.sealed_rows import rows_digest
 from regress.core.records import BenchmarkId
 
 BLOCK = 100
 TAIL = 10
 # Bump when what a block holds changes (its kind holds the analysis code too).
-VERSION = 1
+VERSION = 2  # 2: the digest of its run rows (`sealed_rows.rows_digest`), made as it is joined
 _FIELD, _SEP = "\x1f", "\x1e"
 # (name, dtype) of the row arrays, the run-row arrays, and the per-position one, in the blob's order.
 _ARRAYS = (
@@ -75,14 +76,15 @@ def assemble(kept, table_cls):
     parts, end, keyed = [], 0, []
     for a, b in spans(n):
         k = key(kept.shas[a:b], kept.digests[a:b])
-        if k is not None:
-            keyed.append((a, b, k))
         data = kept.blocks.get(k) if k is not None else None
         part = _decoded(data, cache, table_cls, b - a) if data is not None else None
         if part is None:
             part = joined(a, b)
+            part.blocks = ((0, b - a, "", rows_digest(part, 0, b - a)),)
             if k is not None:
                 kept.blocks.put(k, encode(part))
+        if k is not None:
+            keyed.append((a, b, k, part.blocks[0][3]))
         parts.append(part)
         end = b
     if end < n or not parts:
@@ -144,8 +146,12 @@ def _bid_key(b: BenchmarkId) -> str:
 
 
 def encode(t) -> bytes:
+    """A block's blob: its table (positions from 0), and the digest of its run rows (`blocks`' own, if made)."""
+    n = len(t.reference)
+    made = [rows for a, b, _, rows in t.blocks if (a, b) == (0, n)]
     head = {
         "v": VERSION,
+        "rows": made[0] if made else rows_digest(t, 0, n),
         "ids": [_bid_key(b) for b in t.ids],
         "runs": list(t.run_names),
         "shapes": [list(np.shape(getattr(t, name))) for name, _ in _ARRAYS],
@@ -181,6 +187,9 @@ def decode(blob: bytes, cache: dict, table_cls):
         bench, run = arrays["bench"], arrays["run"]
         if (len(bench) and int(bench.max()) >= len(ids)) or (len(run) and int(run.max()) >= len(head["runs"])):
             raise ValueError("a block naming a benchmark or run it does not list")
+        rows = head["rows"]
+        if not isinstance(rows, str):
+            raise TypeError("a block without the digest of its rows")
         return table_cls(
             history=[],
             load=None,
@@ -188,6 +197,7 @@ def decode(blob: bytes, cache: dict, table_cls):
             messages={int(k): str(v) for k, v in head["messages"].items()},
             units={int(k): str(v) for k, v in head["units"].items()},
             run_names=[str(r) for r in head["runs"]],
+            blocks=((0, len(arrays["reference"]), "", rows),),
             **arrays,
         )
     except (struct.error, KeyError, TypeError, AttributeError, UnicodeDecodeError, json.JSONDecodeError) as exc:

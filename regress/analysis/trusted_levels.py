@@ -74,7 +74,8 @@ def sealed_series(
     for bid, (positions, nodes, logs) in found.points.items():
         # One point per position, in history order; the same code as the point before: one level.
         keep_point = np.r_[True, nodes[1:] != nodes[:-1]] if len(nodes) else np.zeros(0, dtype=bool)
-        out[bid] = (positions[keep_point].tolist(), [math.exp(v) for v in logs[keep_point].tolist()])
+        # numpy's exp: math.exp a value was two million calls, half a second, at 10,000 commits
+        out[bid] = (positions[keep_point].tolist(), np.exp(logs[keep_point]).tolist())
     return out, found.key, found.below
 
 

@@ -37,7 +37,7 @@ def rule() -> str:
 class Settled:
     """One series' settled positions: those below `upto`, each range of them named by `key`."""
 
-    def __init__(self, upto: int, blocks: tuple[tuple[int, int, str], ...], levels: str) -> None:
+    def __init__(self, upto: int, blocks: tuple[tuple[int, int, str, str], ...], levels: str) -> None:
         self.upto, self.blocks, self.levels = upto, blocks, levels
         self._keys: dict[tuple[int, int], str | None] = {}
 
@@ -46,7 +46,7 @@ class Settled:
         if b is None or b > self.upto:
             return None
         if (a, b) not in self._keys:
-            parts = [k for x, y, k in self.blocks if x < b and y > a]
+            parts = [k for x, y, k, _ in self.blocks if x < b and y > a]
             self._keys[a, b] = hashlib.sha1(" ".join([self.levels, *parts]).encode()).hexdigest()
         return self._keys[a, b]
 
@@ -56,7 +56,7 @@ def of(table, fixed: tuple[str, int] | None) -> Settled:
     fixed. `fixed`: the chart's sealed digest and reach (`prefix_cache.ChartLevels.fixed`); None where
     every level is the measured one (no fit: the table's rows alone)."""
     upto = 0
-    for a, b, _ in table.blocks:
+    for a, b, _, _ in table.blocks:
         if a != upto:
             break
         upto = b
