@@ -25,6 +25,7 @@ import numpy as np
 
 from regress.analysis.partition import Checkpoint
 from regress.analysis.sealed_rows import rows_digest
+from regress.analysis.table import bounds
 from regress.analysis.table_blocks import BLOCK
 from regress.core.records import BenchmarkId
 
@@ -84,7 +85,7 @@ def digest(t, code: dict[str, str], s: int, opened: np.ndarray, salt, off=()) ->
     made = {(a, b): rows for a, b, _, rows in getattr(t, "blocks", ())}
     for a in range(0, s, BLOCK):
         b = min(a + BLOCK, s)
-        r0, r1 = np.searchsorted(t.run_pos, [a, b])
+        r0, r1 = bounds(t.run_pos, a, b)
         newer = opened[r0:r1]
         if (a, b) in made and not newer.any():
             h.update(made[a, b].encode())  # as its kept block was made: the same rows, the same digest

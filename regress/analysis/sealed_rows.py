@@ -40,7 +40,7 @@ def _ranks(found: np.ndarray, names) -> tuple[np.ndarray, list]:
 def rows_digest(t, a: int, b: int, keep: np.ndarray | None = None) -> str:
     """Of the run rows at positions a to b (excluded), those of `keep` (a mask over them; all by default):
     positions from a, benchmarks and runs by name, round counts, fastest rounds, CPU models."""
-    r0, r1 = np.searchsorted(t.run_pos, [a, b])
+    r0, r1 = np.searchsorted(t.run_pos, np.asarray([a, b], dtype=t.run_pos.dtype)).tolist()  # no int64 copy
     rows = np.arange(r0, r1) if keep is None else r0 + np.flatnonzero(keep)
     h = hashlib.blake2b(f"rows {b - a} {len(rows)}".encode())
     if len(rows):

@@ -20,7 +20,9 @@ _ALLOWED = {(cls.__module__, cls.__name__): cls for cls in (*_RECORDS, LightResu
 ERRORS = (pickle.UnpicklingError, EOFError, TypeError, ValueError, AttributeError)
 
 
-class _Unpickler(pickle.Unpickler):
+class Unpickler(pickle.Unpickler):
+    """Builds only regress's records (and plain Python values); any other class is refused."""
+
     def find_class(self, module: str, name: str):
         try:
             return _ALLOWED[(module, name)]
@@ -29,7 +31,7 @@ class _Unpickler(pickle.Unpickler):
 
 
 def load(blob: bytes, kind: type):
-    value = _Unpickler(io.BytesIO(blob)).load()
+    value = Unpickler(io.BytesIO(blob)).load()
     if not isinstance(value, kind):
         raise pickle.UnpicklingError(f"not a {kind.__name__}")
     return value

@@ -38,7 +38,7 @@ from pathlib import Path
 from regress.core import records
 from regress.core.errors import RegressError
 from regress.core.history import history_order
-from regress.storage import blob_digests, branch_files, codec, entry_pickle
+from regress.storage import blob_digests, branch_files, codec, entry_pickle, header_buckets
 from regress.storage.light import header, light
 
 FILE = ".summary.sqlite"
@@ -220,6 +220,7 @@ _COLUMNS = {
 
 def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str) -> list:
     at, kind, made = _COLUMNS[column]
+    bucketed = column == "header"  # headers: the unchanged ones read a bucket at a time (header_buckets.py)
     folder = store.root / machine / env
     files: dict[str, os.stat_result] = {}
     if folder.is_dir():
@@ -231,13 +232,15 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
     rows = {
         sha: (size, mtime, digest, blob, error)
         for sha, size, mtime, digest, blob, error in db.execute(
-            f"SELECT sha, size, mtime_ns, digest, {column}, error FROM entries WHERE machine = ? AND env = ?",
+            f"SELECT sha, size, mtime_ns, digest, {'NULL' if bucketed else column}, error FROM entries"
+            " WHERE machine = ? AND env = ?",
             (machine, env),
         )
     }
     known = blob_digests.known(db, list(on_branch.values())) if on_branch else {}
     out: list = []
     writes, touches, blobs = [], [], []
+    current: dict[str, str] = {}  # sha -> content digest of an unchanged entry whose header is read so
     for sha in sorted({*files, *on_branch}):
         st = files.get(sha)
         row = rows.get(sha)
@@ -278,6 +281,9 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
         if error is not None:
             store.refused.append(error)
             continue
+        if blob is None and bucketed and row is not None and row[2]:
+            current[sha] = row[2]
+            continue
         try:
             out.append(entry_pickle.load(blob, kind))
         except entry_pickle.ERRORS:
@@ -288,6 +294,29 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
                 out.append(made(result))
     gone = [(machine, env, sha) for sha in rows if sha not in files and sha not in on_branch]
     _write(db, writes, touches, gone, blobs)
+    if current:
+        out.extend(_bucketed(store, db, machine, env, current))
+    return out
+
+
+def _bucketed(store, db: sqlite3.Connection, machine: str, env: str, current: dict[str, str]) -> list:
+    """The headers of these unchanged entries, a bucket at a time; entry by entry where that fails."""
+    try:
+        return list(header_buckets.read(db, machine, env, current, _VERSION).values())
+    except (sqlite3.Error, *entry_pickle.ERRORS):
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+    out = []
+    for sha in current:
+        (_, blob), *_ = header_buckets.listed(db, machine, env, [sha]) or [(sha, None)]
+        try:
+            out.append(entry_pickle.load(blob, records.CommitResult))
+        except (*entry_pickle.ERRORS, TypeError):
+            # An entry that does not read back is rebuilt from its file next time; now the file is read.
+            _write(db, [(machine, env, sha, -1, -1, "", None, None, None, None)], [], [])
+            result = store.load_or_refuse(machine, env, sha)
+            if result is not None:
+                out.append(header(result))
     return out
 
 
