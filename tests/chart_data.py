@@ -15,19 +15,24 @@ from regress.report.label_chunks import LabelChunks
 _PUSH = re.compile(r"^\(window\.REGRESS_CHUNKS = window\.REGRESS_CHUNKS \|\| \[\]\)\.push\((.*)\);\n$", re.S)
 
 
-def _chunks(page: Path, text: str, kind: str) -> list[dict]:
+def _chunks(page: Path, text: str, kind: str, slug: str = "") -> list[dict]:
     """The page's chunks, in order: its chunk files', or the one it holds inline (a history shorter
-    than a chunk)."""
-    srcs = re.findall(rf'<script src="\.\./(data/{kind}/[^"]+\.js)"></script>', text)
+    than a chunk). A chart's newest pieces are shared by its label's charts (report/open_pieces.py):
+    its own values there are under its `slug`."""
+    srcs = re.findall(rf'<script src="\.\./(data/(?:{kind}|open)/[^"]+\.js)"></script>', text)
     scripts = [(page.parent.parent / src).read_text(encoding="utf-8") for src in srcs]
     scripts += re.findall(r"<script>(\(window\.REGRESS_CHUNKS.*?\n)</script>", text, re.S)
-    return sorted((json.loads(_PUSH.match(s).group(1)) for s in scripts), key=lambda c: c["k"])
+    chunks = [json.loads(_PUSH.match(s).group(1)) for s in scripts]
+    chunks = [
+        {"k": c["k"], **c["benches"].get(slug, {"series": {}, "metrics": {}})} if "benches" in c else c for c in chunks
+    ]
+    return sorted(chunks, key=lambda c: c["k"])
 
 
 def chart_data(page: Path) -> dict:
     text = page.read_text(encoding="utf-8")
     data = json.loads(re.search(r'id="bench-data">(.*?)</script>', text, re.S).group(1))
-    chunks = _chunks(page, text, "bench")
+    chunks = _chunks(page, text, "bench", data.get("slug", ""))
     for s in data["series"]:
         for col in ("at", "level", "lo", "hi"):
             s[col] = [v for c in chunks for v in c["series"].get(s["name"], {}).get(col, [])]

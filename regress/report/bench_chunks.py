@@ -89,7 +89,11 @@ class Chunks:
 
     def script(self, k: int) -> str:
         """The data file: {"k", "series": {name: columns}, "metrics": {metric: {name: columns}}}."""
-        data: dict = {"k": k, "series": {}, "metrics": {}}
+        return push({"k": k, **self.content(k)})
+
+    def content(self, k: int) -> dict:
+        """File k's values: {"series": {name: columns}, "metrics": {metric: {name: columns}}}."""
+        data: dict = {"series": {}, "metrics": {}}
         for line, a, b in self.parts.get(k, []):
             cols = {"at": line.at[a:b].tolist(), **{n: line.column(n, a, b).tolist() for n in line.columns}}
             if line.text is not None:
@@ -98,4 +102,9 @@ class Chunks:
                 data["series"][line.name] = cols
             else:
                 data["metrics"].setdefault(line.kind, {})[line.name] = cols
-        return f"(window.REGRESS_CHUNKS = window.REGRESS_CHUNKS || []).push({script_json(data)});\n"
+        return data
+
+
+def push(data: dict) -> str:
+    """A data file's script: its values pushed onto the page's list (regress.js joins them by `k`)."""
+    return f"(window.REGRESS_CHUNKS = window.REGRESS_CHUNKS || []).push({script_json(data)});\n"

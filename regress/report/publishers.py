@@ -19,7 +19,7 @@ from pathlib import Path
 
 from markupsafe import Markup
 
-from regress.report import bench_chunks, explain_panel, forked, label_chunks, settled
+from regress.report import bench_chunks, explain_panel, forked, label_chunks, open_pieces, settled
 from regress.report import metrics as report_metrics
 from regress.report.chunk_grid import Grid
 from regress.report.data import VERDICT_COMMITS
@@ -150,9 +150,16 @@ class BenchPages(Publisher):
             self._make(site, pages)
 
     def _make(self, site, pages: Pages) -> None:
-        for bid in site.ids:
-            shell, chunks = site.bench_data(bid)
-            self.shells[bid] = (shell, _chunk_files(site, pages, chunks, bench_chunks.rel, bench_slug(bid)))
+        for group, ids in open_pieces.groups(site):
+            made = [(bid, *site.bench_data(bid)) for bid in ids]
+            # The newest positions in files the group's charts share (report/open_pieces.py), the rest each page's own.
+            inline = made[0][2].grid.inline
+            shared = [] if inline else open_pieces.write(site, pages, group, [(bid, c) for bid, _, c in made])
+            for bid, shell, chunks in made:
+                shell["slug"] = bench_slug(bid)  # its values' name in a shared file
+                own = set(open_pieces.pieces(chunks.grid)) if not inline else set()
+                srcs, script = _chunk_files(site, pages, chunks, bench_chunks.rel, bench_slug(bid), skip=own)
+                self.shells[bid] = (shell, (srcs + shared, script))
 
     def _sent(self, site, part: Pages) -> bytes:
         """In the child: every chart's data files written (recorded in `part`), and what the pages need."""
@@ -195,15 +202,18 @@ class BenchPages(Publisher):
             )
 
 
-def _chunk_files(site, pages: Pages, chunks, rel, slug: str, identity: str = "") -> tuple[list[str], Markup | None]:
+def _chunk_files(
+    site, pages: Pages, chunks, rel, slug: str, identity: str = "", skip=frozenset()
+) -> tuple[list[str], Markup | None]:
     """A page's data files written (each kept while its digest stands): (their paths, None). A history
     shorter than one chunk keeps its one file in the page instead: ([], its script), so a small
     site is no more files than before chunks (every page changes with every commit there anyway).
     A file whose positions are settled in every series it draws is kept by its settled key, its values
-    not made at all (report/settled.py); `identity`: what else its values depend on (a label's grid)."""
+    not made at all (report/settled.py); `identity`: what else its values depend on (a label's grid);
+    `skip`: keys whose files are not the page's own (a chart's newest pieces: report/open_pieces.py)."""
     if chunks.grid.inline:
         return [], Markup(chunks.script(0))
-    keys = chunks.listed()
+    keys = [k for k in chunks.listed() if k not in skip]
     srcs = [rel(slug, chunks.grid.name(k)) for k in keys]
     by_name = {s.name: s.settled for s in site.series}
     for k, src in zip(keys, srcs):  # after a new commit only the piece holding it changes
