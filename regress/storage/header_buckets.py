@@ -15,6 +15,7 @@ is made again from the entries.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import io
@@ -23,6 +24,7 @@ import sqlite3
 
 from regress.core.records import CommitResult
 from regress.storage import entry_pickle
+from regress.storage.light import header
 
 BUCKETS = 64
 CREATE = (
@@ -40,6 +42,29 @@ def _key(version: str, items: list[tuple[str, str]]) -> str:
     for sha, digest in sorted(items):
         h.update(f" {sha}:{digest}".encode())
     return h.hexdigest()
+
+
+def headers(
+    store, db: sqlite3.Connection, machine: str, env: str, digests: dict[str, str], version: str, stale
+) -> list:
+    """The headers of these unchanged entries (`read`'s), entry by entry where the buckets fail; an entry
+    that does not read back is read from its file, and `stale(sha)` has it rebuilt next time."""
+    try:
+        return list(read(db, machine, env, digests, version).values())
+    except (sqlite3.Error, *entry_pickle.ERRORS):
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+    out = []
+    for sha in digests:
+        (_, blob), *_ = listed(db, machine, env, [sha]) or [(sha, None)]
+        try:
+            out.append(entry_pickle.load(blob, CommitResult))
+        except (*entry_pickle.ERRORS, TypeError):
+            stale(sha)
+            result = store.load_or_refuse(machine, env, sha)
+            if result is not None:
+                out.append(header(result))
+    return out
 
 
 def read(db: sqlite3.Connection, machine: str, env: str, digests: dict[str, str], version: str) -> dict:

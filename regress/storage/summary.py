@@ -295,28 +295,8 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
     gone = [(machine, env, sha) for sha in rows if sha not in files and sha not in on_branch]
     _write(db, writes, touches, gone, blobs)
     if current:
-        out.extend(_bucketed(store, db, machine, env, current))
-    return out
-
-
-def _bucketed(store, db: sqlite3.Connection, machine: str, env: str, current: dict[str, str]) -> list:
-    """The headers of these unchanged entries, a bucket at a time; entry by entry where that fails."""
-    try:
-        return list(header_buckets.read(db, machine, env, current, _VERSION).values())
-    except (sqlite3.Error, *entry_pickle.ERRORS):
-        with contextlib.suppress(sqlite3.Error):
-            db.execute("ROLLBACK")
-    out = []
-    for sha in current:
-        (_, blob), *_ = header_buckets.listed(db, machine, env, [sha]) or [(sha, None)]
-        try:
-            out.append(entry_pickle.load(blob, records.CommitResult))
-        except (*entry_pickle.ERRORS, TypeError):
-            # An entry that does not read back is rebuilt from its file next time; now the file is read.
-            _write(db, [(machine, env, sha, -1, -1, "", None, None, None, None)], [], [])
-            result = store.load_or_refuse(machine, env, sha)
-            if result is not None:
-                out.append(header(result))
+        stale = lambda sha: _write(db, [(machine, env, sha, -1, -1, "", None, None, None, None)], [], [])
+        out.extend(header_buckets.headers(store, db, machine, env, current, _VERSION, stale))
     return out
 
 
