@@ -45,11 +45,15 @@ class Line:
     # The columns shown (and digested) at 6 significant figures: rounded a file at a time, only for the
     # files made (most are kept unmade: report/settled.py).
     rounded: bool = False
+    _shown: dict = field(default_factory=dict, compare=False, repr=False)  # rounded once: digested, then written
 
     def column(self, name: str, a: int, b: int) -> np.ndarray:
         """A column's values a to b as the file holds them."""
-        values = self.columns[name][a:b]
-        return round6_array(values) if self.rounded else np.ascontiguousarray(values)
+        if not self.rounded:
+            return np.ascontiguousarray(self.columns[name][a:b])
+        if (name, a, b) not in self._shown:
+            self._shown[name, a, b] = round6_array(self.columns[name][a:b])
+        return self._shown[name, a, b]
 
 
 @dataclass

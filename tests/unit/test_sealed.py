@@ -174,7 +174,7 @@ def test_a_paired_site_past_a_seal_keeps_its_settled_chart_files_unmade_and_read
     (`sealed_fit.chart_fixed`): their files are kept by their settled key (report/settled.py) after a
     paired push, never made, and the site is the one a full build makes."""
     results = tmp_path / "results"
-    shape = {"commits": sealed.SEAL + 12, "benchmarks": 3, "rounds": "5-6", "times": "3-4", "paired": True}
+    shape = {"commits": sealed.SEAL + 12, "benchmarks": 2, "rounds": "3", "times": "3", "paired": True}
     fabricate(results, machines=("ci-runner",), which=range(sealed.SEAL + 11), **shape)
     report_site.build(Store(results), tmp_path / "site")
     fabricate(results, machines=("ci-runner",), which=[sealed.SEAL + 11], **shape)
