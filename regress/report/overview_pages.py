@@ -42,15 +42,18 @@ class OverviewPages:
             else:
                 base = at(0)
             base = newest if base is not None and base.commit.sha == newest.commit.sha else base
+            judged = s.compared.get((n - 2, n - 1))
+            # Judged already (the recent verdicts'): its base's header is all it shows of it, no rounds read.
+            previous = (None if n < 2 else s.history[n - 2]) if judged is not None else at(n - 2)
             comparisons = [
                 self._comparison(
                     "previous",
                     "Against the previous measured commit",
-                    at(n - 2),
+                    previous,
                     newest,
                     "This is the only commit measured on this series.",
-                    before=at(n - 3),
-                    judged=s.compared.get((n - 2, n - 1)),
+                    before=at(n - 3) if judged is None else None,
+                    judged=judged,
                 ),
                 self._comparison(
                     "baseline",
