@@ -165,11 +165,12 @@ class Site(ChartPages, OverviewPages):
             pages.file(f"assets/{self.assets[key]}", self.static[name])
         pages.file("data/commits.js", self._commits_js())
         try:
-            # What runs beside the build (the chart files: report/forked.py) starts first, then the verdicts.
+            # The verdicts first (the change points' search beside them), then what runs beside the rest of
+            # the build (the chart files: report/forked.py), so no more than two processes share two cores.
+            judge()
             late = [p for p in self.publishers if p.writes_late]
             for p in late:
                 p.early(self, pages)
-            judge()
             for p in self.publishers:
                 if p not in late:
                     p.early(self, pages)
