@@ -19,6 +19,11 @@ from regress.core.units import percent as pct
 _OPPOSITE = {Kind.REGRESSION: Kind.IMPROVEMENT, Kind.IMPROVEMENT: Kind.REGRESSION}
 
 
+def may_blip(v: Verdict) -> bool:
+    """Whether the neighbours can change `v` (`blip` moves only a change): the others need no neighbour read."""
+    return v.verdict in _OPPOSITE
+
+
 def blip(
     v: Verdict,
     base: CommitResult,
@@ -40,7 +45,7 @@ def blip(
     is level with head. `found(result, id)`: the result's benchmark of that id (`by_id`, which a caller
     judging every benchmark makes once per commit).
     """
-    if v.verdict not in _OPPOSITE:
+    if not may_blip(v):
         return v
     found = found or (lambda x, bid: x.by_id().get(bid))
 

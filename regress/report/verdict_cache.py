@@ -28,8 +28,9 @@ import dataclasses
 import hashlib
 import json
 
+from regress.analysis import context
 from regress.analysis.changepoints import judge_across
-from regress.analysis.diff import compare
+from regress.analysis.diff import compare, with_neighbours
 from regress.analysis.runs import Allowance
 from regress.analysis.verdict import Verdict, order_key
 from regress.core.kinds import Kind
@@ -38,6 +39,12 @@ from regress.storage import light_entries, summary
 from regress.storage.computed import Computed, analysis_code, plain
 
 _FIELDS = [f.name for f in dataclasses.fields(Verdict)]
+assert _FIELDS[:2] == ["id", "verdict"]  # the row's first two are made anew (`_made`), the rest stored as they are
+_REASON = _FIELDS.index("reason")
+# How a kept entry is written, part of every key: an entry of another encoding is never read as this one.
+# 2: a row a verdict, its fields in Verdict's order (1: a dict a verdict, its field names in every row,
+# which took half again as long to read at every build).
+ENCODING = 2
 
 
 def bid_fields(b: BenchmarkId) -> list:
@@ -45,10 +52,7 @@ def bid_fields(b: BenchmarkId) -> list:
 
 
 def encode(verdicts: list[Verdict], asked: dict[BenchmarkId, Allowance]) -> bytes:
-    rows = [
-        {**{f: getattr(v, f) for f in _FIELDS}, "id": bid_fields(v.id), "verdict": Kind(v.verdict).value}
-        for v in verdicts
-    ]
+    rows = [[bid_fields(v.id), Kind(v.verdict).value, *(getattr(v, f) for f in _FIELDS[2:])] for v in verdicts]
     apart = [[bid_fields(b), a.sigma, a.pairs] for b, a in asked.items()]
     return json.dumps({"verdicts": rows, "apart": apart}, default=plain).encode()
 
@@ -58,28 +62,45 @@ def decode(data: bytes) -> tuple[list[Verdict], dict[BenchmarkId, Allowance]]:
     return verdicts_of(rows, {}, None), asked
 
 
-def _rows(data: bytes) -> tuple[list[dict], dict[BenchmarkId, Allowance]]:
+def _rows(data: bytes) -> tuple[list[list], dict[BenchmarkId, Allowance]]:
     """The kept verdicts' rows (made into verdicts by `verdicts_of`) and the allowances they asked for."""
     found = json.loads(data)
-    return found["verdicts"], {BenchmarkId(*b): Allowance(sigma, pairs) for b, sigma, pairs in found["apart"]}
+    rows = found["verdicts"]
+    if not isinstance(rows, list) or not all(isinstance(r, list) and len(r) == len(_FIELDS) for r in rows):
+        raise ValueError("not a kept entry's rows")
+    return rows, {BenchmarkId(*b): Allowance(sigma, pairs) for b, sigma, pairs in found["apart"]}
 
 
-def verdicts_of(rows: list[dict], asked: dict[BenchmarkId, Allowance], apart) -> list[Verdict]:
+def _made(row: list, ids: dict[tuple, BenchmarkId]) -> Verdict:
+    """A kept row's verdict, made without Verdict's __init__: a frozen dataclass sets each of its 15 fields
+    through object.__setattr__, and a build reads 6,000 kept verdicts (half of reading them)."""
+    key = tuple(row[0])
+    bid = ids.get(key)
+    if bid is None:
+        bid = ids[key] = BenchmarkId(*key)
+    v = object.__new__(Verdict)
+    v.__dict__.update(zip(_FIELDS, row))
+    v.__dict__.update(id=bid, verdict=Kind(row[1]))
+    return v
+
+
+def verdicts_of(rows: list[list], asked: dict[BenchmarkId, Allowance], apart) -> list[Verdict]:
     """The verdicts, each allowance note as the history now gives it (the same sigma, perhaps more pairs):
     made with the note in place, not replaced after (thirty commits' verdicts at every build)."""
     notes: dict[tuple, tuple[str, str]] = {}
+    ids: dict[tuple, BenchmarkId] = {}
     out = []
     for row in rows:
-        bid = BenchmarkId(*row["id"])
-        was = asked.get(bid)
+        v = _made(row, ids)
+        was = asked.get(v.id)
         if was is not None:
-            now = apart(bid)
+            now = apart(v.id)
             if now != was:
                 if (was, now) not in notes:
                     notes[was, now] = was.describe(), now.describe()
                 old, new = notes[was, now]
-                row = {**row, "reason": row["reason"].replace(old, new)}
-        out.append(Verdict(**{**row, "id": bid}))
+                v.__dict__["reason"] = row[_REASON].replace(old, new)
+        out.append(v)
     return out
 
 
@@ -92,9 +113,10 @@ class CachedCompare:
         self.light: dict[str, CommitResult] = {}
         self.digests = summary.digests(store, machine, env) if digests is None else digests
         self.cache = Computed(store.root, f"verdicts {machine}/{env}")
-        self.code = analysis_code()
-        # Comparisons kept whole, judged whole, and kept but for the benchmarks whose allowance moved
-        # (judged again: `rejudged` counts the benchmarks either judged).
+        self.cores = Computed(store.root, f"verdict cores {machine}/{env}")  # see __call__
+        self.code = f"{analysis_code()} {ENCODING}"
+        # Comparisons kept whole, judged whole, and kept but for the benchmarks whose allowance moved;
+        # `rejudged` counts the benchmarks the differ judged (not those a kept core gave, see __call__).
         self.hits = self.misses = self.partial = self.rejudged = 0
 
     def _key(self, sides, threshold: float, same_code: str) -> str | None:
@@ -117,25 +139,30 @@ class CachedCompare:
                 self.light[sha] = found.get(sha) or self.store.load(c.machine, c.env, sha) or c
         return [None if c is None else self.light[c.commit.sha] for c in sides]
 
-    def _kept(self, key: str | None, apart, judge) -> list[Verdict]:
+    def _kept(
+        self, key: str | None, apart, judge, *, cache: Computed | None = None, tally: bool = True
+    ) -> list[Verdict]:
         """The verdicts kept under `key`, those whose allowance moved judged again (their notes brought
-        up to date), else `judge(apart)`'s, each allowance it asks for recorded, and kept."""
-        data = self.cache.get(key) if key is not None else None
+        up to date), else `judge(apart, only)`'s, each allowance it asks for recorded, and kept.
+        `cache`: where it is kept (`self.cache`, or the cores'); `tally`: counted in hits, misses and
+        partial (a comparison's core is not: `__call__`)."""
+        cache = self.cache if cache is None else cache
+        data = cache.get(key) if key is not None else None
         rows, asked, moved = self._read(data, apart)
         try:
             if moved:  # kept but for the benchmarks whose allowance moved: those are judged again
-                rows = [r for r in rows if BenchmarkId(*r["id"]) not in moved]
+                rows = [r for r in rows if BenchmarkId(*r[0]) not in moved]
                 asked = {b: a for b, a in asked.items() if b not in moved}
             kept = verdicts_of(rows, asked, apart)
         except (ValueError, KeyError, TypeError):  # garbled: made afresh, and replaced
             kept, asked, moved = [], {}, None
         if moved is not None and not moved:
-            self.hits += 1
+            self.hits += tally
             return kept
         if moved is None:
-            self.misses += 1
+            self.misses += tally
         else:
-            self.partial += 1
+            self.partial += tally
         fresh: dict[BenchmarkId, Allowance] = {}
 
         def recorded(bid: BenchmarkId) -> Allowance:
@@ -143,14 +170,13 @@ class CachedCompare:
             return fresh[bid]
 
         judged = judge(recorded if apart is not None else None, moved)
-        self.rejudged += len(judged)
         verdicts = sorted(kept + judged, key=order_key)
         if key is not None:
-            self.cache.put(key, encode(verdicts, {**asked, **fresh}))
+            cache.put(key, encode(verdicts, {**asked, **fresh}))
         return verdicts
 
     @staticmethod
-    def _read(data: bytes | None, apart) -> tuple[list[dict], dict[BenchmarkId, Allowance], set[BenchmarkId] | None]:
+    def _read(data: bytes | None, apart) -> tuple[list[list], dict[BenchmarkId, Allowance], set[BenchmarkId] | None]:
         """A kept entry's rows, the allowances they asked for, and the benchmarks whose allowance moved
         since; moved is None (judge every benchmark) where nothing is kept, it does not read back, or
         it asked for allowances this comparison is not given."""
@@ -165,18 +191,32 @@ class CachedCompare:
         return rows, asked, {b for b, a in asked.items() if apart(b).sigma != a.sigma}
 
     def __call__(self, base, head, *, threshold: float, before=None, after=None, apart=None, same_code: str = ""):
+        """`diff.compare(base, head, ...)`. Kept twice: whole, and its core (`compare` without the
+        neighbours, as `diff.with_neighbours` takes it). A new commit is the `after` neighbour of the
+        comparison before it, whose whole then misses: its core is kept, so only the blip rule is
+        applied again, to its few changes, and not 200 benchmarks judged again."""
+
+        def core(apart, only):
+            light = self._light((base, head))
+            found = compare(light[0], light[1], threshold=threshold, apart=apart, same_code=same_code, only=only)
+            self.rejudged += len(found)
+            return found
+
+        if same_code or (before is None and after is None):  # no neighbour rule applies: the core is the whole
+            return self._kept(self._key((base, head, before, after), threshold, same_code), apart, core)
+        core_key = self._key((base, head), threshold, same_code)
+
         def judge(apart, only):
-            light = self._light((base, head, before, after))
-            return compare(
-                light[0],
-                light[1],
-                threshold=threshold,
-                before=light[2],
-                after=light[3],
-                apart=apart,
-                same_code=same_code,
-                only=only,
+            # The benchmarks whose allowance moved are judged again alone; else the kept core.
+            made = (
+                core(apart, only)
+                if only is not None
+                else self._kept(core_key, apart, core, cache=self.cores, tally=False)
             )
+            if base is None or head is None or not any(map(context.may_blip, made)):
+                return made  # no neighbour can move any of them: none read
+            light = self._light((base, head, before, after))
+            return with_neighbours(made, *light, threshold=threshold, apart=apart)
 
         return self._kept(self._key((base, head, before, after), threshold, same_code), apart, judge)
 
@@ -186,6 +226,7 @@ class CachedCompare:
 
         def judge(apart, only):  # one benchmark: judged again whole
             v = judge_across(table, before, after, bid, threshold, apart)
+            self.rejudged += v is not None
             return [] if v is None else [v]
 
         key = self._key((table.history[before], table.history[after]), threshold, f"across {bid_fields(bid)}")
@@ -194,4 +235,5 @@ class CachedCompare:
 
     def close(self) -> None:
         self.cache.close()
+        self.cores.close()
         self.light.clear()

@@ -62,14 +62,19 @@ def test_one_new_commit_costs_only_its_own_comparisons(folder, monkeypatch):
     # The new commit's comparison, and the one whose `after` neighbour it now is; some benchmarks
     # judged against an older commit add one each. Far fewer than the first build's.
     assert 1 <= judge.misses <= 4 and judge.hits > 0
+    # ... and only the new commit's benchmarks judged: the comparison before it kept its core (no
+    # neighbour), so only the blip rule was applied to it again.
+    assert SHAPE["benchmarks"] <= judge.rejudged < 2 * SHAPE["benchmarks"]
 
 
 def test_a_changed_file_a_garbled_entry_or_another_allowance_is_judged_afresh(folder):
     _, judge = cached(folder)
     total = judge.misses
     db = sqlite3.connect(folder / summary.FILE)
-    keys = [k for (k,) in db.execute("SELECT key FROM computed ORDER BY key")]
+    keys = [k for (k,) in db.execute("SELECT key FROM computed WHERE kind LIKE 'verdicts %' ORDER BY key")]
     assert len(keys) == total
+    cores = "SELECT key FROM computed WHERE kind LIKE 'verdict cores %'"
+    assert 0 < len(db.execute(cores).fetchall()) <= total
     db.execute("UPDATE computed SET value = x'7b00' WHERE key = ?", (keys[0],))  # garbled
     # JSON that reads, rows that do not make verdicts
     db.execute("UPDATE computed SET value = ? WHERE key = ?", (b'{"verdicts": [{"id": 1}], "apart": []}', keys[1]))
@@ -80,12 +85,21 @@ def test_a_changed_file_a_garbled_entry_or_another_allowance_is_judged_afresh(fo
     moved = {**asked, bid: type(asked[bid])(asked[bid].sigma * 1.5, asked[bid].pairs + 1)}
     db.execute("UPDATE computed SET value = ? WHERE value = ?", (encode(verdicts, moved), value))
     db.commit()
-    db.close()
     again, judge = cached(folder)
     assert again == afresh(folder)
     assert (judge.misses, judge.partial, judge.hits) == (2, 1, total - 3)
-    # The garbled comparisons judged whole, the moved one for its one benchmark alone.
-    assert judge.rejudged == 2 * SHAPE["benchmarks"] + 1
+    # The garbled comparisons made from their kept cores, the moved one judged for its one benchmark alone.
+    assert judge.rejudged == 1
+    # The cores garbled too: the two comparisons judged whole.
+    db.execute(
+        "UPDATE computed SET value = x'7b00' WHERE key IN (SELECT key FROM computed WHERE kind LIKE 'verdict cores %')"
+    )
+    db.execute("UPDATE computed SET value = x'7b00' WHERE key IN (?, ?)", keys[:2])
+    db.commit()
+    db.close()
+    again, judge = cached(folder)
+    assert again == afresh(folder)
+    assert judge.misses == 2 and judge.rejudged == 2 * SHAPE["benchmarks"]
     # A file rewritten (a merge added rounds, say): every comparison that read it is made afresh.
     store = Store(folder)
     newest = summary.history(store, MACHINE, ENV)[-2]
