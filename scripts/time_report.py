@@ -97,12 +97,14 @@ def _project(project: Path, results: Path, n: int) -> list[str]:
 
 
 def _forget_verdicts(path: Path) -> None:
-    """The recent verdicts the last build kept (storage/computed.py): gone, so this build judges every one."""
+    """The recent verdicts the last build kept (storage/computed.py), whole and their cores: gone, so this
+    build judges every one. Only those: the rest (the candidate steps' verdicts among them, which a build
+    whose change points are kept does not judge again) stays kept, as a real history's would."""
     import sqlite3
 
     with sqlite3.connect(path) as db:
         if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'computed'").fetchone():
-            db.execute("DELETE FROM computed WHERE kind LIKE 'verdicts %'")  # only those: the rest stays kept
+            db.execute("DELETE FROM computed WHERE kind LIKE 'verdicts %' OR kind LIKE 'verdict cores %'")
     db.close()
 
 

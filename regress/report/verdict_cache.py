@@ -114,6 +114,7 @@ class CachedCompare:
         self.digests = summary.digests(store, machine, env) if digests is None else digests
         self.cache = Computed(store.root, f"verdicts {machine}/{env}")
         self.cores = Computed(store.root, f"verdict cores {machine}/{env}")  # see __call__
+        self.steps = Computed(store.root, f"step verdicts {machine}/{env}")  # see `across`
         self.code = f"{analysis_code()} {ENCODING}"
         # Comparisons kept whole, judged whole, and kept but for the benchmarks whose allowance moved;
         # `rejudged` counts the benchmarks the differ judged (not those a kept core gave, see __call__).
@@ -230,10 +231,11 @@ class CachedCompare:
             return [] if v is None else [v]
 
         key = self._key((table.history[before], table.history[after]), threshold, f"across {bid_fields(bid)}")
-        found = self._kept(key, apart, judge)
+        found = self._kept(key, apart, judge, cache=self.steps)
         return found[0] if found else None
 
     def close(self) -> None:
         self.cache.close()
         self.cores.close()
+        self.steps.close()
         self.light.clear()

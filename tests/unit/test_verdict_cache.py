@@ -220,3 +220,9 @@ def test_verdicts_across_candidate_steps_are_kept_and_say_the_same(tmp_path):
     assert changepoints.find_steps(history, threshold=0.05, judge_one=judge2.across) == first
     judge2.close()
     assert (judge2.hits, judge2.misses) == (judge.misses, 0) and decoded == []  # a hit reads none
+    # Kept apart from the recent verdicts: forgetting those (scripts/time_report.py's "verdicts afresh")
+    # leaves the candidates' verdicts, which a build whose change points are kept never judges again.
+    db = sqlite3.connect(tmp_path / summary.FILE)
+    kinds = dict(db.execute("SELECT kind, COUNT(*) FROM computed GROUP BY kind"))
+    db.close()
+    assert kinds == {f"step verdicts {MACHINE}/{ENV}": judge.misses}
