@@ -38,6 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from regress.report.verdict_cache import CORES, WHOLE  # noqa: E402
 from scripts.fabricate_history import fabricate  # noqa: E402
 
 MACHINE = "ci-runner"
@@ -69,7 +70,8 @@ def _mb(n: int) -> str:
 
 def _project(project: Path, results: Path, n: int) -> list[str]:
     """A git repository of n commits (one file changed each), pointing at `results`; its shas, oldest first."""
-    if not (project / ".git").is_dir() or (project / ".commits").read_text() != str(n):
+    made = project / ".commits"
+    if not (project / ".git").is_dir() or not made.is_file() or made.read_text() != str(n):
         subprocess.run(["rm", "-rf", str(project)], check=True)
         project.mkdir(parents=True)
         subprocess.run(["git", "init", "-q", "-b", "main"], cwd=project, check=True)
@@ -104,7 +106,7 @@ def _forget_verdicts(path: Path) -> None:
 
     with sqlite3.connect(path) as db:
         if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'computed'").fetchone():
-            db.execute("DELETE FROM computed WHERE kind LIKE 'verdicts %' OR kind LIKE 'verdict cores %'")
+            db.execute("DELETE FROM computed WHERE kind LIKE ? OR kind LIKE ?", (f"{WHOLE} %", f"{CORES} %"))
     db.close()
 
 
@@ -122,6 +124,7 @@ def _made_new(path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    sys.stdout.reconfigure(line_buffering=True)  # each step shows as it starts, through a pipe too
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--commits", type=int, default=1000)
     p.add_argument("--benchmarks", type=int, default=200)

@@ -152,7 +152,7 @@ class Site(ChartPages, OverviewPages):
         none is written before it is called. `results`: the folder publishers
         read beyond the series (stored explain profiles, ...). `settled`: the data files' settled keys
         the last build recorded (report/settled.py). `judge()` makes each series' recent verdicts, which
-        the label pages and the overview show: called once the work beside the build has started.
+        the label pages and the overview show: called first, while the change points' search runs beside.
         """
         pages = Pages(self.out, previous, keep_unchanged=keep_unchanged, settled=settled)
         self.out.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from markupsafe import Markup
 
-from regress.report import bench_chunks, explain_panel, forked, label_chunks, open_pieces, settled
+from regress.report import bench_chunks, explain_panel, label_chunks, open_pieces, settled
 from regress.report import metrics as report_metrics
 from regress.report.chunk_grid import Grid
 from regress.report.data import VERDICT_COMMITS
@@ -143,9 +143,9 @@ class BenchPages(Publisher):
         self.child: Forked | None = None
 
     def early(self, site, pages: Pages) -> None:
-        if site.series and not Grid(max(len(s.history) for s in site.series)).inline and forked.can_fork():
+        if site.series and not Grid(max(len(s.history) for s in site.series)).inline:
             part = pages.fork()
-            self.child = Forked(lambda: self._sent(site, part), fork=True)
+            self.child = Forked(lambda: self._sent(site, part))
         if self.child is None or not self.child.started:
             self._make(site, pages)
 

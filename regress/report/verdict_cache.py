@@ -38,6 +38,10 @@ from regress.core.records import BenchmarkId, CommitResult
 from regress.storage import light_entries, summary
 from regress.storage.computed import Computed, analysis_code, plain
 
+# What each kind of kept verdict is kept under (`storage/computed.py`), before its series' "machine/env": the
+# recent comparisons whole, their cores (`__call__`), and the candidate steps' (`across`).
+WHOLE, CORES, ACROSS = "verdicts", "verdict cores", "step verdicts"
+
 _FIELDS = [f.name for f in dataclasses.fields(Verdict)]
 assert _FIELDS[:2] == ["id", "verdict"]  # the row's first two are made anew (`_made`), the rest stored as they are
 _REASON = _FIELDS.index("reason")
@@ -112,9 +116,9 @@ class CachedCompare:
         self.store, self.machine, self.env = store, machine, env
         self.light: dict[str, CommitResult] = {}
         self.digests = summary.digests(store, machine, env) if digests is None else digests
-        self.cache = Computed(store.root, f"verdicts {machine}/{env}")
-        self.cores = Computed(store.root, f"verdict cores {machine}/{env}")  # see __call__
-        self.steps = Computed(store.root, f"step verdicts {machine}/{env}")  # see `across`
+        self.cache, self.cores, self.steps = (
+            Computed(store.root, f"{k} {machine}/{env}") for k in (WHOLE, CORES, ACROSS)
+        )
         self.code = f"{analysis_code()} {ENCODING}"
         # Comparisons kept whole, judged whole, and kept but for the benchmarks whose allowance moved;
         # `rejudged` counts the benchmarks the differ judged (not those a kept core gave, see __call__).

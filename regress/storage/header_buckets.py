@@ -59,7 +59,7 @@ def headers(
         (_, blob), *_ = listed(db, machine, env, [sha]) or [(sha, None)]
         try:
             out.append(entry_pickle.load(blob, CommitResult))
-        except (*entry_pickle.ERRORS, TypeError):
+        except entry_pickle.ERRORS:
             stale(sha)
             result = store.load_or_refuse(machine, env, sha)
             if result is not None:

@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from regress.report.data import Series, summarize
-from regress.report.verdict_cache import CachedCompare, decode, encode
+from regress.report.verdict_cache import ACROSS, CORES, WHOLE, CachedCompare, decode, encode
 from regress.storage import summary
 from regress.storage.store import Store
 from scripts.fabricate_history import fabricate
@@ -71,10 +71,9 @@ def test_a_changed_file_a_garbled_entry_or_another_allowance_is_judged_afresh(fo
     _, judge = cached(folder)
     total = judge.misses
     db = sqlite3.connect(folder / summary.FILE)
-    keys = [k for (k,) in db.execute("SELECT key FROM computed WHERE kind LIKE 'verdicts %' ORDER BY key")]
+    keys = [k for (k,) in db.execute("SELECT key FROM computed WHERE kind LIKE ? ORDER BY key", (f"{WHOLE} %",))]
     assert len(keys) == total
-    cores = "SELECT key FROM computed WHERE kind LIKE 'verdict cores %'"
-    assert 0 < len(db.execute(cores).fetchall()) <= total
+    assert 0 < len(db.execute("SELECT key FROM computed WHERE kind LIKE ?", (f"{CORES} %",)).fetchall()) <= total
     db.execute("UPDATE computed SET value = x'7b00' WHERE key = ?", (keys[0],))  # garbled
     # JSON that reads, rows that do not make verdicts
     db.execute("UPDATE computed SET value = ? WHERE key = ?", (b'{"verdicts": [{"id": 1}], "apart": []}', keys[1]))
@@ -92,7 +91,7 @@ def test_a_changed_file_a_garbled_entry_or_another_allowance_is_judged_afresh(fo
     assert judge.rejudged == 1
     # The cores garbled too: the two comparisons judged whole.
     db.execute(
-        "UPDATE computed SET value = x'7b00' WHERE key IN (SELECT key FROM computed WHERE kind LIKE 'verdict cores %')"
+        "UPDATE computed SET value = x'7b00' WHERE key IN (SELECT key FROM computed WHERE kind LIKE ?)", (f"{CORES} %",)
     )
     db.execute("UPDATE computed SET value = x'7b00' WHERE key IN (?, ?)", keys[:2])
     db.commit()
@@ -225,4 +224,4 @@ def test_verdicts_across_candidate_steps_are_kept_and_say_the_same(tmp_path):
     db = sqlite3.connect(tmp_path / summary.FILE)
     kinds = dict(db.execute("SELECT kind, COUNT(*) FROM computed GROUP BY kind"))
     db.close()
-    assert kinds == {f"step verdicts {MACHINE}/{ENV}": judge.misses}
+    assert kinds == {f"{ACROSS} {MACHINE}/{ENV}": judge.misses}
