@@ -117,12 +117,41 @@ PATHS_EPILOG = (
 
 
 def benchmarks_dir(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--benchmarks", metavar="DIR", help="benchmark folder (default: benchmarks)")
+    p.add_argument("--benchmarks", metavar="PATH", help="benchmark folder, or one benchmark file (default: benchmarks)")
+    p.add_argument(
+        "--pytest-args",
+        metavar="ARGS",
+        help="arguments for pytest when the benchmarks are pytest-benchmark tests, as one string "
+        "(options a conftest.py adds: --pytest-args='--device cpu'); default: pytest_args of [tool.regress]",
+    )
 
 
 def bench_pattern(text: str) -> re.Pattern:
     """The --bench filter compiled (the flag's type has already checked it)."""
     return re.compile(text)
+
+
+def _benchmark_path(text: str | None, root) -> str | None:
+    """--benchmarks as the project's config keeps it: a path from the project's root (one typed
+    relative to the current folder, when it names something there, is made so)."""
+    import os
+    from pathlib import Path
+
+    if text is None:
+        return None
+    here = Path(os.getcwd()) / text
+    if not Path(text).is_absolute() and here.exists() and here.resolve().is_relative_to(root.resolve()):
+        return str(here.resolve().relative_to(root.resolve()))
+    return text
+
+
+def _pytest_args(text: str | None) -> tuple[str, ...] | None:
+    if text is None:
+        return None
+    try:
+        return config.arguments(text)
+    except ValueError as exc:
+        raise RegressError(f"--pytest-args {text!r} {exc}") from None
 
 
 def load_config(args) -> config.Config:
@@ -139,7 +168,8 @@ def load_config(args) -> config.Config:
         results=args.results,
         machine=args.machine,
         env=args.env,
-        benchmarks=getattr(args, "benchmarks", None),
+        benchmarks=_benchmark_path(getattr(args, "benchmarks", None), root),
+        pytest_args=_pytest_args(getattr(args, "pytest_args", None)),
         python=getattr(args, "python", None),
         min_run_time=getattr(args, "min_run_time", None),
         timeout=getattr(args, "timeout", None),

@@ -52,6 +52,8 @@ class Config(Timing):
     build_inputs: tuple[str, ...] = ()
     # `regress run` measures the newest measured ancestor in the same run (a push's pair).
     paired: bool = False
+    # Arguments for pytest when the benchmark path holds pytest-benchmark tests (options a conftest adds).
+    pytest_args: tuple[str, ...] = ()
 
     @property
     def benchmarks_dir(self) -> Path:
@@ -165,6 +167,20 @@ def paths(value) -> tuple[str, ...]:
     return tuple(v.strip("/") or "." for v in value)
 
 
+def arguments(value) -> tuple[str, ...]:
+    """Command-line arguments: one string (split as a shell would) or a list of strings."""
+    import shlex
+
+    if isinstance(value, str):
+        try:
+            return tuple(shlex.split(value))
+        except ValueError as exc:
+            raise ValueError(f"cannot be split into arguments ({exc})") from None
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ValueError('must be a string or a list of strings, like "--device cpu" or ["--device", "cpu"]')
+
+
 def flag(value) -> bool:
     if not isinstance(value, bool):
         raise ValueError("must be true or false")
@@ -189,6 +205,7 @@ CHECKS = {
     "code_paths": paths,
     "build_inputs": paths,
     "paired": flag,
+    "pytest_args": arguments,
 }
 
 

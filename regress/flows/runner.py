@@ -74,10 +74,10 @@ def list_benchmarks(cfg: Config) -> Collector:
 
 def require_suites(cfg: Config) -> None:
     """One line when the configured benchmark folder is missing."""
-    if not cfg.benchmarks_dir.is_dir():
+    if not cfg.benchmarks_dir.exists():
         raise RegressError(
-            f"no benchmark folder {cfg.benchmarks_dir}; create it with a bench_*.py suite, "
-            'or set benchmarks = "..." in [tool.regress] of pyproject.toml'
+            f"no benchmark folder or file {cfg.benchmarks_dir}; create it with a bench_*.py suite, "
+            'or set benchmarks = "..." in [tool.regress] of pyproject.toml (or pass --benchmarks PATH)'
         )
 
 

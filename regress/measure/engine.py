@@ -127,7 +127,7 @@ def take_round(
     try:
         if t.build_failure is not None:
             got.failures.append(t.build_failure)
-        elif not t.suite_dir.is_dir():
+        elif not t.suite_dir.exists():
             got.failures.append(
                 Failure(FailureKind.SUITE, f"no benchmark folder {cfg.benchmarks}/ in this commit", t.info.short)
             )

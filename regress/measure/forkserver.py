@@ -63,8 +63,10 @@ def _shuffle_layout() -> None:
     _padding.append([torch.empty(rng.randrange(1, 1 << 14), dtype=torch.uint8) for _ in range(rng.randrange(1, 8))])
 
 
-def _child(server: socket.socket, job: dict, report_fd: int, log_fd: int) -> None:
-    """The forked worker: its own session, output to its log, then the job (checked here, in the child)."""
+def _child(server: socket.socket, job: dict, report_fd: int, log_fd: int, prepared=None) -> None:
+    """The forked worker: its own session, output to its log, then the job (checked here, in the child).
+
+    `prepared`: forked from a commit process (`zygote.py`), what it collected."""
     from regress.measure import worker
     from regress.measure.job import WorkerJob
 
@@ -78,7 +80,7 @@ def _child(server: socket.socket, job: dict, report_fd: int, log_fd: int) -> Non
         os.close(log_fd)
         worker.die_with_parent(os.getppid())
         with os.fdopen(report_fd, "wb", buffering=0) as out:
-            worker.run_job(WorkerJob.parse(job), out)
+            worker.run_job(WorkerJob.parse(job), out, prepared)
     except BaseException:  # noqa: BLE001 - anything the job raises ends this child only
         traceback.print_exc()
         code = 1
@@ -101,9 +103,10 @@ def serve(fd: int) -> None:
     import torch
     import torch.utils.benchmark  # noqa: F401
 
-    from regress.measure import job, protocol  # noqa: F401 - what every worker imports, imported once
+    from regress.measure import job, protocol, zygote  # noqa: F401 - what every worker imports, imported once
     from regress.suite import discover, machine, reference, timing  # noqa: F401
 
+    commits = zygote.Commits(server)
     server.send(json.dumps({"ready": os.getpid()}).encode())
     while True:
         try:
@@ -115,15 +118,20 @@ def serve(fd: int) -> None:
         req = json.loads(data)
         if req["op"] == "fork":
             report_fd, log_fd = fds
-            pid = os.fork()
-            if pid == 0:
-                _child(server, req["job"], report_fd, log_fd)
+            # A commit whose suites are collected once forks its rounds itself (zygote.py).
+            pid = commits.fork(req["job"], report_fd, log_fd)
+            if pid is None:
+                pid = os.fork()
+                if pid == 0:
+                    _child(server, req["job"], report_fd, log_fd)
             os.close(report_fd)
             os.close(log_fd)
             answer = {"pid": pid}
         else:
             for extra in fds:
                 os.close(extra)
-            flags = os.WNOHANG if req["op"] == "poll" else 0
-            answer = {"status": _status(int(req["pid"]), flags)}
+            theirs, status = commits.status(int(req["pid"]), req["op"] == "wait")
+            if not theirs:
+                status = _status(int(req["pid"]), os.WNOHANG if req["op"] == "poll" else 0)
+            answer = {"status": status}
         server.send(json.dumps(answer).encode())

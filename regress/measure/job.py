@@ -55,6 +55,7 @@ class WorkerJob:
     reference: bool = False  # also time the reference workload (time mode)
     callgrind: Callgrind | None = None  # instructions mode
     trace_dir: Path | None = None  # profile mode: where the Chrome traces go
+    pytest_args: tuple[str, ...] = ()  # for the benchmark path's pytest modules (`pytest_args`, `--pytest-args`)
 
     def plain(self) -> dict:
         """As JSON-ready values: what the worker reads."""

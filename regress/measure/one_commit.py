@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from regress.core.config import Config
+from regress.core.errors import RegressError
 from regress.core.kinds import FailureKind
 from regress.core.merge import Conflict, combine
 from regress.core.records import (
@@ -84,6 +85,7 @@ def job_for(cfg: Config, req: Request, *, mode: JobMode | None = None, trace_dir
         reference=mode is JobMode.TIME,
         callgrind=counter,
         trace_dir=trace_dir,
+        pytest_args=cfg.pytest_args,
     )
 
 
@@ -98,6 +100,7 @@ class Collector:
     listed: list[tuple[TaskSpec, str, str | None]] = field(default_factory=list)
     reference: list[Sample] = field(default_factory=list)  # the reference workload's round(s)
     run: str = ""  # the run these rounds belong to: stamped on every Sample
+    notes: list = field(default_factory=list)  # what under the benchmark path is not a benchmark (files.Note)
 
 
 def measure_commit(
@@ -121,6 +124,10 @@ def measure_commit(
             return got
 
 
+# Notes said in this process: `run` names each thing that is not a benchmark once, not once a commit.
+_said: set[str] = set()
+
+
 def _drive(cfg, job: WorkerJob, got: Collector, progress: Reporter, settings: Settings, *, first: bool, on_result):
     """One worker's life; True when a fresh worker should take the benchmarks left."""
     trace("worker_start", sha_dir=str(job.cwd))
@@ -133,7 +140,14 @@ def _drive(cfg, job: WorkerJob, got: Collector, progress: Reporter, settings: Se
             elif isinstance(msg, protocol.Discovered):
                 trace("discovered", count=len(msg.benchmarks))
                 got.listed = [(b.spec, b.origin, b.skip) for b in msg.benchmarks]
+                if msg.mistake:
+                    raise RegressError(msg.mistake)
                 if first:
+                    got.notes = list(msg.notes)
+                    for note in msg.notes:
+                        if str(note) not in _said:
+                            _said.add(str(note))
+                            progress.say(str(note))
                     got.failures.extend(msg.failures)
                     got.total = len(msg.benchmarks)
                     progress.benchmarks_found(len(msg.benchmarks))

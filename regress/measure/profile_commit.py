@@ -36,7 +36,7 @@ def profile_target(cfg: Config, t: Target, bench_filter: str) -> tuple[dict[Benc
     """Profile `t`'s benchmarks matching `bench_filter`; (by benchmark, commit-level problems)."""
     if t.build_failure is not None:
         return {}, [str(t.build_failure)]
-    if not t.suite_dir.is_dir():
+    if not t.suite_dir.exists():
         return {}, [f"no benchmark folder {cfg.benchmarks}/ in {t.info.short}"]
     got: dict[BenchmarkId, Profiled] = {}
     problems: list[str] = []

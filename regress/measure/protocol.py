@@ -27,6 +27,7 @@ from regress.core.records import (
     TaskSpec,
     TrackedValue,
 )
+from regress.suite.files import Note
 
 
 class Message(str, Enum):
@@ -64,6 +65,8 @@ class Listed:
 class Discovered:
     benchmarks: tuple[Listed, ...]
     failures: tuple[Failure, ...] = ()
+    notes: tuple[Note, ...] = ()  # files and functions under the benchmark path that are not benchmarks, and why
+    mistake: str = ""  # a user mistake that stops the command (exit 2): pytest missing for pytest-benchmark tests
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import re
 import sys
 import time
 import traceback
+import types
 from pathlib import Path
 
 from regress.measure.job import JobMode, WorkerJob
@@ -31,7 +32,8 @@ def _setup_path(job: WorkerJob) -> None:
     sys.path[:] = [p for p in sys.path if p and Path(p).resolve() != Path(own)]
     for name in [m for m in sys.modules if m == "regress" or m.startswith("regress.")]:
         del sys.modules[name]
-    sys.path[0:0] = [str(job.import_path), str(job.benchmarks_dir)]
+    suites = job.benchmarks_dir if not job.benchmarks_dir.is_file() else job.benchmarks_dir.parent
+    sys.path[0:0] = [str(job.import_path), str(suites)]
     sys.path.append(own)
     os.chdir(job.cwd)
 
@@ -60,21 +62,88 @@ def main() -> None:
     run_job(job, out)
 
 
-def run_job(job: WorkerJob, out) -> None:
-    """Discover the suites of `job` and measure them, reporting on `out` (a binary file)."""
-    from regress.core.kinds import FailureKind
-    from regress.core.ops import Op
-    from regress.core.records import Failure, InstructionCount, TrackedValue
-    from regress.measure import protocol
-    from regress.suite import discover, machine, memory, reference, timing
+def _leave_out(job: WorkerJob) -> frozenset[str]:
+    """The benchmark path's top-level name: never pinned to the commit (it may come from the working tree)."""
+    where = job.benchmarks_dir
+    for base in (job.shown_root, job.cwd):
+        if where.is_relative_to(base) and where != base:
+            first = where.relative_to(base).parts[0]
+            return frozenset({first.removesuffix(".py")})
+    return frozenset()
+
+
+_OWN: dict = {}
+
+
+def _own_modules():
+    """regress's own modules a worker uses, imported once, before `_setup_path` takes regress out of
+    sys.modules (later imports of regress are the measured commit's, when the project is regress):
+    a round forked from a commit process uses the very modules that prepared it."""
+    if not _OWN:
+        from regress.core import kinds, ops, records
+        from regress.measure import protocol
+        from regress.suite import discover, folder, installed, machine, memory, pytest_suite, reference, timing
+
+        _OWN.update(
+            kinds=kinds,
+            ops=ops,
+            records=records,
+            protocol=protocol,
+            discover=discover,
+            folder=folder,
+            installed=installed,
+            machine=machine,
+            memory=memory,
+            pytest_suite=pytest_suite,
+            reference=reference,
+            timing=timing,
+        )
+    return types.SimpleNamespace(**_OWN)
+
+
+def setup(job: WorkerJob) -> None:
+    """The commit's code first on sys.path, importable as if installed (`suite/installed.py`)."""
+    own = _own_modules()
+    _setup_path(job)
+    own.installed.install(job.cwd, job.import_path, _leave_out(job))
+
+
+def prepare(job: WorkerJob):
+    """The benchmark path classified and its pytest modules collected (`suite/folder.py`), once `setup`
+    has run: in the fork server's commit process (`zygote.py`), or in the worker itself."""
+    return _own_modules().folder.prepare(
+        job.benchmarks_dir, root=job.shown_root, shown_root=job.shown_root, pytest_args=job.pytest_args, env=job.env
+    )
+
+
+def run_job(job: WorkerJob, out, prepared=None) -> None:
+    """Discover the suites of `job` and measure them, reporting on `out` (a binary file).
+
+    `prepared`: what `prepare` made in the process this one was forked from (the commit's
+    code already imported, its pytest modules collected); None: prepared here."""
+    own = _own_modules()
+    FailureKind, Op = own.kinds.FailureKind, own.ops.Op
+    Failure, InstructionCount, TrackedValue = (
+        own.records.Failure,
+        own.records.InstructionCount,
+        own.records.TrackedValue,
+    )
+    protocol, discover, machine, memory = own.protocol, own.discover, own.machine, own.memory
+    pytest_suite, reference, timing = own.pytest_suite, own.reference, own.timing
 
     def send(msg) -> None:
         out.write(protocol.encode(msg))
 
-    _setup_path(job)
+    if prepared is None:
+        setup(job)
     send(protocol.Hello(os.getpid(), machine.fingerprint(job.machine)))
+    if prepared is None:
+        prepared = prepare(job)
 
-    entries, failures = discover.discover(job.benchmarks_dir, env=job.env, shown_root=job.shown_root)
+    found, failures = discover.discover(
+        job.benchmarks_dir, env=job.env, shown_root=job.shown_root, files=prepared.suites
+    )
+    entries, failures = discover._drop_duplicates(found + prepared.pytest_entries, prepared.failures + failures)
     pattern = re.compile(job.bench_filter)
     skip = set(job.skip)
     todo = []
@@ -92,12 +161,51 @@ def run_job(job: WorkerJob, out) -> None:
         import random
 
         random.Random(os.urandom(8)).shuffle(todo)
-    send(protocol.Discovered(tuple(protocol.Listed(e.spec, e.origin, e.skip) for e in todo), tuple(failures)))
-    if job.mode is JobMode.LIST:
+    listed = tuple(protocol.Listed(e.spec, e.origin, e.skip) for e in todo)
+    send(protocol.Discovered(listed, tuple(failures), tuple(prepared.notes), prepared.mistake))
+    if job.mode is JobMode.LIST or prepared.mistake:
         send(protocol.Done())
         return
 
     counter = None
+
+    def measured(index: int, e, timer, per_call: bool = False):
+        """The message for one benchmark's Timer, by the job's mode."""
+        nonlocal counter
+        if job.mode is JobMode.PROFILE:  # `regress explain`: the operators, not the time
+            from regress.suite import profiling
+
+            trace_path = str(Path(job.trace_dir or ".") / f"{index}.json")
+            got = profiling.profile(timer, trace_path=trace_path, warmup=job.warmup)
+            return protocol.Profiled(index, trace_path, got["calls"], tuple(Op(**o) for o in got["ops"]))
+        if job.mode is JobMode.INSTRUCTIONS:
+            plan = job.callgrind
+            if counter is None:  # only now: imports and discovery ran uninstrumented
+                from regress.measure import callgrind
+
+                counter = callgrind.Counter(str(plan.out_dir), str(plan.helper) if plan.helper else None)
+            if getattr(timer, "__regress_compiled__", None) is not None:
+                timer.__regress_compiled__.first_call(e.spec.num_threads)  # count steady state, not compiling
+            started = time.time()
+            per_call_count = counter.count(timer, number=plan.number, repeats=plan.repeats)
+            return protocol.Counted(index, InstructionCount(plan.number, tuple(per_call_count), started))
+        compiled = getattr(timer, "__regress_compiled__", None)
+        if compiled is not None:
+            compiled.first_call(e.spec.num_threads)  # timed apart: the Timer's warm-up must not hide it
+        if per_call:
+            s = timing.measure_each(timer, min_run_time=job.min_run_time, warmup=job.warmup)
+        else:
+            s = timing.measure(timer, min_run_time=job.min_run_time, warmup=job.warmup)
+        stats = compiled.stats() if compiled is not None else None
+        # After warm-up and timing, so lazy initialisation is not counted as the call's.
+        try:
+            used = memory.measure(timer)
+        except Exception:  # noqa: BLE001 - e.g. the benchmark runs a profiler of its own: keep its times
+            used = ()
+        return protocol.Result(index, s, tuple(used), stats)
+
+    items = [e for e in todo if e.item is not None and not e.skip]
+    following = {id(a): b.item for a, b in zip(items, items[1:])}
     main_module = sys.modules.get("__main__")
     for index, e in enumerate(todo):
         send(protocol.Start(index))
@@ -106,49 +214,30 @@ def run_job(job: WorkerJob, out) -> None:
             continue
         # Recipe-style Timers say setup='from __main__ import f': let __main__
         # be the suite module while its benchmarks run.
-        sys.modules["__main__"] = e.module
+        if e.module is not None:
+            sys.modules["__main__"] = e.module
         try:
-            if job.mode is JobMode.PROFILE:  # `regress explain`: the operators, not the time
-                from regress.suite import profiling
-
-                trace_path = str(Path(job.trace_dir or ".") / f"{index}.json")
-                got = profiling.profile(e.timer, trace_path=trace_path, warmup=job.warmup)
-                send(protocol.Profiled(index, trace_path, got["calls"], tuple(Op(**o) for o in got["ops"])))
-                continue
-            if job.mode is JobMode.INSTRUCTIONS:
-                plan = job.callgrind
-                if counter is None:  # only now: imports and discovery ran uninstrumented
-                    from regress.measure import callgrind
-
-                    counter = callgrind.Counter(str(plan.out_dir), str(plan.helper) if plan.helper else None)
-                if getattr(e.timer, "__regress_compiled__", None) is not None:
-                    e.timer.__regress_compiled__.first_call(e.spec.num_threads)  # count steady state, not compiling
-                started = time.time()
-                per_call = counter.count(e.timer, number=plan.number, repeats=plan.repeats)
-                send(protocol.Counted(index, InstructionCount(plan.number, tuple(per_call), started)))
-                continue
-            if e.track is not None:
+            if e.item is not None:  # a pytest test: its body runs, its benchmark call is measured
+                done = pytest_suite.run(
+                    e,
+                    following.get(id(e)),
+                    prepared.plugin,
+                    lambda timer, per_call, i=index, e=e: measured(i, e, timer, per_call),
+                )
+                msg = done.measured if done.failure is None else protocol.Failed(index, done.failure)
+            elif e.track is not None:
                 started = time.time()
                 value = TrackedValue(e.track.value(), e.track.unit, e.track.better, started)
-                send(protocol.Result(index, tracked=value))
-                continue
-            compiled = getattr(e.timer, "__regress_compiled__", None)
-            if compiled is not None:
-                compiled.first_call(e.spec.num_threads)  # timed apart: the Timer's warm-up must not hide it
-            s = timing.measure(e.timer, min_run_time=job.min_run_time, warmup=job.warmup)
-            stats = compiled.stats() if compiled is not None else None
-            # After warm-up and timing, so lazy initialisation is not counted as the call's.
-            try:
-                used = memory.measure(e.timer)
-            except Exception:  # noqa: BLE001 - e.g. the benchmark runs a profiler of its own: keep its times
-                used = ()
+                msg = protocol.Result(index, tracked=value)
+            else:
+                msg = measured(index, e, e.timer)
         except Exception as exc:  # noqa: BLE001 - the benchmark's failure is data
             tb = traceback.extract_tb(exc.__traceback__)
             frame = next((f for f in reversed(tb) if not f.filename.startswith(str(Path(__file__).parent))), None)
             where = f"{frame.filename}:{frame.lineno}" if frame else e.origin
             send(protocol.Failed(index, Failure(FailureKind.ERROR, discover.describe(exc), where)))
         else:
-            send(protocol.Result(index, s, tuple(used), stats))
+            send(msg)
         finally:
             sys.modules["__main__"] = main_module
     if job.reference and job.mode is JobMode.TIME:

@@ -30,16 +30,14 @@ class Entry:
     module: types.ModuleType
     skip: str | None = None  # why it can't run on this machine
     track: Any = None  # a TrackDefinition: a value to record instead of a Timer to time
+    item: Any = None  # a pytest Item (pytest_suite.py): its test's benchmark call is what is timed
 
 
 def suite_files(folder: Path) -> list[Path]:
-    files = []
-    for path in sorted(folder.rglob("*.py")):
-        rel = path.relative_to(folder)
-        if any(part.startswith(("_", ".")) for part in rel.parts):
-            continue
-        files.append(path)
-    return files
+    """Every `*.py` of a benchmark path (a folder or a file); `files.py` decides which are suites."""
+    from regress.suite.files import benchmark_files
+
+    return benchmark_files(folder)
 
 
 def _where(exc: BaseException, path: Path, shown: str) -> str:
@@ -91,11 +89,21 @@ def load_module(path: Path, folder: Path) -> types.ModuleType:
     return module
 
 
+def _takes_arguments(fn: Any) -> bool:
+    """A plain function a call with no arguments could not run (a helper, not a benchmark; files.py names it)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    kinds = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    return any(p.default is inspect.Parameter.empty and p.kind not in kinds for p in params)
+
+
 def _definitions(module: types.ModuleType) -> Iterable[tuple[str, Any]]:
     """Decorated definitions (benchmarks and tracked values), `bench_*` and `track_*` functions."""
     for name, obj in list(vars(module).items()):
         marked = getattr(obj, "__regress_benchmark__", False) or getattr(obj, "__regress_track__", False)
-        plain = name.startswith(("bench_", "track_")) and inspect.isfunction(obj)
+        plain = name.startswith(("bench_", "track_")) and inspect.isfunction(obj) and not _takes_arguments(obj)
         if (marked or plain) and getattr(obj, "__module__", None) == module.__name__:
             yield name, obj
 
@@ -161,12 +169,18 @@ def _tracked(obj: Any, name: str, origin: str, module: types.ModuleType, label: 
     return Entry(spec, origin, None, module, track=definition)
 
 
-def discover(folder: Path, *, env: str, shown_root: Path | None = None) -> tuple[list[Entry], list[Failure]]:
-    """All benchmarks under `folder`, and the failures met while collecting them."""
+def discover(
+    folder: Path, *, env: str, shown_root: Path | None = None, files: list[Path] | None = None
+) -> tuple[list[Entry], list[Failure]]:
+    """All benchmarks of the regress suites under `folder` (a folder or one file; `files`: only these),
+    and the failures met while collecting them."""
+    if folder.is_file():
+        files = [folder] if files is None else files
+        folder = folder.parent
     shown_root = shown_root or folder.parent
     entries: list[Entry] = []
     failures: list[Failure] = []
-    for path in suite_files(folder):
+    for path in suite_files(folder) if files is None else files:
         shown = str(path.relative_to(shown_root)) if path.is_relative_to(shown_root) else str(path)
         try:
             module = load_module(path, folder)

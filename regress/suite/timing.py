@@ -28,3 +28,21 @@ def measure(timer, *, min_run_time: float, warmup: int = 1) -> Sample:
         timer.timeit(number=warmup)
     m = timer.blocked_autorange(min_run_time=min_run_time)
     return Sample(int(m.number_per_run), tuple(float(t) for t in m.raw_times), started)
+
+
+def measure_each(timer, *, min_run_time: float, warmup: int = 1) -> Sample:
+    """One round of a statement whose setup must run before every call (pytest-benchmark's
+    `pedantic(setup=...)`): blocks of one call each, the Timer's setup outside the timed part,
+    under its thread count; until the calls add up to `min_run_time` (or ten times that has
+    passed, setups included), and at least a few."""
+    from torch.utils.benchmark.utils.common import set_torch_threads
+
+    started = time.time()
+    times: list[float] = []
+    with set_torch_threads(timer._task_spec.num_threads):
+        for _ in range(max(warmup, 0)):
+            timer._timeit(1)
+        begun = time.perf_counter()
+        while len(times) < 5 or (sum(times) < min_run_time and time.perf_counter() - begun < 10 * min_run_time):
+            times.append(float(timer._timeit(1)))
+    return Sample(1, tuple(times), started)

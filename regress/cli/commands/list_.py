@@ -20,6 +20,8 @@ def run(args) -> int:
     found = runner.list_benchmarks(flags.load_config(args))
     for spec, origin, skip in found.listed:
         print(f"{spec.id}\t{origin}" + (f"\t(skipped here: {skip})" if skip else ""))
+    for note in found.notes:  # what the folder holds besides benchmarks, each once with why
+        print(str(note))
     problems = []
     for f in found.failures:
         if f.kind == FailureKind.SKIPPED:
