@@ -27,7 +27,7 @@ import traceback
 MAX_MESSAGE = 1 << 22
 
 
-def _status(pid: int, flags: int) -> int | None:
+def wait_status(pid: int, flags: int) -> int | None:
     try:
         got, status = os.waitpid(pid, flags)
     except ChildProcessError:
@@ -63,7 +63,7 @@ def _shuffle_layout() -> None:
     _padding.append([torch.empty(rng.randrange(1, 1 << 14), dtype=torch.uint8) for _ in range(rng.randrange(1, 8))])
 
 
-def _child(server: socket.socket, job: dict, report_fd: int, log_fd: int, prepared=None) -> None:
+def child(server: socket.socket, job: dict, report_fd: int, log_fd: int, prepared=None) -> None:
     """The forked worker: its own session, output to its log, then the job (checked here, in the child).
 
     `prepared`: forked from a commit process (`zygote.py`), what it collected."""
@@ -106,7 +106,7 @@ def serve(fd: int) -> None:
     from regress.measure import job, protocol, zygote  # noqa: F401 - what every worker imports, imported once
     from regress.suite import discover, machine, reference, timing  # noqa: F401
 
-    commits = zygote.Commits(server)
+    commits = zygote.Commits(server, child, wait_status)
     server.send(json.dumps({"ready": os.getpid()}).encode())
     while True:
         try:
@@ -123,7 +123,7 @@ def serve(fd: int) -> None:
             if pid is None:
                 pid = os.fork()
                 if pid == 0:
-                    _child(server, req["job"], report_fd, log_fd)
+                    child(server, req["job"], report_fd, log_fd)
             os.close(report_fd)
             os.close(log_fd)
             answer = {"pid": pid}
@@ -132,6 +132,6 @@ def serve(fd: int) -> None:
                 os.close(extra)
             theirs, status = commits.status(int(req["pid"]), req["op"] == "wait")
             if not theirs:
-                status = _status(int(req["pid"]), os.WNOHANG if req["op"] == "poll" else 0)
+                status = wait_status(int(req["pid"]), os.WNOHANG if req["op"] == "poll" else 0)
             answer = {"status": status}
         server.send(json.dumps(answer).encode())

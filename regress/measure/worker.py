@@ -143,7 +143,7 @@ def run_job(job: WorkerJob, out, prepared=None) -> None:
     found, failures = discover.discover(
         job.benchmarks_dir, env=job.env, shown_root=job.shown_root, files=prepared.suites
     )
-    entries, failures = discover._drop_duplicates(found + prepared.pytest_entries, prepared.failures + failures)
+    entries, failures = discover.drop_duplicates(found + prepared.pytest_entries, prepared.failures + failures)
     pattern = re.compile(job.bench_filter)
     skip = set(job.skip)
     todo = []

@@ -83,8 +83,10 @@ class _Commit:
 class Commits:
     """The server's commit processes, by job key; and which rounds each forked."""
 
-    def __init__(self, server: socket.socket) -> None:
+    def __init__(self, server: socket.socket, child, wait_status) -> None:
+        """`child` and `wait_status`: the server's own (forkserver.py), so a round starts and is reaped alike."""
         self.server = server
+        self.child, self.wait_status = child, wait_status
         self.by_key: OrderedDict[str, _Commit] = OrderedDict()
         self.direct: set[str] = set()  # keys whose rounds the server forks itself
         self.owner: dict[int, _Commit] = {}  # round pid -> its commit process
@@ -144,7 +146,7 @@ class Commits:
                 self.server.close()
                 for other in self.by_key.values():
                     other.sock.close()
-                serve(theirs, job)
+                serve(theirs, job, self.child, self.wait_status)
             except BaseException:  # noqa: BLE001 - whatever happens ends this process only
                 import traceback
 
@@ -166,11 +168,11 @@ class Commits:
         return commit
 
 
-def serve(sock: socket.socket, job_data: dict) -> None:
+def serve(sock: socket.socket, job_data: dict, child, wait_status) -> None:
     """The commit process: prepare once, then fork rounds until the server closes its end."""
     import torch
 
-    from regress.measure import forkserver, worker
+    from regress.measure import worker
     from regress.measure.job import WorkerJob
 
     worker.die_with_parent(os.getppid())
@@ -208,7 +210,7 @@ def serve(sock: socket.socket, job_data: dict) -> None:
             pid = os.fork()
             if pid == 0:
                 torch.set_num_threads(threads)
-                forkserver._child(sock, req["job"], report_fd, log_fd, prepared)
+                child(sock, req["job"], report_fd, log_fd, prepared)
             os.close(report_fd)
             os.close(log_fd)
             answer = {"pid": pid}
@@ -216,7 +218,7 @@ def serve(sock: socket.socket, job_data: dict) -> None:
             for extra in fds:
                 os.close(extra)
             flags = os.WNOHANG if req["op"] == "poll" else 0
-            answer = {"status": forkserver._status(int(req["pid"]), flags)}
+            answer = {"status": wait_status(int(req["pid"]), flags)}
         sock.send(json.dumps(answer).encode())
 
 

@@ -220,10 +220,10 @@ def discover(
                     entries.append(Entry(spec, origin, None, module, skip=timer.reason))
                 else:
                     entries.append(Entry(spec, origin, timer, module))
-    return _drop_duplicates(entries, failures)
+    return drop_duplicates(entries, failures)
 
 
-def _drop_duplicates(entries: list[Entry], failures: list[Failure]) -> tuple[list[Entry], list[Failure]]:
+def drop_duplicates(entries: list[Entry], failures: list[Failure]) -> tuple[list[Entry], list[Failure]]:
     seen: dict[BenchmarkId, Entry] = {}
     dupes: dict[BenchmarkId, list[str]] = {}
     for e in entries:
