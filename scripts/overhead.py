@@ -1,6 +1,6 @@
 """What a round costs beyond measuring, and `regress run`'s overhead per commit, against one `import torch`.
 
-    python scripts/overhead.py [--commits 8] [--repeats 3]
+    python scripts/overhead.py [--commits 8] [--repeats 3] [--pytest 30]
 
 Builds a throwaway git repository with a tiny package, a tiny suite and N
 commits, runs the real CLI (`python -m regress run HEAD~N..HEAD`, its default
@@ -12,6 +12,11 @@ the suites' import, and storing. The targets: a round beyond the first costs
 far less than a bare `python -c 'import torch'` (at most 0.25x here), and the
 overhead per commit stays within 1.5x one `import torch`. Medians over the
 repeats, since a shared machine is noisy.
+
+`--pytest N` measures a pytest-benchmark suite of N tests instead (a conftest
+fixture with params, `pytest_generate_tests`, parametrize), run unchanged: its
+collection (pytest's configuration, conftests, the items) happens once per fork
+server and commit, and is counted as overhead.
 """
 
 from __future__ import annotations
@@ -52,6 +57,37 @@ def bench_scale():
                               label="scale", sub_label=f"k={k}")
 """
 
+PYTEST_CONFTEST = """
+import pytest
+import torch
+
+
+@pytest.fixture(params=[64, 256], ids=["small", "large"])
+def x(request):
+    return torch.ones(request.param)
+
+
+def pytest_generate_tests(metafunc):
+    if "k" in metafunc.fixturenames:
+        metafunc.parametrize("k", range({ks}), ids=lambda k: f"k{{k}}")
+"""
+
+PYTEST_SUITE = """
+import pytest
+from tinypkg import scale
+
+
+@pytest.mark.benchmark(group="scale")
+def test_scale(benchmark, x, k):
+    out = benchmark(scale, x, k)
+    assert out.shape == x.shape
+
+
+@pytest.mark.parametrize("k", [2, 3], ids=["two", "three"])
+def test_scale_fixed(benchmark, x, k):
+    benchmark(scale, x, k)
+"""
+
 PYPROJECT = """
 [project]
 name = "tinypkg"
@@ -78,13 +114,19 @@ def _git(root: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=root, env=_env(), check=True, capture_output=True)
 
 
-def make_repo(root: Path, commits: int) -> None:
+def make_repo(root: Path, commits: int, pytest_tests: int = 0) -> None:
     root.mkdir(parents=True)
     _git(root, "init", "-q", "-b", "main")
     (root / "pyproject.toml").write_text(PYPROJECT.lstrip())
     (root / ".gitignore").write_text(".regress/\n")
     (root / "benchmarks").mkdir()
-    (root / "benchmarks" / "bench_scale.py").write_text(SUITE.lstrip())
+    if pytest_tests:
+        # test_scale: 2 sizes x ks; test_scale_fixed: 2 x 2.
+        ks = max(1, -(-(pytest_tests - 4) // 2))
+        (root / "benchmarks" / "conftest.py").write_text(PYTEST_CONFTEST.format(ks=ks).lstrip())
+        (root / "benchmarks" / "test_scale.py").write_text(PYTEST_SUITE.lstrip())
+    else:
+        (root / "benchmarks" / "bench_scale.py").write_text(SUITE.lstrip())
     (root / "src" / "tinypkg").mkdir(parents=True)
     for i in range(commits + 1):  # one more, so HEAD~N..HEAD has N
         (root / "src" / "tinypkg" / "__init__.py").write_text(textwrap.dedent(PACKAGE.format(i=i)).lstrip())
@@ -131,6 +173,7 @@ def split(events: list[dict], started: float, ended: float, commits: int) -> dic
     measuring = sum(b - a for a, b in zip(starts, ends))
     reference = sum(r - _last_before(ends + found, [r])[0] for r in refs)
     phases = {"measuring": measuring + reference, "wall": ended - started, "rounds": len(workers)}
+    phases["benchmarks"] = max((e.get("count", 0) for e in events if e["event"] == "discovered"), default=0)
     phases["cli start (python, imports, resolve, lock, worktrees)"] = workers[0] - started
     phases["fork server start (one import torch)"] = sum(e["seconds"] for e in events if e["event"] == "server_started")
     phases["fork to hello (child set-up, fingerprint)"] = sum(h - w for w, h in zip(workers, hellos))
@@ -163,10 +206,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--commits", type=int, default=8)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--pytest", type=int, default=0, metavar="N", help="a pytest-benchmark suite of N tests or more")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="regress-overhead-") as tmp:
         root = Path(tmp) / "tinyproject"
-        make_repo(root, args.commits)
+        make_repo(root, args.commits, args.pytest)
         imports, runs = [], []
         for _ in range(args.repeats):  # interleaved, so both see the same machine
             imports.append(time_import_torch())
@@ -177,13 +221,14 @@ def main() -> None:
     n = args.commits
     per_commit = med["overhead"] / n
     print(f"python -c 'import torch': {torch_import:.3f}s (median of {len(imports)})")
+    print(f"suite: {runs[0]['benchmarks']} benchmarks" + (" (pytest-benchmark tests)" if args.pytest else " (Timers)"))
     print(
         f"regress run HEAD~{n}..HEAD: wall {med['wall']:.2f}s, measuring {med['measuring']:.2f}s, "
         f"overhead {med['overhead']:.2f}s, {med['rounds']:.0f} rounds (medians of {args.repeats})"
     )
     print("where the overhead goes, per commit:")
     for k, v in med.items():
-        if k not in ("wall", "measuring", "overhead", "rounds", "per round beyond measuring"):
+        if k not in ("wall", "measuring", "overhead", "rounds", "per round beyond measuring", "benchmarks"):
             print(f"  {k:52s} {v / n:6.3f}s")
     round_ratio = med["per round beyond measuring"] / torch_import
     print(
