@@ -3,12 +3,14 @@
 Both use the real CLI with its default round plan (no flags), on throwaway
 git projects of real torch code, on this machine. Run each alone.
 
-    python scripts/eval_rounds.py range DIR [--hog]
+    python scripts/eval_rounds.py range DIR [--hog] [--pytest]
         A project of 10 commits x 8 one-thread benchmarks with planted changes
         (2x, 0.33x, 1.3x, 1.1x; the rest A/A commits). One `regress run` of the
         whole range, then `regress compare` of every adjacent pair and
         `regress regressions`, scored against the truth. --hog keeps one core
-        busy with a CPU hog throughout.
+        busy with a CPU hog throughout. --pytest also writes the same 8
+        benchmarks as pytest-benchmark tests (parametrized, a conftest fixture
+        with params), measured in the same run; each suite is scored apart.
 
     python scripts/eval_rounds.py score-range DIR
         Scores a measured range again (after a change to the differ).
@@ -108,6 +110,30 @@ def bench_ops():
                                   label="ops", sub_label=f"{name} {n}")
 """
 
+# The same benchmarks as pytest-benchmark tests, run unchanged (--pytest).
+PYTEST_CONFTEST = """
+import pytest
+import torch
+
+
+@pytest.fixture(params=[64, 16384], ids=str)
+def x(request):
+    return torch.linspace(-1, 1, request.param)
+"""
+
+PYTEST_SUITE = """
+import pytest
+
+import ops
+
+
+@pytest.mark.benchmark(group="ops (pytest)")
+@pytest.mark.parametrize("name", ["add", "mul", "sin", "clamp"])
+def test_op(benchmark, name, x):
+    out = benchmark(getattr(ops, f"op_{name}"), x)
+    assert out.shape == x.shape
+"""
+
 BASE = {"add": 10, "mul": 30, "sin": 10, "clamp": 10}
 # (subject, changed op, new count): 2x, 0.33x, 1.3x, 1.1x and A/A commits.
 HISTORY = [
@@ -131,7 +157,7 @@ def _git(cwd: Path, *args: str) -> str:
     ).stdout.strip()
 
 
-def make_range(path: Path) -> list[tuple[str, str | None]]:
+def make_range(path: Path, pytest: bool = False) -> list[tuple[str, str | None]]:
     path.mkdir(parents=True)
     _git(path, "init", "-q", "-b", "main")
     (path / "pyproject.toml").write_text(
@@ -139,6 +165,9 @@ def make_range(path: Path) -> list[tuple[str, str | None]]:
     )
     (path / "benchmarks").mkdir()
     (path / "benchmarks" / "bench_ops.py").write_text(textwrap.dedent(RANGE_SUITE).lstrip())
+    if pytest:
+        (path / "benchmarks" / "conftest.py").write_text(PYTEST_CONFTEST.lstrip())
+        (path / "benchmarks" / "test_ops.py").write_text(PYTEST_SUITE.lstrip())
     (path / ".gitignore").write_text(".regress/\n")
     counts = dict(BASE)
     out = []
@@ -163,7 +192,7 @@ def _hog() -> subprocess.Popen:
 def run_range(args) -> None:
     out = Path(args.dir).resolve()
     project = out / "project"
-    commits = make_range(project)
+    commits = make_range(project, pytest=args.pytest)
     hog = _hog() if args.hog else None
     try:
         started = time.time()
@@ -174,9 +203,17 @@ def run_range(args) -> None:
             hog.kill()
     if proc.returncode not in (0, 1):
         sys.exit(f"regress run failed: {proc.stderr[-2000:]}")
-    meta = {"seconds": seconds, "hog": args.hog, "load": os.getloadavg(), "commits": commits}
+    meta = {"seconds": seconds, "hog": args.hog, "load": os.getloadavg(), "commits": commits, "pytest": args.pytest}
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
     score_range(out)
+
+
+def _op(v: dict) -> tuple[str, str]:
+    """(the op a verdict or step is about, its suite's score prefix: "" Timers, "pytest " the tests).
+
+    A Timer's sub_label is "add 64"; a test's parameter id "add-64"."""
+    pytest = v.get("label") == "ops (pytest)"
+    return (v["sub_label"].split("-" if pytest else None)[0], "pytest " if pytest else "")
 
 
 def score_range(out: Path) -> None:
@@ -188,38 +225,40 @@ def score_range(out: Path) -> None:
     for (prev, _), (sha, op) in zip(commits, commits[1:]):
         got = json.loads(_regress(project, "compare", prev, sha, "--format", "json").stdout)
         for v in got["verdicts"]:
-            name = v["sub_label"].split()[0]
+            name, suite = _op(v)
             truth = None
             if name == op:
                 truth = "regression" if PLANTED[op] > 1 else "improvement"
             verdict = v["verdict"]
             size = f"{PLANTED[op]:.2g}x" if truth else "none"
             if truth:
-                score[f"compare {size} found"] += verdict == truth
-                score[f"compare {size} total"] += 1
+                score[f"{suite}compare {size} found"] += verdict == truth
+                score[f"{suite}compare {size} total"] += 1
             elif verdict in ("regression", "improvement"):
-                score["compare false alarms"] += 1
-                lines.append(f"  false alarm: {sha[:8]} {v['sub_label']} {verdict} {v['reason']}")
+                score[f"{suite}compare false alarms"] += 1
+                lines.append(f"  false alarm: {sha[:8]} {v['label']} {v['sub_label']} {verdict} {v['reason']}")
             else:
-                score["compare true negatives"] += verdict == "unchanged"
-                score["compare noisy (no change)"] += verdict == "noisy"
-            score["compare pairs"] += 1
+                score[f"{suite}compare true negatives"] += verdict == "unchanged"
+                score[f"{suite}compare noisy (no change)"] += verdict == "noisy"
+            score[f"{suite}compare pairs"] += 1
     steps = json.loads(_regress(project, "regressions", "--format", "json").stdout)["steps"]
     planted = {(sha, op) for sha, op in commits if op}
     found = set()
+    suites = sorted({_op(s)[1] for s in steps} | {""} | ({"pytest "} if meta.get("pytest") else set()))
     for s in steps:
-        name = s["sub_label"].split()[0]
+        name, suite = _op(s)
         key = (s["commit"]["sha"], name)
         if key in planted:
-            found.add((key, s["sub_label"]))
+            found.add((key, suite, s["sub_label"]))
         else:
-            score["regressions false steps"] += 1
-            lines.append(f"  false step: {s['commit']['sha'][:8]} {s['sub_label']} {s['ratio']:.3f}")
+            score[f"{suite}regressions false steps"] += 1
+            lines.append(f"  false step: {s['commit']['sha'][:8]} {s.get('label')} {s['sub_label']} {s['ratio']:.3f}")
     for sha, op in commits:
         if op:
-            n = sum(1 for (k, _label) in found if k == (sha, op))
-            score[f"regressions {PLANTED[op]:.2g}x found"] += n
-            score[f"regressions {PLANTED[op]:.2g}x total"] += 2
+            for suite in suites:
+                n = sum(1 for (k, su, _label) in found if k == (sha, op) and su == suite)
+                score[f"{suite}regressions {PLANTED[op]:.2g}x found"] += n
+                score[f"{suite}regressions {PLANTED[op]:.2g}x total"] += 2
     report = {
         "seconds": seconds,
         "per_commit": seconds / len(commits),
@@ -361,6 +400,7 @@ def main() -> None:
     r = sub.add_parser("range")
     r.add_argument("dir")
     r.add_argument("--hog", action="store_true")
+    r.add_argument("--pytest", action="store_true", help="the planted suite also as pytest-benchmark tests")
     s = sub.add_parser("separate")
     s.add_argument("dir")
     s.add_argument("--trials", type=int, default=7)
