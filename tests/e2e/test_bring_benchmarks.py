@@ -445,3 +445,28 @@ def test_benchmarks_path_takes_one_file(repo):
     missing = repo.regress("list", "--benchmarks", "benchmarks/nothing.py")
     assert missing.returncode == 2 and "no benchmark folder or file" in missing.stderr
     assert os.linesep not in missing.stderr.strip()
+
+
+LOOP_TESTS = """
+import pytest
+
+def loop(n):
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+
+@pytest.mark.parametrize("n", [100, 1000])
+def test_loop(benchmark, n):
+    assert benchmark(loop, n) == sum(range(n))
+"""
+
+
+def test_a_pytest_benchmark_test_gets_instruction_counts(valgrind, repo):
+    sha = repo.commit("loops as pytest-benchmark tests", {"benchmarks/test_loops.py": LOOP_TESTS})
+    repo.regress("run", "HEAD", "--mode", "instructions", "--bench", "test_loop", timeout=600, check=True)
+    by = {r.id.sub_label: r for r in Store(repo.path / ".regress").load("testbox", "default", sha).results}
+    small, large = by["100"], by["1000"]
+    assert small.counted and not small.samples and large.counted
+    # Ten times the loop: about ten times the instructions.
+    assert 6 < large.instructions / small.instructions < 16
