@@ -161,6 +161,21 @@ def _module_name(path: Path, folder: Path) -> str:
     return ".".join(rel.with_suffix("").parts)
 
 
+def _missing_package(message: str) -> str | None:
+    """The top-level package a collection error says is missing, when it is not installed here
+    (a missing module of a package that is installed, the project's own included, stays an error)."""
+    import importlib.util
+
+    m = re.match(r"ModuleNotFoundError: No module named '([\w.]+)'", message)
+    if m is None:
+        return None
+    top = m.group(1).split(".")[0]
+    try:
+        return top if importlib.util.find_spec(top) is None else None
+    except (ImportError, ValueError):
+        return top
+
+
 def _one_line(report) -> tuple[str, str]:
     """A failed collect report as (message, file:line) in one line each."""
     text = str(report.longrepr).strip()
@@ -188,6 +203,11 @@ def entries(
     for report in s.plugin.errors:
         message, where = _one_line(report)
         shown_where = _shown(root / where, shown_root) if where and not Path(where).is_absolute() else where
+        missing = _missing_package(message)
+        if missing:  # a module needing a package not installed here (through any import): not a benchmark here
+            file = _shown(root / report.fspath, shown_root) if report.fspath else shown_where
+            notes.append(Note(file, f"imports {missing}, which is not installed here: not measured"))
+            continue
         failures.append(Failure(FailureKind.SUITE, message, shown_where))
     for report in s.plugin.skips:
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
