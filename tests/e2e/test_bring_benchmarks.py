@@ -325,6 +325,8 @@ def test_a_folder_that_holds_other_things_names_each_once_and_measures_the_rest(
             "benchmarks/geometry/needs_cv.py": NEEDS_MISSING,
             "benchmarks/helpers.py": HELPERS,
             "benchmarks/mixed.py": MIXED_SUITE,
+            # Its import is not a statement regress can read: pytest's collection fails on it.
+            "benchmarks/test_needs.py": "import importlib\n\nimportlib.import_module('not_installed_pkg_x')\n",
         },
     )
     proc = repo.regress("list")
@@ -337,6 +339,7 @@ def test_a_folder_that_holds_other_things_names_each_once_and_measures_the_rest(
             "benchmarks/geometry/needs_cv.py:2 imports cv2_not_installed_here, which is not installed here: not measured",
             "benchmarks/helpers.py defines no bench_ function or benchmark test: not a benchmark",
             "benchmarks/mixed.py:7 bench_helper_with_args takes arguments (device): not a benchmark",
+            "benchmarks/test_needs.py imports not_installed_pkg_x, which is not installed here: not measured",
         ]
     ), proc.stdout
     assert "scale / x * 2 [1 thread]" in proc.stdout and "work / n=100" in proc.stdout
