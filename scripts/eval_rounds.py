@@ -211,9 +211,10 @@ def run_range(args) -> None:
 def _op(v: dict) -> tuple[str, str]:
     """(the op a verdict or step is about, its suite's score prefix: "" Timers, "pytest " the tests).
 
-    A Timer's sub_label is "add 64"; a test's parameter id "add-64"."""
-    pytest = v.get("label") == "ops (pytest)"
-    return (v["sub_label"].split("-" if pytest else None)[0], "pytest " if pytest else "")
+    A Timer's sub_label is "add 64"; a test's parameter id "64-add" (the conftest's size first)."""
+    if v.get("label") == "ops (pytest)":
+        return next(p for p in v["sub_label"].split("-") if not p.isdigit()), "pytest "
+    return v["sub_label"].split()[0], ""
 
 
 def score_range(out: Path) -> None:
