@@ -3,22 +3,24 @@
 Both use the real CLI with its default round plan (no flags), on throwaway
 git projects of real torch code, on this machine. Run each alone.
 
-    python scripts/eval_rounds.py range DIR [--hog]
+    python scripts/eval_rounds.py range DIR [--neighbour NAME]
         A project of 10 commits x 8 one-thread benchmarks with planted changes
         (2x, 0.33x, 1.3x, 1.1x; the rest A/A commits). One `regress run` of the
         whole range, then `regress compare` of every adjacent pair and
-        `regress regressions`, scored against the truth. --hog keeps one core
-        busy with a CPU hog throughout.
+        `regress regressions`, scored against the truth. --neighbour runs one
+        of scripts/neighbours.py's throughout (hog, bursty, modal, install;
+        --hog is --neighbour hog).
 
     python scripts/eval_rounds.py score-range DIR
         Scores a measured range again (after a change to the differ).
 
-    python scripts/eval_rounds.py push DIR [--neighbours]
+    python scripts/eval_rounds.py push DIR [--neighbours | --neighbour NAME]
         The push path: the same 10-commit project, each commit measured by its
         own invocation exactly as the workflow's push job runs it (HEAD checked
         out, `regress run HEAD --paired --skip-existing`), oldest first; then
         scored like `range`. --neighbours gives the pushes different
-        neighbours in turn: none, a CPU hog on one core, a bursty hog.
+        neighbours in turn: none, a CPU hog on one core, a bursty hog;
+        --neighbour NAME gives every push that one (scripts/neighbours.py).
 
     python scripts/eval_rounds.py separate DIR --trials 7
         A/A and detection between separate runs: per trial, `regress run` of
@@ -46,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import eval_differ  # noqa: E402  (its project: real torch ops repeated REPS times)
+import neighbours  # noqa: E402
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "eval",
@@ -156,25 +159,21 @@ def _regress(project: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "regress", *args], cwd=project, capture_output=True, text=True)
 
 
-def _hog() -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
-
-
 def run_range(args) -> None:
     out = Path(args.dir).resolve()
     project = out / "project"
     commits = make_range(project)
-    hog = _hog() if args.hog else None
+    name = "hog" if args.hog else args.neighbour
+    neighbour = neighbours.start(name)
     try:
         started = time.time()
         proc = _regress(project, "run", f"{commits[0][0]}^!", f"{commits[0][0]}..{commits[-1][0]}")
         seconds = time.time() - started
     finally:
-        if hog is not None:
-            hog.kill()
+        neighbour.stop()
     if proc.returncode not in (0, 1):
         sys.exit(f"regress run failed: {proc.stderr[-2000:]}")
-    meta = {"seconds": seconds, "hog": args.hog, "load": os.getloadavg(), "commits": commits}
+    meta = {"seconds": seconds, "hog": name, "load": os.getloadavg(), "commits": commits}
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
     score_range(out)
 
@@ -232,19 +231,8 @@ def score_range(out: Path) -> None:
     print(json.dumps(report, indent=1))
 
 
-def _bursty() -> subprocess.Popen:
-    """A neighbour that comes and goes: busy for a random 0.2-2 s, idle as long, over and over."""
-    code = (
-        "import random, time\n"
-        "while True:\n"
-        "    end = time.time() + random.uniform(0.2, 2.0)\n"
-        "    while time.time() < end: pass\n"
-        "    time.sleep(random.uniform(0.2, 2.0))\n"
-    )
-    return subprocess.Popen([sys.executable, "-c", code])
-
-
-NEIGHBOURS = {"none": lambda: None, "hog": _hog, "bursty": _bursty}
+# --neighbours: the pushes' neighbours in turn.
+ROTATION = ["none", "hog", "bursty"]
 
 
 def run_push(args) -> None:
@@ -254,23 +242,27 @@ def run_push(args) -> None:
     started = time.time()
     pushes = []
     for k, (sha, _op) in enumerate(commits):
-        kind = list(NEIGHBOURS)[k % 3] if args.neighbours else "none"
+        kind = ROTATION[k % 3] if args.neighbours else args.neighbour
         _git(project, "checkout", "-q", "--detach", sha)
-        neighbour = NEIGHBOURS[kind]()
+        neighbour = neighbours.start(kind)
         t0 = time.time()
         try:
             proc = _regress(project, "run", "HEAD", "--paired", "--skip-existing")
         finally:
-            if neighbour is not None:
-                neighbour.kill()
-                neighbour.wait()
+            neighbour.stop()
         if proc.returncode not in (0, 1):
             sys.exit(f"regress run failed at {sha[:10]}: {proc.stderr[-2000:]}")
         pushes.append({"sha": sha, "neighbour": kind, "seconds": time.time() - t0})
         print(f"push {k}: {sha[:10]} ({kind}) {time.time() - t0:.0f}s", flush=True)
     _git(project, "checkout", "-q", "main")
     seconds = time.time() - started
-    meta = {"seconds": seconds, "hog": args.neighbours, "load": os.getloadavg(), "commits": commits, "pushes": pushes}
+    meta = {
+        "seconds": seconds,
+        "hog": "rotation" if args.neighbours else args.neighbour,
+        "load": os.getloadavg(),
+        "commits": commits,
+        "pushes": pushes,
+    }
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
     score_range(out)
 
@@ -361,6 +353,7 @@ def main() -> None:
     r = sub.add_parser("range")
     r.add_argument("dir")
     r.add_argument("--hog", action="store_true")
+    r.add_argument("--neighbour", default="none", choices=sorted(neighbours.STARTERS))
     s = sub.add_parser("separate")
     s.add_argument("dir")
     s.add_argument("--trials", type=int, default=7)
@@ -371,6 +364,7 @@ def main() -> None:
     pu = sub.add_parser("push")
     pu.add_argument("dir")
     pu.add_argument("--neighbours", action="store_true")
+    pu.add_argument("--neighbour", default="none", choices=sorted(neighbours.STARTERS))
     args = p.parse_args()
     if args.what == "range":
         run_range(args)

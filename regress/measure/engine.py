@@ -67,7 +67,7 @@ class Target:
 
     def _wants(self, key: BenchmarkId, values: list[float], budget: adaptive.Budget) -> bool:
         around = [n[key] for n in self.neighbours if key in n]
-        return adaptive.wants_round(values, budget, self.spent, around)
+        return adaptive.wants_round(values, budget, self.spent, around, key.num_threads)
 
     def wants(self, budget: adaptive.Budget) -> bool:
         if self.stopped:
