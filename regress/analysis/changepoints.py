@@ -121,7 +121,11 @@ def find_steps(
         # compare's verdict on the rounds either side is the test where there are
         # rounds (Mann-Whitney can't reach p < 0.05 with a level of two commits);
         # levels of single rounds have only the history's own test.
-        if agrees is False or (agrees is None and not c.p_value < stats.ALPHA):
+        # Where compare can't tell (results of a round or two), the history's own test stands, and the
+        # move must reach the threshold itself.
+        if agrees is False or (
+            agrees is None and not (c.p_value < stats.ALPHA and abs(math.log(c.ratio)) >= math.log1p(threshold))
+        ):
             continue
         steps.append(
             Step(
@@ -193,8 +197,12 @@ def search(
     changed = prefix is not None and not (same and all(a is b for a, b in zip(resume, checkpoints)))
     out: list[Candidate] = []
     for (bid, (positions, _)), (logs, _), cuts in zip(found_series.items(), clipped, all_cuts):
-        # A benchmark using every core drifts more between runs: the same bar as compare's.
-        smallest = max(math.log1p(threshold), stats.Z * stats.drift_for(bid.num_threads, cores))
+        # A move compare across it could call a change (an estimate of half the threshold, `judge`); a
+        # benchmark using every core drifts more between runs: the same bar as compare's. Whether it is
+        # one is compare's to say (`find_steps`), from the rounds either side.
+        smallest = max(
+            math.log1p(stats.MIN_ESTIMATE_SHARE * threshold), stats.Z * stats.drift_for(bid.num_threads, cores)
+        )
         bounds = [0, *cuts, len(logs)]
         moves = []
         for a, b in _groups(logs, cuts):

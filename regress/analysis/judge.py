@@ -14,18 +14,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from regress.analysis import modes, stats
+from regress.analysis import detectable, modes, stats
 from regress.analysis.verdict import Verdict
 from regress.core import blocks
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkResult
 from regress.core.units import percent as pct
 
-# A regression or improvement needs its estimate to be at least this share of
-# the threshold, besides an interval that excludes no change and reaches the
-# threshold: on a busy machine a small shift (2-3%) with a wide interval was the
-# one kind of A/A false alarm interleaved rounds still gave.
-MIN_ESTIMATE_SHARE = 0.5
+MIN_ESTIMATE_SHARE = stats.MIN_ESTIMATE_SHARE  # re-exported: the rule lives with the interval (`stats`)
 
 
 def iqr(values) -> float | None:
@@ -64,6 +60,25 @@ def _by_run(result: BenchmarkResult) -> list[list[float]]:
     for sample in result.samples:
         groups.setdefault(sample.run, []).append(stats.round_value(sample))
     return list(groups.values())
+
+
+def _sees(
+    base: BenchmarkResult, head: BenchmarkResult, threshold: float, drift: float
+) -> tuple[float, int | None, str] | None:
+    """What this comparison can detect (`detectable`): the smallest change at its rounds, the rounds a side
+    that catch the threshold (None: no number does), and the clause its reason ends with."""
+    noise = detectable.noise_of(base, head)
+    if noise is None:
+        return None
+    have = min(len(base.samples), len(head.samples))
+    seen = math.expm1(noise.detectable(have, drift))
+    text = f"detects {seen * 100:.1f}% at {have} rounds a side"
+    if seen <= threshold:
+        return seen, have, text
+    need = noise.rounds_for(threshold, drift)
+    if need is None:
+        return seen, None, f"{text}; no number of rounds reaches {threshold * 100:g}% here"
+    return seen, need, f"{text}; {threshold * 100:g}% needs {need}"
 
 
 @dataclass(frozen=True)
@@ -119,7 +134,7 @@ def decide(
     ratio = stats.level(hv) / stats.level(bv)
     moved = (s.low > 1.0 and s.high >= up) or (s.high < 1.0 and s.low <= down)
     more = max(2 * have, stats.RECOMMENDED_ROUNDS)
-    if moved and abs(math.log(ratio)) < math.log1p(MIN_ESTIMATE_SHARE * threshold):
+    if moved and abs(math.log(ratio)) < math.log1p(stats.MIN_ESTIMATE_SHARE * threshold):
         return Decision(Kind.NOISY, SMALL, s, seen, fast, needed=more)
     if moved:
         luck = modes.luck(b_runs, h_runs)
@@ -201,6 +216,10 @@ def judge(
     s = d.shift
     assert s is not None
     common.update(p_value=s.p_value, ci_low=s.low, ci_high=s.high)
+    sees = _sees(base, head, threshold, stats.drift_for(threads, cores) if drift is None else drift)
+    if sees is not None:
+        common.update(detectable=sees[0], detect_rounds=sees[1])
+        spec_note = f"; {sees[2]}{spec_note}"
     p_text = "p<0.001" if s.p_value < 0.001 else f"p={s.p_value:.2g}"
     evidence = f"95% interval {pct(s.low)} to {pct(s.high)}, {p_text}"
     word = "slower" if ratio > 1 else "faster"

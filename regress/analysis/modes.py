@@ -14,7 +14,9 @@ So, for two sides of a comparison, the slower side's floor sits a ratio r
 above the faster's. The rounds of the faster side, each read against its
 own floor (per run: a run's rounds share its machine), give the share of
 rounds that land that far above their floor, `share(r)`; all n rounds of
-the slower side landing there by luck has probability about share(r)^n. A
+the slower side landing there by luck has probability about share(r)^n,
+times the chance that the lowest of them reaches down to r (rounds a busy
+neighbour slowed by 10-60% make no 3% floor). A
 change is only called once that is below ALPHA (`luck`); the round plan
 takes rounds until it is (`rounds_to_rule_out`), so on a machine without
 modes nothing changes, and on one with them the rounds go where a verdict
@@ -39,6 +41,10 @@ ALPHA = 0.005
 SHRINK = 0.9
 # Pseudo-counts (Jeffreys): a share from a handful of rounds is never exactly zero.
 PRIOR = 0.5
+# A slow mode's rounds wander: the floor of n of them may sit below those the faster side showed, down to
+# their log ratio over this (the real case: a commit's rounds all at 6.02 us, a mode at about 7 over 3.91).
+# But not further: rounds slowed 10-60% by a busy neighbour can't all land 3% high, so a 3% move is no slow mode's.
+REACH = 3.0
 # The most rounds a side is asked for (beyond it, no plan or measurement can settle it).
 MOST = 40
 
@@ -109,7 +115,10 @@ def luck(base: Sequence[Sequence[float]], head: Sequence[Sequence[float]], alpha
     pool = relative(faster)
     p = share(pool, math.log(ratio))
     n = sum(len(g) for g in slower)
-    chance = p**n
+    # All n landing high, and the lowest of them as low as the slower side's floor: a mode reaching down to it.
+    high = pool[pool >= SHRINK * math.log(ratio)]
+    reach = float(np.count_nonzero(high <= REACH * math.log(ratio))) / len(high) if len(high) else 1.0
+    chance = p**n * (1.0 - (1.0 - reach) ** n)
     if alpha <= 0 or chance < alpha:
         return None
     landed = int(np.count_nonzero(pool >= SHRINK * math.log(ratio)))

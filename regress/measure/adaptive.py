@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 
 from regress.analysis import judge, modes, stats
 from regress.core.config import DEFAULT, Config
+from regress.core.kinds import Kind
 from regress.core.records import Settings
 from regress.suite import machine
 
@@ -86,11 +87,18 @@ def wants_round(values, budget: Budget, spent: float, neighbours=(), threads: in
 
 
 def hinges(values, other, budget: Budget, threads: int = 1) -> bool:
-    """Whether compare's verdict between this commit's rounds and a neighbour's is still undecided and more
-    rounds may decide it (`judge.decide`): a verdict decided either way, or one rounds can't help, gets none."""
+    """Whether compare's verdict between this commit's rounds and a neighbour's still hinges on rounds
+    (`judge.decide`): undecided and more rounds may decide it, or a change called while either side's floor
+    is unsettled (a change is confirmed on floors that agree). `unchanged`, or a change on settled floors, or
+    a verdict rounds can't help: none."""
     lo, hi = (other, values) if stats.level(other) <= stats.level(values) else (values, other)
     d = judge.decide(list(lo), list(hi), threshold=budget.threshold, threads=threads, cores=budget.cores)
-    return d.undecided
+    if d.undecided:
+        return True
+    if d.kind not in (Kind.REGRESSION, Kind.IMPROVEMENT):
+        return False
+    fast = d.seen.fast if d.seen is not None and d.fast else list
+    return not (settled(fast(values), budget) and settled(fast(other), budget))
 
 
 def budget_for(cfg: Config, mode: str = "time", **overrides) -> Budget:
