@@ -37,6 +37,8 @@ BLIP = 3
 TAIL = 3
 # Same-direction steps closer than this (in commits) are one gradual slide.
 SLIDE_GAP = 4
+# A slide's first cut is its start when it moves the level by at least this share of the slide's largest cut.
+SLIDE_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -221,10 +223,14 @@ def search(
             if bounds[b + 2] == len(logs) and len(after) < TAIL:
                 continue  # the newest commits: an outlier pair until a third agrees
             p = ranktest.p_value(after, before)
-            # A slide begins where the level first moves by half the threshold: a leading cut
-            # made by one commit's wobble (+2%, the next commit back) is not its start.
-            while a < b and abs(np.subtract(*own_change(logs, bounds, a))) < math.log1p(threshold / 2):
+            # A slide begins where the level first moves by half the threshold, and by a share of its
+            # largest cut: a leading cut made by one commit's wobble (+2%, the next commit back; +2.7%
+            # two commits before a +31% step) is not its start, while a climb of even cuts starts at its first.
+            sizes = [abs(float(np.subtract(*own_change(logs, bounds, j)))) for j in range(a, b + 1)]
+            least = max(math.log1p(threshold / 2), SLIDE_SHARE * max(sizes))
+            while a < b and sizes[0] < least:
                 a += 1
+                sizes.pop(0)
             start, end = positions[cuts[a]], positions[cuts[b]]
             own_before, own_after = own_change(logs, bounds, a)
             # Across the step: the last commit before its first that measured the benchmark

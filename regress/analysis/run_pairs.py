@@ -12,6 +12,10 @@ from regress.analysis import stats
 from regress.analysis.table import as_table
 from regress.core.records import BenchmarkId
 
+# A neighbouring pair counts toward the allowance within a run when both floors are settled this well (log):
+# half a 5% threshold between a commit's fastest and third-fastest round.
+SETTLED = 0.025
+
 
 def same_code_pairs(history, code: dict[str, str]) -> dict[BenchmarkId, list[float]]:
     """Per benchmark: log differences between two runs' levels of the same code.
@@ -72,13 +76,18 @@ def neighbour_pairs(history) -> dict[BenchmarkId, list[float]]:
     commits in history order, a paired push's parent and head), each run's fastest rounds.
 
     Most neighbours hold the same speed, so these show what two commits of one run differ by when
-    nothing changed: their rounds' luck, and what rounds can't show (a commit's code layout, a mode all
-    its rounds sat in). A real step is one difference among many, which a robust scale ignores.
-    `history`: a list of results or their `Table`.
+    nothing changed beyond their rounds' luck: a commit's code layout, a mode all its rounds sat in. Only
+    settled floors count (the third-fastest round within SETTLED of the fastest): a floor the rounds leave
+    uncertain differs by its own luck, which the verdict's interval already holds. A real step is one
+    difference among many, which a robust scale ignores. `history`: a list of results or their `Table`.
     """
     t = as_table(history)
     named = np.asarray([bool(r) for r in t.run_names], dtype=bool)
-    rows = np.flatnonzero((t.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & (named[t.run] if len(t.run) else False))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        settled = np.log(t.low[2] / t.low[0]) <= SETTLED if len(t.run_n) else np.zeros(0, dtype=bool)
+    rows = np.flatnonzero(
+        (t.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & settled & (named[t.run] if len(t.run) else False)
+    )
     if not len(rows):
         return {}
     run, bench, pos = t.run[rows].astype(np.int64), t.run_bench[rows].astype(np.int64), t.run_pos[rows]
