@@ -52,6 +52,9 @@ from regress.core.records import (  # noqa: E402
 )
 from regress.storage.store import Store  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "scripts"))
+import eval_rounds  # noqa: E402  (the validation of the stated detectable change, shared)
+
 PUSHES = 200
 BENCHMARKS = 20
 TYPES = (1.0, 0.87, 1.13, 1.3)
@@ -195,6 +198,7 @@ def score(hist, planted, tally: Counter) -> None:
         for v in diff.compare(hist[k - 1], hist[k], apart=apart):
             b = int(v.id.sub_label[1:])
             want = planted.get((b, k))
+            eval_rounds.tally_detectable(tally, v.detectable, want, v.verdict)
             if want is None:
                 tally["verdicts unchanged pairs"] += 1
                 tally["verdicts false alarms"] += v.verdict in ("regression", "improvement")
@@ -242,6 +246,8 @@ def main() -> None:
                 f"  notify: planted slowdowns newly found at their push: {sizes}; "
                 f"{tally['notify false steps']} false steps ({per_n:.1f} per 10,000 benchmark-pushes)"
             )
+        for key in sorted(k for k in tally if k.startswith("detectable ")):
+            print(f"  {key}: {tally[key]}")
         n = tally["verdicts unchanged pairs"]
         print(
             f"  push verdicts: {tally['verdicts false alarms']}/{n} false alarms ({100 * tally['verdicts false alarms'] / n:.2f}%)"

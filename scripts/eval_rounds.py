@@ -34,8 +34,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
+import re
 import subprocess
 import sys
 import textwrap
@@ -178,6 +180,37 @@ def run_range(args) -> None:
     score_range(out)
 
 
+def stated(v: dict) -> float | None:
+    """A verdict's stated detectable change (a fraction): its JSON field, else its reason's clause."""
+    if v.get("detectable") is not None:
+        return float(v["detectable"])
+    found = re.search(r"detects (\d+(?:\.\d+)?)% at", v.get("reason", ""))
+    return float(found.group(1)) / 100 if found else None
+
+
+# Bins of the stated detectable change the validation groups benchmarks by.
+BINS = ((0.0, 0.05), (0.05, 0.10), (0.10, 0.20), (0.20, float("inf")))
+
+
+def bin_of(d: float | None) -> str:
+    if d is None:
+        return "none stated"
+    lo, hi = next(b for b in BINS if b[0] <= d < b[1])
+    return f"{lo:.0%}-{hi:.0%}" if hi != float("inf") else f">={lo:.0%}"
+
+
+def tally_detectable(score: Counter, d: float | None, planted: float | None, verdict: str) -> None:
+    """The validation of the stated detectable change: planted changes at or above it found; A/A pairs
+    called a change; per bin of the stated figure."""
+    where = bin_of(d)
+    if planted is None:
+        score[f"detectable {where}: A/A pairs"] += 1
+        score[f"detectable {where}: A/A false alarms"] += verdict in ("regression", "improvement")
+    elif d is not None and abs(math.log(planted)) >= math.log1p(d):
+        score[f"detectable {where}: planted at or above it"] += 1
+        score[f"detectable {where}: found"] += verdict == ("regression" if planted > 1 else "improvement")
+
+
 def score_range(out: Path) -> None:
     """Every adjacent `regress compare` and `regress regressions` of a measured range, against the truth."""
     meta = json.loads((out / "meta.json").read_text())
@@ -192,6 +225,8 @@ def score_range(out: Path) -> None:
             if name == op:
                 truth = "regression" if PLANTED[op] > 1 else "improvement"
             verdict = v["verdict"]
+            if verdict not in ("new", "missing", "failed"):
+                tally_detectable(score, stated(v), PLANTED[op] if truth else None, verdict)
             size = f"{PLANTED[op]:.2g}x" if truth else "none"
             if truth:
                 score[f"compare {size} found"] += verdict == truth
@@ -326,6 +361,7 @@ def analyze_separate(meta: dict) -> None:
     from regress.storage.store import Store
 
     tally: dict[tuple[str, int], Counter] = {}
+    detect: Counter = Counter()
     rounds: list[int] = []
     for trial in meta["trials"]:
         store = Store(Path(trial["results"]))
@@ -336,6 +372,9 @@ def analyze_separate(meta: dict) -> None:
             for a, b in couples:
                 for v in compare(loaded[a], loaded[b]):
                     tally.setdefault((pair, v.id.num_threads), Counter())[v.verdict] += 1
+                    if v.id.num_threads == 1:
+                        planted = None if pair == "A/A" else SEPARATE[b] / SEPARATE[a]
+                        tally_detectable(detect, v.detectable, planted, v.verdict)
     print(
         f"{len(meta['trials'])} trials, {sum(t['seconds'] for t in meta['trials']) / len(meta['trials']):.0f} s each; "
         f"rounds per benchmark at base: min {min(rounds)}, median {sorted(rounds)[len(rounds) // 2]}, max {max(rounds)}"
@@ -345,6 +384,9 @@ def analyze_separate(meta: dict) -> None:
         hit = c["regression"] if pair != "A/A" else c["regression"] + c["improvement"]
         what = "false alarms" if pair == "A/A" else "found"
         print(f"{pair:5} {threads} thread(s): {hit}/{n} {what} ({100 * hit / n:.1f}%)  {dict(c)}")
+    print("stated detectable change (1 thread), by bin:")
+    for key in sorted(detect):
+        print(f"  {key}: {detect[key]}")
 
 
 def main() -> None:

@@ -113,9 +113,11 @@ def decide(
     drift: float | None = None,
     b_runs: list[list[float]] | None = None,
     h_runs: list[list[float]] | None = None,
+    pool=None,
 ) -> Decision:
     """The verdict two sides' round values give (`b_runs`, `h_runs`: the same grouped by run; one run each
-    when None). Pure, and cheap enough for the round plan to ask after every round."""
+    when None; `pool`: the run's other benchmarks' relative rounds, `modes.machine`). Pure, and cheap enough
+    for the round plan to ask after every round."""
     b_runs, h_runs = b_runs or [bv], h_runs or [hv]
     have = min(len(bv), len(hv))
     if have < stats.FEWEST_ROUNDS_TO_JUDGE:
@@ -137,7 +139,7 @@ def decide(
     if moved and abs(math.log(ratio)) < math.log1p(stats.MIN_ESTIMATE_SHARE * threshold):
         return Decision(Kind.NOISY, SMALL, s, seen, fast, needed=more)
     if moved:
-        luck = modes.luck(b_runs, h_runs)
+        luck = modes.luck(b_runs, h_runs, pool=pool)
         if luck is not None:
             return Decision(Kind.NOISY, SLOW_MODE, s, seen, fast, luck, needed=luck.needed)
         return Decision(Kind.REGRESSION if s.low > 1.0 else Kind.IMPROVEMENT, CHANGE, s, seen, fast)
@@ -156,12 +158,14 @@ def judge(
     threshold: float = 0.05,
     cores: int = 0,
     drift: float | None = None,
+    pool=None,
 ) -> Verdict:
     """Verdict for one benchmark measured successfully at both commits (`decide`, worded).
 
     `cores`: the machine's core count (0 if unknown); a benchmark that uses
     all of them gets a wider allowance for drift between runs. `drift`: the
-    allowance for the shift between runs, when the history says (`runs.allowance`).
+    allowance for the shift between runs, when the history says (`runs.allowance`). `pool`: the run's
+    other benchmarks' rounds against their floors (`modes.machine`), for the slow-mode test.
     """
     bv, hv = stats.round_values(base), stats.round_values(head)
     b_level, h_level = stats.level(bv), stats.level(hv)
@@ -187,6 +191,7 @@ def judge(
         drift=drift,
         b_runs=_by_run(base),
         h_runs=_by_run(head),
+        pool=pool,
     )
     if d.why == FEW:
         return Verdict(

@@ -33,8 +33,9 @@ from dataclasses import dataclass
 import numpy as np
 
 # A change is called only when all the slower side's rounds landing in a slow mode by luck is less likely
-# than this: about the A/A false-alarm rate a verdict is held to (docs/statistics.md, "Modes").
-ALPHA = 0.005
+# than this. A range run makes dozens of A/A comparisons that must all stay clean: at 0.005, a push history
+# beside a machine flipping between two speeds got one false step in 80 (5 rounds, a third of them slow).
+ALPHA = 0.001
 # A round counts as landing "that far" above its floor from this share of the log ratio on. The floors'
 # own luck cancels (both sides' rounds are read against their floors); what is left is a slow mode's width,
 # which a handful of rounds shows only roughly (rounds 1.65-1.85x up, a head 1.93x up: not that mode).
@@ -89,16 +90,40 @@ class Luck:
     def describe(self) -> str:
         return (
             f"{self.side}'s {self.rounds} rounds may all have landed in a slow mode: {self.landed} of the "
-            f"{self.seen} rounds measured beside them sit {(self.above**SHRINK - 1) * 100:.0f}% or more above their "
+            f"{self.seen} rounds measured in the same run(s) sit {(self.above**SHRINK - 1) * 100:.0f}% or more above their "
             f"own fastest, so all {self.rounds} landing {(self.above - 1) * 100:.0f}% high has a "
             f"{self.chance * 100:.1g}% chance; {self.needed} rounds of {self.side} rule it out"
         )
 
 
-def luck(base: Sequence[Sequence[float]], head: Sequence[Sequence[float]], alpha: float | None = None) -> Luck | None:
+def machine(*results, runs: set[str] | None = None) -> np.ndarray:
+    """Every benchmark's rounds of these CommitResults (of `runs` only, when given), each read against its
+    own (benchmark, run) floor, pooled: how often this machine put a round that far above its floor.
+
+    A machine's modes (a host that steals time for seconds, a frequency state) slow every benchmark alike,
+    so the whole run shows their share far better than one benchmark's five rounds beside a push."""
+    groups: dict[tuple, list[float]] = {}
+    for c in results:
+        if c is None:
+            continue
+        for r in c.results:
+            for s in r.samples:
+                if runs is None or s.run in runs:
+                    groups.setdefault((id(c), r.spec.id, s.run), []).append(min(s.raw_times) / s.number_per_run)
+    return relative(groups.values())
+
+
+def luck(
+    base: Sequence[Sequence[float]],
+    head: Sequence[Sequence[float]],
+    alpha: float | None = None,
+    pool=None,
+) -> Luck | None:
     """Whether the slower side's floor may be a slow mode's (`Luck`), else None.
 
     `base`, `head`: each side's round values grouped by run (a group's rounds share its machine's modes).
+    `pool`: the run's other benchmarks' relative rounds (`machine`), or what makes them when asked; where
+    they land that high more often than the faster side's own rounds do, theirs is the share.
     """
     b = [g for g in base if len(g)]
     h = [g for g in head if len(g)]
@@ -112,28 +137,35 @@ def luck(base: Sequence[Sequence[float]], head: Sequence[Sequence[float]], alpha
     else:
         return None
     alpha = ALPHA if alpha is None else alpha
-    pool = relative(faster)
-    p = share(pool, math.log(ratio))
+    pool = pool() if callable(pool) else pool
+    own = relative(faster)
+    p = share(own, math.log(ratio))
+    if pool is not None and len(pool) and share(pool, math.log(ratio)) > p:
+        own, p = pool, share(pool, math.log(ratio))
     n = sum(len(g) for g in slower)
     # All n landing high, and the lowest of them as low as the slower side's floor: a mode reaching down to it.
-    high = pool[pool >= SHRINK * math.log(ratio)]
+    high = own[own >= SHRINK * math.log(ratio)]
     reach = float(np.count_nonzero(high <= REACH * math.log(ratio))) / len(high) if len(high) else 1.0
     chance = p**n * (1.0 - (1.0 - reach) ** n)
     if alpha <= 0 or chance < alpha:
         return None
-    landed = int(np.count_nonzero(pool >= SHRINK * math.log(ratio)))
-    return Luck(name, n, ratio, landed, len(pool), chance, rounds_to_rule_out(p, alpha))
+    landed = int(np.count_nonzero(own >= SHRINK * math.log(ratio)))
+    return Luck(name, n, ratio, landed, len(own), chance, rounds_to_rule_out(p, alpha))
 
 
 def wants_more(
-    mine: Sequence[float], neighbour: Sequence[float], least: float = 0.0, alpha: float | None = None
+    mine: Sequence[float],
+    neighbour: Sequence[float],
+    least: float = 0.0,
+    alpha: float | None = None,
+    pool: np.ndarray | None = None,
 ) -> bool:
     """The round plan's rule: this commit's rounds sit above a neighbour's floor by a ratio that all of them
     may have reached by landing in a slow mode (the neighbour's rounds say how often rounds land that high).
     `least`: the smallest log ratio a verdict hinges on (below it, no verdict calls a change anyway)."""
     if len(mine) == 0 or len(neighbour) == 0 or math.log(min(mine) / min(neighbour)) < max(least, 1e-12):
         return False
-    return luck([neighbour], [mine], alpha) is not None
+    return luck([neighbour], [mine], alpha, pool) is not None
 
 
 @dataclass(frozen=True)

@@ -85,9 +85,7 @@ def neighbour_pairs(history) -> dict[BenchmarkId, list[float]]:
     named = np.asarray([bool(r) for r in t.run_names], dtype=bool)
     with np.errstate(invalid="ignore", divide="ignore"):
         settled = np.log(t.low[2] / t.low[0]) <= SETTLED if len(t.run_n) else np.zeros(0, dtype=bool)
-    rows = np.flatnonzero(
-        (t.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & settled & (named[t.run] if len(t.run) else False)
-    )
+    rows = np.flatnonzero((t.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & settled & (named[t.run] if len(t.run) else False))
     if not len(rows):
         return {}
     run, bench, pos = t.run[rows].astype(np.int64), t.run_bench[rows].astype(np.int64), t.run_pos[rows]

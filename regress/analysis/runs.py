@@ -109,8 +109,12 @@ def judge_together(
     threshold: float,
     cores: int = 0,
     apart: Callable[[BenchmarkId], Allowance] | None = None,
+    machine: Callable[[tuple[str, ...]], object] | None = None,
 ) -> Verdict:
     """compare's judgement of one benchmark, from what was measured together where anything was.
+
+    `machine(runs)`: the two commits' every benchmark's rounds of those runs against their floors
+    (`modes.machine`; () for every run), for the slow-mode test.
 
     Paired: only the rounds of the runs that measured both sides, with the
     fixed allowance for what one run's rounds can't show. Apart: every round,
@@ -120,12 +124,15 @@ def judge_together(
     if how.paired:
         given = apart(head.id) if apart is not None else None
         drift = None if given is None else max(given.within, stats.drift_for(head.spec.num_threads, cores))
-        v = judge(b, h, threshold=threshold, cores=cores, drift=drift)
+        pool = (lambda: machine(how.runs)) if machine else None
+        v = judge(b, h, threshold=threshold, cores=cores, drift=drift, pool=pool)
         n = len(how.runs)
         note = f"paired in {n} run{'s' if n != 1 else ''}{given.describe_within() if given is not None else ''}"
     else:
         given = apart(head.id) if apart is not None else allowance({}, head.id, cores=cores)
-        v = judge(b, h, threshold=threshold, cores=cores, drift=given.sigma)
+        v = judge(
+            b, h, threshold=threshold, cores=cores, drift=given.sigma, pool=(lambda: machine(())) if machine else None
+        )
         note = given.describe()
     return replace(v, reason=f"{v.reason}{_BASIS}{note}")
 

