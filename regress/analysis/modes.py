@@ -42,6 +42,11 @@ ALPHA = 0.001
 SHRINK = 0.9
 # Pseudo-counts (Jeffreys): a share from a handful of rounds is never exactly zero.
 PRIOR = 0.5
+# The run's every benchmark's rounds weigh like this many of the benchmark's own: a machine's modes slow every
+# benchmark alike, so with five rounds of one benchmark the run's share leads (a push beside a machine
+# flipping speeds: 1 of 5 own rounds high, a third of the run's), with fifteen its own rounds do (a busy
+# machine's run whose rounds land 6% up two times in three, one benchmark's a third of the time).
+MACHINE_WEIGHT = 5.0
 # A slow mode's rounds wander: the floor of n of them may sit below those the faster side showed, down to
 # their log ratio over this (the real case: a commit's rounds all at 6.02 us, a mode at about 7 over 3.91).
 # But not further: rounds slowed 10-60% by a busy neighbour can't all land 3% high, so a 3% move is no slow mode's.
@@ -58,11 +63,15 @@ def relative(groups: Iterable[Sequence[float]]) -> np.ndarray:
     return np.concatenate(out) if out else np.zeros(0)
 
 
-def share(pool: np.ndarray, log_ratio: float) -> float:
+def share(pool: np.ndarray, log_ratio: float, machine: np.ndarray | None = None) -> float:
     """The share of rounds landing at least `log_ratio` (shrunk by SHRINK) above their group's floor, drawn
-    toward a half by PRIOR pseudo-rounds each way. Floor rounds themselves count as not above."""
+    toward a half by PRIOR pseudo-rounds each way, and, with `machine` (the run's every benchmark's rounds),
+    toward the machine's share by MACHINE_WEIGHT rounds' worth. Floor rounds themselves count as not above."""
     k = int(np.count_nonzero(pool >= SHRINK * log_ratio)) if len(pool) else 0
-    return (k + PRIOR) / (len(pool) + 2 * PRIOR)
+    if machine is None or not len(machine):
+        return (k + PRIOR) / (len(pool) + 2 * PRIOR)
+    seen = float(np.count_nonzero(machine >= SHRINK * log_ratio)) / len(machine)
+    return (k + MACHINE_WEIGHT * seen + PRIOR) / (len(pool) + MACHINE_WEIGHT + 2 * PRIOR)
 
 
 def rounds_to_rule_out(p: float, alpha: float | None = None) -> int:
@@ -86,13 +95,16 @@ class Luck:
     seen: int  # rounds of the faster side read
     chance: float  # of all `rounds` landing there by luck
     needed: int  # rounds of the slower side that would rule it out
+    machine: float | None = None  # the share of the run's every benchmark's rounds that high (`machine`)
 
     def describe(self) -> str:
+        other = "head" if self.side == "base" else "base"
+        run = f" (and {self.machine * 100:.0f}% of the run's rounds of every benchmark)" if self.machine else ""
         return (
-            f"{self.side}'s {self.rounds} rounds may all have landed in a slow mode: {self.landed} of the "
-            f"{self.seen} rounds measured in the same run(s) sit {(self.above**SHRINK - 1) * 100:.0f}% or more above their "
-            f"own fastest, so all {self.rounds} landing {(self.above - 1) * 100:.0f}% high has a "
-            f"{self.chance * 100:.1g}% chance; {self.needed} rounds of {self.side} rule it out"
+            f"{self.side}'s {self.rounds} rounds may all have landed in a slow mode: {self.landed} of {other}'s "
+            f"{self.seen} rounds{run} sit {(self.above**SHRINK - 1) * 100:.0f}% or more above their own fastest, "
+            f"so all {self.rounds} landing {(self.above - 1) * 100:.0f}% high has a {self.chance * 100:.1g}% chance; "
+            f"{self.needed} rounds of {self.side} rule it out"
         )
 
 
@@ -122,8 +134,8 @@ def luck(
     """Whether the slower side's floor may be a slow mode's (`Luck`), else None.
 
     `base`, `head`: each side's round values grouped by run (a group's rounds share its machine's modes).
-    `pool`: the run's other benchmarks' relative rounds (`machine`), or what makes them when asked; where
-    they land that high more often than the faster side's own rounds do, theirs is the share.
+    `pool`: the run's other benchmarks' relative rounds (`machine`), or what makes them when asked: the
+    share is drawn toward theirs (`share`).
     """
     b = [g for g in base if len(g)]
     h = [g for g in head if len(g)]
@@ -139,9 +151,7 @@ def luck(
     alpha = ALPHA if alpha is None else alpha
     pool = pool() if callable(pool) else pool
     own = relative(faster)
-    p = share(own, math.log(ratio))
-    if pool is not None and len(pool) and share(pool, math.log(ratio)) > p:
-        own, p = pool, share(pool, math.log(ratio))
+    p = share(own, math.log(ratio), pool)
     n = sum(len(g) for g in slower)
     # All n landing high, and the lowest of them as low as the slower side's floor: a mode reaching down to it.
     high = own[own >= SHRINK * math.log(ratio)]
@@ -150,7 +160,12 @@ def luck(
     if alpha <= 0 or chance < alpha:
         return None
     landed = int(np.count_nonzero(own >= SHRINK * math.log(ratio)))
-    return Luck(name, n, ratio, landed, len(own), chance, rounds_to_rule_out(p, alpha))
+    run = (
+        float(np.count_nonzero(pool >= SHRINK * math.log(ratio))) / len(pool)
+        if pool is not None and len(pool)
+        else None
+    )
+    return Luck(name, n, ratio, landed, len(own), chance, rounds_to_rule_out(p, alpha), run)
 
 
 def wants_more(
