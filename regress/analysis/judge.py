@@ -128,7 +128,7 @@ def decide(
     # well it is known: the spread allowances read the fast mode's rounds (`modes`), where each side has enough.
     seen = modes.detect(modes.relative(b_runs + h_runs))
     jb, jh = (seen.fast(bv), seen.fast(hv)) if seen is not None else (bv, hv)
-    fast = seen is not None and min(len(jb), len(jh)) >= stats.FEWEST_ROUNDS_TO_JUDGE
+    fast = seen is not None and min(len(jb), len(jh)) >= modes.FAST_ROUNDS
     if not fast:
         jb, jh = bv, hv
     s = stats.shift(jb, jh, drift=stats.drift_for(threads, cores) if drift is None else drift)

@@ -50,9 +50,13 @@ MACHINE_WEIGHT = 5.0
 # A slow mode's rounds wander: the floor of n of them may sit below those the faster side showed, down to
 # their log ratio over this (the real case: a commit's rounds all at 6.02 us, a mode at about 7 over 3.91).
 # But not further: rounds slowed 10-60% by a busy neighbour can't all land 3% high, so a 3% move is no slow mode's.
-REACH = 3.0
+REACH = 1.5
 # The most rounds a side is asked for (beyond it, no plan or measurement can settle it).
 MOST = 40
+# With modes, a floor is the fast mode's once this many rounds landed in it and agree (two agreeing fast
+# rounds fix a floor that noise can only raise; where the slow mode takes two rounds in three, a third fast
+# one cost a 25 s budget's worth of rounds, and the plan ran out before most commits had it).
+FAST_ROUNDS = 2
 
 
 def relative(groups: Iterable[Sequence[float]]) -> np.ndarray:

@@ -13,7 +13,7 @@ from regress.analysis.table import as_table
 from regress.core.records import BenchmarkId
 
 # A neighbouring pair counts toward the allowance within a run when both floors are settled this well (log):
-# half a 5% threshold between a commit's fastest and third-fastest round.
+# half a 5% threshold between a commit's fastest and second-fastest round.
 SETTLED = 0.025
 
 
@@ -77,14 +77,15 @@ def neighbour_pairs(history) -> dict[BenchmarkId, list[float]]:
 
     Most neighbours hold the same speed, so these show what two commits of one run differ by when
     nothing changed beyond their rounds' luck: a commit's code layout, a mode all its rounds sat in. Only
-    settled floors count (the third-fastest round within SETTLED of the fastest): a floor the rounds leave
+    settled floors count (the second-fastest round within SETTLED of the fastest: on a machine with modes
+    two agreeing fast rounds fix a floor, `modes.FAST_ROUNDS`): a floor the rounds leave
     uncertain differs by its own luck, which the verdict's interval already holds. A real step is one
     difference among many, which a robust scale ignores. `history`: a list of results or their `Table`.
     """
     t = as_table(history)
     named = np.asarray([bool(r) for r in t.run_names], dtype=bool)
     with np.errstate(invalid="ignore", divide="ignore"):
-        settled = np.log(t.low[2] / t.low[0]) <= SETTLED if len(t.run_n) else np.zeros(0, dtype=bool)
+        settled = np.log(t.low[1] / t.low[0]) <= SETTLED if len(t.run_n) else np.zeros(0, dtype=bool)
     rows = np.flatnonzero((t.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & settled & (named[t.run] if len(t.run) else False))
     if not len(rows):
         return {}

@@ -193,9 +193,10 @@ def allowances(
     """BenchmarkId -> `allowance(pairs, bid, cores=cores)`, each kind's pooled pairs gathered and their
     allowance made once (a compare asks for 200 benchmarks', each of which walked every pair).
 
-    `neighbours` (`neighbour_pairs`) give the allowance within a run the same way: a neighbouring pair's
-    difference holds two commits' share of what rounds can't show, so its scale over sqrt(2) is one
-    commit's, the part the interval lacks (the floors' own luck is in the interval already)."""
+    `neighbours` (`neighbour_pairs`) give the allowance within a run the same way: the scale of what two
+    commits of one run differ by when nothing changed, their settled floors' own luck included. (Its
+    scale over sqrt(2), one commit's share, left a +5.5% A/A pair at p=0.046 on a machine whose
+    comment-only commits sit 2-3% apart: at 1.96 sigma, one such pair in forty.)"""
     neighbours = neighbours or {}
     pooled: dict[tuple[bool, bool], tuple[float, int]] = {}
 
@@ -203,7 +204,7 @@ def allowances(
         return bool(cores) and bid.num_threads >= cores
 
     def of(source: dict[BenchmarkId, list[float]], bid: BenchmarkId, fixed: float, within: bool) -> tuple[float, int]:
-        scale = 1 / math.sqrt(2) if within else 1.0
+        scale = 1.0
         own = source.get(bid, [])
         if len(own) >= MIN_PAIRS:
             return _sigma(own, fixed, scale)

@@ -67,7 +67,7 @@ def wants_round(values, budget: Budget, spent: float, neighbours=(), threads: in
     `neighbours`: the same benchmark's round values at the neighbouring commits; `threads`: its threads;
     `pool`: every benchmark's rounds of this run against their floors (`modes.machine`), or what makes them.
     Beyond `min_rounds`, within `max_rounds` and the budget: on a machine with modes, until the commit has
-    FEWEST_ROUNDS_TO_JUDGE rounds in the fast one (`analysis/modes.py`); then, with neighbours, while the
+    `modes.FAST_ROUNDS` rounds in the fast one (`analysis/modes.py`); then, with neighbours, while the
     verdict against one of them is undecided (`hinges`); without, until its rounds agree on a floor.
     """
     n = len(values)
@@ -80,7 +80,7 @@ def wants_round(values, budget: Budget, spent: float, neighbours=(), threads: in
     # With modes, the rounds agree on a floor when the fast mode's do (the slow ones say nothing of it).
     seen = modes.detect(modes.relative([values, *others]))
     fast = seen.fast(values) if seen is not None else values
-    if len(fast) < stats.FEWEST_ROUNDS_TO_JUDGE:
+    if len(fast) < modes.FAST_ROUNDS:
         return True
     if not others:
         return not settled(fast, budget)

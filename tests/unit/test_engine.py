@@ -311,7 +311,7 @@ def test_a_step_after_two_commits_is_found_when_compare_confirms_it():
         low = np.asarray(sorted(values)[:3], dtype=float)[:, None]
         return bool(trusted_levels._unsettled(low, np.asarray([len(values)]))[0])
 
-    assert unsettled([1.0, 1.3, 1.3]) and not unsettled([1.0, 1.107, 1.11, 1.5, 1.5])
+    assert unsettled([1.0, 1.3, 1.3]) and not unsettled([1.0, 1.107, 1.5, 1.5, 1.5])
     ragged = [v * (1.0, 1.107, 1.11, 1.5, 1.5, 1.5)[k % 6] for k, v in enumerate(slowed(BASE, 2.0))]
     history[2] = commit(f"{2:040d}", bench(ragged, sub="add"))
     assert [(s.index, s.direction) for s in changepoints.find_steps(history)] == [(2, "regression")]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from factories import bench, commit, in_run
 
-from regress.analysis import diff, modes
+from regress.analysis import diff, modes, runs
 from regress.core.records import Sample
 from regress.measure import adaptive
 
@@ -93,11 +93,13 @@ def test_every_adjacent_pair_of_the_recorded_modal_range_is_judged_right():
         benches = [bench(sub=sub, samples=samples(rows)) for sub, rows in RECORDED["commits"][k]["benchmarks"].items()]
         results.append(commit(RECORDED["commits"][k]["sha"], *benches))
     found = alarms = 0
+    # As `regress compare` judges: with the history's allowances, what commits of one run differ by included.
+    apart = runs.apart_for(results, {})
     for k in range(1, n):
         planted = RECORDED["commits"][k]["planted"]
         before = results[k - 2] if k >= 2 else None
         after = results[k + 1] if k + 1 < n else None
-        for v in diff.compare(results[k - 1], results[k], before=before, after=after):
+        for v in diff.compare(results[k - 1], results[k], before=before, after=after, apart=apart):
             op = v.id.sub_label.split()[0]
             if op == planted and abs(math.log(PLANTED[op])) >= math.log(1.3) - 1e-9:
                 found += v.verdict == ("regression" if PLANTED[op] > 1 else "improvement")
