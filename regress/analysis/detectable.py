@@ -72,7 +72,8 @@ def _order_stats(excess: np.ndarray, n: int) -> tuple[np.ndarray, float]:
 class Noise:
     """What a benchmark's rounds say of its noise: each round's excess over its floor (log), pooled."""
 
-    excess: tuple[float, ...]
+    excess: tuple[float, ...]  # the fast mode's rounds, where there are modes: a floor is read from them
+    every: tuple[float, ...] = ()  # every round's, the slow mode's included (`slow_mode`)
 
     @classmethod
     def of(cls, groups: Sequence[Sequence[float]]) -> Noise | None:
@@ -80,11 +81,21 @@ class Noise:
         pool = modes.relative(groups)
         if len(pool) < 2 * stats.FEWEST_ROUNDS_TO_JUDGE:
             return None
-        # The fast mode's rounds where there are modes: a floor is read from them (`judge.decide`).
         seen = modes.detect(pool)
-        if seen is not None:
-            pool = pool[pool < seen.split]
-        return cls(tuple(float(v) for v in pool))
+        fast = pool[pool < seen.split] if seen is not None else pool
+        return cls(tuple(float(v) for v in fast), tuple(float(v) for v in pool))
+
+    def slow_mode(self, rounds: int) -> float:
+        """The smallest change (log) whose slower side's `rounds` can't all have landed that high by luck
+        (`modes.luck`, its share from these rounds): below it, a verdict waits for more rounds. On a machine
+        whose rounds land 1.7x up half the time, five rounds a side can't tell anything under 1.8x."""
+        x = np.sort(np.asarray(self.every or self.excess, dtype=float))[::-1]
+        m, n = len(x), max(int(rounds), 1)
+        # The most rounds of m that may land that high: ((k + PRIOR) / (m + 2 PRIOR))^n < ALPHA.
+        k = math.floor((m + 2 * modes.PRIOR) * modes.ALPHA ** (1 / n) - modes.PRIOR - 1e-12)
+        if k >= m:
+            return 0.0
+        return float(x[max(k, 0)]) / modes.SHRINK
 
     def detectable(self, rounds: int, drift: float) -> float:
         """The smallest change (log) caught POWER of the time with `rounds` a side and this allowance."""
@@ -98,7 +109,11 @@ class Noise:
         s = stats.shift(typical, typical, drift=drift)
         interval = max(math.log(s.high), -math.log(s.low))
         difference = math.sqrt(2 * floor_var + drift**2)
-        return max(interval + Z_POWER * difference, Z_POWER * difference / (1 - stats.MIN_ESTIMATE_SHARE))
+        return max(
+            interval + Z_POWER * difference,
+            Z_POWER * difference / (1 - stats.MIN_ESTIMATE_SHARE),
+            self.slow_mode(n),
+        )
 
     def rounds_for(self, change: float, drift: float) -> int | None:
         """The fewest rounds a side that detect a `change` (a fraction: 0.05), None where no number does."""
