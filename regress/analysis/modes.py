@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from regress.core import blocks
+
 # A change is called only when all the slower side's rounds landing in a slow mode by luck is less likely
 # than this. A range run makes dozens of A/A comparisons that must all stay clean: at 0.005, a push history
 # beside a machine flipping between two speeds got one false step in 80 (5 rounds, a third of them slow).
@@ -226,7 +228,8 @@ def detect(pool: np.ndarray) -> Modes | None:
         return None
     k = lo - 1 + int(np.argmax(gaps[lo - 1 : hi - 1]))  # the widest gap with enough rounds either side
     fast, slow = x[: k + 1], x[k + 1 :]
-    q1, q3 = np.percentile(fast, [25, 75])
+    q1, _, q3 = blocks.quartiles(fast.tolist())  # np.percentile's to the bit, without importing numpy.ma
     if gaps[k] < max(MODE_GAP, GAP_SPREAD * (q3 - q1)):
         return None
-    return Modes(float(math.exp(np.median(slow) - np.median(fast))), len(slow) / n, n, float((x[k] + x[k + 1]) / 2))
+    ratio = math.exp(blocks.quartiles(slow.tolist())[1] - blocks.quartiles(fast.tolist())[1])
+    return Modes(ratio, len(slow) / n, n, float((x[k] + x[k + 1]) / 2))
