@@ -19,7 +19,8 @@ luck drawn at random. Every benchmark gets two planted steps, of 5, 10, 20 or
 parent again in its run, as `regress run HEAD --paired`) and without (HEAD
 alone): `regressions` (changepoints.find_steps) against the planted steps, and
 each push's verdict (`diff.compare` of the push against its parent, the
-allowance for separate runs from the history).
+allowance for separate runs from the history); with --notify, also the
+regression steps `regress notify` newly finds after each push.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from regress.analysis import changepoints, diff, runs, stats  # noqa: E402
+from regress.analysis import changepoints, diff, new_steps, runs, stats  # noqa: E402
+from regress.core.kinds import Kind  # noqa: E402
 from regress.core.records import (  # noqa: E402
     BenchmarkResult,
     CommitInfo,
@@ -49,6 +51,9 @@ from regress.core.records import (  # noqa: E402
     TaskSpec,
 )
 from regress.storage.store import Store  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import eval_rounds  # noqa: E402  (the validation of the stated detectable change, shared)
 
 PUSHES = 200
 BENCHMARKS = 20
@@ -152,6 +157,28 @@ def history(rng: np.random.Generator, pool, *, paired: bool):
     return out, planted
 
 
+def score_notify(hist, planted, tally: Counter) -> None:
+    """`regress notify` after every push: the regression steps the history up to it newly finds (as
+    new_steps.newly_found: not found, within MOVED positions, without the push's results), scored as
+    `regressions` is: a planted slowdown found at its push, or a false step where none was planted near."""
+    before: list = []
+    slow = {(b, k) for (b, k), ratio in planted.items() if ratio > 1}
+    for k in range(1, PUSHES):
+        now = [s for s in changepoints.find_steps(hist[: k + 1]) if s.direction == Kind.REGRESSION]
+        for s in now:
+            if any(b.id == s.id and abs(b.index - s.index) <= new_steps.MOVED for b in before):
+                continue
+            b = int(s.id.sub_label[1:])
+            if (b, s.index) in slow:
+                tally[f"notify {planted[b, s.index] - 1:.0%} found"] += 1
+            elif not any((b, s.index + d) in slow for d in range(-new_steps.MOVED, new_steps.MOVED + 1)):
+                tally["notify false steps"] += 1
+        before = now
+    for ratio in planted.values():
+        if ratio > 1:
+            tally[f"notify {ratio - 1:.0%} planted"] += 1
+
+
 def score(hist, planted, tally: Counter) -> None:
     found = changepoints.find_steps(hist)
     hits = set()
@@ -171,6 +198,7 @@ def score(hist, planted, tally: Counter) -> None:
         for v in diff.compare(hist[k - 1], hist[k], apart=apart):
             b = int(v.id.sub_label[1:])
             want = planted.get((b, k))
+            eval_rounds.tally_detectable(tally, v.detectable, want, v.verdict)
             if want is None:
                 tally["verdicts unchanged pairs"] += 1
                 tally["verdicts false alarms"] += v.verdict in ("regression", "improvement")
@@ -186,6 +214,7 @@ def main() -> None:
     p.add_argument("sources", nargs="+")
     p.add_argument("--histories", type=int, default=10)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--notify", action="store_true", help="also score `regress notify` after every push (paired)")
     args = p.parse_args()
     pool = real_luck([Path(s).resolve() for s in args.sources])
     print(f"{len(pool)} real (parent, head) round sets from {len(args.sources)} push evaluations")
@@ -197,6 +226,8 @@ def main() -> None:
         for _ in range(args.histories):
             hist, planted = history(rng, pool, paired=paired)
             score(hist, planted, tally)
+            if paired and args.notify:
+                score_notify(hist, planted, tally)
         print(f"\n{'with' if paired else 'without'} pairing, {args.histories} histories:")
         per = 10_000 * tally["false steps"] / tally["benchmark-pushes"]
         print(f"  regressions: {tally['false steps']} false steps ({per:.1f} per 10,000 benchmark-pushes)")
@@ -205,6 +236,18 @@ def main() -> None:
                 f"  steps {size:>3}: found {tally[f'steps {size} found']}/{tally[f'steps {size} planted']};"
                 f"  push verdicts: found {tally[f'verdicts {size} found']}/{tally[f'verdicts {size} planted']}"
             )
+        if paired and args.notify:
+            per_n = 10_000 * tally["notify false steps"] / tally["benchmark-pushes"]
+            sizes = ", ".join(
+                f"{size} {tally[f'notify {size} found']}/{tally[f'notify {size} planted']}"
+                for size in ("5%", "10%", "20%", "30%")
+            )
+            print(
+                f"  notify: planted slowdowns newly found at their push: {sizes}; "
+                f"{tally['notify false steps']} false steps ({per_n:.1f} per 10,000 benchmark-pushes)"
+            )
+        for key in sorted(k for k in tally if k.startswith("detectable ")):
+            print(f"  {key}: {tally[key]}")
         n = tally["verdicts unchanged pairs"]
         print(
             f"  push verdicts: {tally['verdicts false alarms']}/{n} false alarms ({100 * tally['verdicts false alarms'] / n:.2f}%)"

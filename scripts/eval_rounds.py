@@ -3,24 +3,27 @@
 Both use the real CLI with its default round plan (no flags), on throwaway
 git projects of real torch code, on this machine. Run each alone.
 
-    python scripts/eval_rounds.py range DIR [--hog] [--pytest]
+    python scripts/eval_rounds.py range DIR [--neighbour NAME]
         A project of 10 commits x 8 one-thread benchmarks with planted changes
         (2x, 0.33x, 1.3x, 1.1x; the rest A/A commits). One `regress run` of the
         whole range, then `regress compare` of every adjacent pair and
-        `regress regressions`, scored against the truth. --hog keeps one core
-        busy with a CPU hog throughout. --pytest also writes the same 8
-        benchmarks as pytest-benchmark tests (parametrized, a conftest fixture
-        with params), measured in the same run; each suite is scored apart.
+        `regress regressions`, scored against the truth. --neighbour runs one
+        of scripts/neighbours.py's throughout (hog, bursty, modal, install;
+        --hog is --neighbour hog).
+        --pytest also writes the same 8 benchmarks as pytest-benchmark tests
+        (parametrized, a conftest fixture with params), measured in the same
+        run; each suite is scored apart.
 
     python scripts/eval_rounds.py score-range DIR
         Scores a measured range again (after a change to the differ).
 
-    python scripts/eval_rounds.py push DIR [--neighbours]
+    python scripts/eval_rounds.py push DIR [--neighbours | --neighbour NAME]
         The push path: the same 10-commit project, each commit measured by its
         own invocation exactly as the workflow's push job runs it (HEAD checked
         out, `regress run HEAD --paired --skip-existing`), oldest first; then
         scored like `range`. --neighbours gives the pushes different
-        neighbours in turn: none, a CPU hog on one core, a bursty hog.
+        neighbours in turn: none, a CPU hog on one core, a bursty hog;
+        --neighbour NAME gives every push that one (scripts/neighbours.py).
 
     python scripts/eval_rounds.py separate DIR --trials 7
         A/A and detection between separate runs: per trial, `regress run` of
@@ -34,8 +37,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
+import re
 import subprocess
 import sys
 import textwrap
@@ -48,6 +53,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import eval_differ  # noqa: E402  (its project: real torch ops repeated REPS times)
+import neighbours  # noqa: E402
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "eval",
@@ -185,25 +191,21 @@ def _regress(project: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "regress", *args], cwd=project, capture_output=True, text=True)
 
 
-def _hog() -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
-
-
 def run_range(args) -> None:
     out = Path(args.dir).resolve()
     project = out / "project"
     commits = make_range(project, pytest=args.pytest)
-    hog = _hog() if args.hog else None
+    name = "hog" if args.hog else args.neighbour
+    neighbour = neighbours.start(name)
     try:
         started = time.time()
         proc = _regress(project, "run", f"{commits[0][0]}^!", f"{commits[0][0]}..{commits[-1][0]}")
         seconds = time.time() - started
     finally:
-        if hog is not None:
-            hog.kill()
+        neighbour.stop()
     if proc.returncode not in (0, 1):
         sys.exit(f"regress run failed: {proc.stderr[-2000:]}")
-    meta = {"seconds": seconds, "hog": args.hog, "load": os.getloadavg(), "commits": commits, "pytest": args.pytest}
+    meta = {"seconds": seconds, "hog": name, "load": os.getloadavg(), "commits": commits, "pytest": args.pytest}
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
     score_range(out)
 
@@ -215,6 +217,37 @@ def _op(v: dict) -> tuple[str, str]:
     if v.get("label") == "ops (pytest)":
         return next(p for p in v["sub_label"].split("-") if not p.isdigit()), "pytest "
     return v["sub_label"].split()[0], ""
+
+
+def stated(v: dict) -> float | None:
+    """A verdict's stated detectable change (a fraction): its JSON field, else its reason's clause."""
+    if v.get("detectable") is not None:
+        return float(v["detectable"])
+    found = re.search(r"detects (\d+(?:\.\d+)?)% at", v.get("reason", ""))
+    return float(found.group(1)) / 100 if found else None
+
+
+# Bins of the stated detectable change the validation groups benchmarks by.
+BINS = ((0.0, 0.05), (0.05, 0.10), (0.10, 0.20), (0.20, float("inf")))
+
+
+def bin_of(d: float | None) -> str:
+    if d is None:
+        return "none stated"
+    lo, hi = next(b for b in BINS if b[0] <= d < b[1])
+    return f"{lo:.0%}-{hi:.0%}" if hi != float("inf") else f">={lo:.0%}"
+
+
+def tally_detectable(score: Counter, d: float | None, planted: float | None, verdict: str) -> None:
+    """The validation of the stated detectable change: planted changes at or above it found; A/A pairs
+    called a change; per bin of the stated figure."""
+    where = bin_of(d)
+    if planted is None:
+        score[f"detectable {where}: A/A pairs"] += 1
+        score[f"detectable {where}: A/A false alarms"] += verdict in ("regression", "improvement")
+    elif d is not None and abs(math.log(planted)) >= math.log1p(d):
+        score[f"detectable {where}: planted at or above it"] += 1
+        score[f"detectable {where}: found"] += verdict == ("regression" if planted > 1 else "improvement")
 
 
 def score_range(out: Path) -> None:
@@ -231,6 +264,8 @@ def score_range(out: Path) -> None:
             if name == op:
                 truth = "regression" if PLANTED[op] > 1 else "improvement"
             verdict = v["verdict"]
+            if verdict not in ("new", "missing", "failed"):
+                tally_detectable(score, stated(v), PLANTED[op] if truth else None, verdict)
             size = f"{PLANTED[op]:.2g}x" if truth else "none"
             if truth:
                 score[f"{suite}compare {size} found"] += verdict == truth
@@ -272,19 +307,8 @@ def score_range(out: Path) -> None:
     print(json.dumps(report, indent=1))
 
 
-def _bursty() -> subprocess.Popen:
-    """A neighbour that comes and goes: busy for a random 0.2-2 s, idle as long, over and over."""
-    code = (
-        "import random, time\n"
-        "while True:\n"
-        "    end = time.time() + random.uniform(0.2, 2.0)\n"
-        "    while time.time() < end: pass\n"
-        "    time.sleep(random.uniform(0.2, 2.0))\n"
-    )
-    return subprocess.Popen([sys.executable, "-c", code])
-
-
-NEIGHBOURS = {"none": lambda: None, "hog": _hog, "bursty": _bursty}
+# --neighbours: the pushes' neighbours in turn.
+ROTATION = ["none", "hog", "bursty"]
 
 
 def run_push(args) -> None:
@@ -294,23 +318,27 @@ def run_push(args) -> None:
     started = time.time()
     pushes = []
     for k, (sha, _op) in enumerate(commits):
-        kind = list(NEIGHBOURS)[k % 3] if args.neighbours else "none"
+        kind = ROTATION[k % 3] if args.neighbours else args.neighbour
         _git(project, "checkout", "-q", "--detach", sha)
-        neighbour = NEIGHBOURS[kind]()
+        neighbour = neighbours.start(kind)
         t0 = time.time()
         try:
             proc = _regress(project, "run", "HEAD", "--paired", "--skip-existing")
         finally:
-            if neighbour is not None:
-                neighbour.kill()
-                neighbour.wait()
+            neighbour.stop()
         if proc.returncode not in (0, 1):
             sys.exit(f"regress run failed at {sha[:10]}: {proc.stderr[-2000:]}")
         pushes.append({"sha": sha, "neighbour": kind, "seconds": time.time() - t0})
         print(f"push {k}: {sha[:10]} ({kind}) {time.time() - t0:.0f}s", flush=True)
     _git(project, "checkout", "-q", "main")
     seconds = time.time() - started
-    meta = {"seconds": seconds, "hog": args.neighbours, "load": os.getloadavg(), "commits": commits, "pushes": pushes}
+    meta = {
+        "seconds": seconds,
+        "hog": "rotation" if args.neighbours else args.neighbour,
+        "load": os.getloadavg(),
+        "commits": commits,
+        "pushes": pushes,
+    }
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
     score_range(out)
 
@@ -374,6 +402,7 @@ def analyze_separate(meta: dict) -> None:
     from regress.storage.store import Store
 
     tally: dict[tuple[str, int], Counter] = {}
+    detect: Counter = Counter()
     rounds: list[int] = []
     for trial in meta["trials"]:
         store = Store(Path(trial["results"]))
@@ -384,6 +413,9 @@ def analyze_separate(meta: dict) -> None:
             for a, b in couples:
                 for v in compare(loaded[a], loaded[b]):
                     tally.setdefault((pair, v.id.num_threads), Counter())[v.verdict] += 1
+                    if v.id.num_threads == 1:
+                        planted = None if pair == "A/A" else SEPARATE[b] / SEPARATE[a]
+                        tally_detectable(detect, v.detectable, planted, v.verdict)
     print(
         f"{len(meta['trials'])} trials, {sum(t['seconds'] for t in meta['trials']) / len(meta['trials']):.0f} s each; "
         f"rounds per benchmark at base: min {min(rounds)}, median {sorted(rounds)[len(rounds) // 2]}, max {max(rounds)}"
@@ -393,6 +425,9 @@ def analyze_separate(meta: dict) -> None:
         hit = c["regression"] if pair != "A/A" else c["regression"] + c["improvement"]
         what = "false alarms" if pair == "A/A" else "found"
         print(f"{pair:5} {threads} thread(s): {hit}/{n} {what} ({100 * hit / n:.1f}%)  {dict(c)}")
+    print("stated detectable change (1 thread), by bin:")
+    for key in sorted(detect):
+        print(f"  {key}: {detect[key]}")
 
 
 def main() -> None:
@@ -402,6 +437,7 @@ def main() -> None:
     r.add_argument("dir")
     r.add_argument("--hog", action="store_true")
     r.add_argument("--pytest", action="store_true", help="the planted suite also as pytest-benchmark tests")
+    r.add_argument("--neighbour", default="none", choices=sorted(neighbours.STARTERS))
     s = sub.add_parser("separate")
     s.add_argument("dir")
     s.add_argument("--trials", type=int, default=7)
@@ -412,6 +448,7 @@ def main() -> None:
     pu = sub.add_parser("push")
     pu.add_argument("dir")
     pu.add_argument("--neighbours", action="store_true")
+    pu.add_argument("--neighbour", default="none", choices=sorted(neighbours.STARTERS))
     args = p.parse_args()
     if args.what == "range":
         run_range(args)

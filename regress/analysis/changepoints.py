@@ -37,6 +37,8 @@ BLIP = 3
 TAIL = 3
 # Same-direction steps closer than this (in commits) are one gradual slide.
 SLIDE_GAP = 4
+# A slide's first cut is its start when it moves the level by at least this share of the slide's largest cut.
+SLIDE_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,11 @@ def find_steps(
         # compare's verdict on the rounds either side is the test where there are
         # rounds (Mann-Whitney can't reach p < 0.05 with a level of two commits);
         # levels of single rounds have only the history's own test.
-        if agrees is False or (agrees is None and not c.p_value < stats.ALPHA):
+        # Where compare can't tell (results of a round or two), the history's own test stands, and the
+        # move must reach the threshold itself.
+        if agrees is False or (
+            agrees is None and not (c.p_value < stats.ALPHA and abs(math.log(c.ratio)) >= math.log1p(threshold))
+        ):
             continue
         steps.append(
             Step(
@@ -193,8 +199,12 @@ def search(
     changed = prefix is not None and not (same and all(a is b for a, b in zip(resume, checkpoints)))
     out: list[Candidate] = []
     for (bid, (positions, _)), (logs, _), cuts in zip(found_series.items(), clipped, all_cuts):
-        # A benchmark using every core drifts more between runs: the same bar as compare's.
-        smallest = max(math.log1p(threshold), stats.Z * stats.drift_for(bid.num_threads, cores))
+        # A move compare across it could call a change (an estimate of half the threshold, `judge`); a
+        # benchmark using every core drifts more between runs: the same bar as compare's. Whether it is
+        # one is compare's to say (`find_steps`), from the rounds either side.
+        smallest = max(
+            math.log1p(stats.MIN_ESTIMATE_SHARE * threshold), stats.Z * stats.drift_for(bid.num_threads, cores)
+        )
         bounds = [0, *cuts, len(logs)]
         moves = []
         for a, b in _groups(logs, cuts):
@@ -213,10 +223,14 @@ def search(
             if bounds[b + 2] == len(logs) and len(after) < TAIL:
                 continue  # the newest commits: an outlier pair until a third agrees
             p = ranktest.p_value(after, before)
-            # A slide begins where the level first moves by half the threshold: a leading cut
-            # made by one commit's wobble (+2%, the next commit back) is not its start.
-            while a < b and abs(np.subtract(*own_change(logs, bounds, a))) < math.log1p(threshold / 2):
+            # A slide begins where the level first moves by half the threshold, and by a share of its
+            # largest cut: a leading cut made by one commit's wobble (+2%, the next commit back; +2.7%
+            # two commits before a +31% step) is not its start, while a climb of even cuts starts at its first.
+            sizes = [abs(float(np.subtract(*own_change(logs, bounds, j)))) for j in range(a, b + 1)]
+            least = max(math.log1p(threshold / 2), SLIDE_SHARE * max(sizes))
+            while a < b and sizes[0] < least:
                 a += 1
+                sizes.pop(0)
             start, end = positions[cuts[a]], positions[cuts[b]]
             own_before, own_after = own_change(logs, bounds, a)
             # Across the step: the last commit before its first that measured the benchmark

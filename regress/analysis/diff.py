@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import replace
 
-from regress.analysis import context, pairing, runs, stats
+from regress.analysis import context, modes, pairing, runs, stats
 from regress.analysis.counts import compare_counts, judge_counts  # noqa: F401 - re-exported
 from regress.analysis.judge import MIN_ESTIMATE_SHARE, iqr, judge  # noqa: F401 - re-exported
 from regress.analysis.verdict import Verdict, any_regression, order_key  # noqa: F401 - re-exported
@@ -37,14 +37,28 @@ def _pair(
     cores: int,
     apart=None,
     same_code: str = "",
+    machine=None,
 ) -> Verdict:
     unpaired = pairing.pair(bid, b, h, base, head, TIMES)
     if unpaired is not None:
         return unpaired
-    v = runs.judge_together(b, h, threshold=threshold, cores=cores, apart=apart)
+    v = runs.judge_together(b, h, threshold=threshold, cores=cores, apart=apart, machine=machine)
     if same_code and v.verdict != Kind.UNCHANGED:
         return replace(v, verdict=Kind.UNCHANGED, reason=_same(same_code, v), rounds_needed=None)
     return replace(v, reason=_same(same_code, v)) if same_code else v
+
+
+def machine_of(base: CommitResult | None, head: CommitResult | None):
+    """runs -> both commits' every benchmark's rounds of those runs against their floors (`modes.machine`),
+    made once per set of runs and shared by every benchmark of the comparison."""
+    made: dict[tuple[str, ...], object] = {}
+
+    def of(run_ids: tuple[str, ...]):
+        if run_ids not in made:
+            made[run_ids] = modes.machine(base, head, runs=set(run_ids) if run_ids else None)
+        return made[run_ids]
+
+    return of
 
 
 def _same(sha: str, v: Verdict) -> str:
@@ -83,8 +97,9 @@ def compare(
     h = head.by_id() if head is not None else {}
     known = [c.fingerprint.cores for c in (base, head) if c is not None and c.fingerprint.cores]
     cores = min(known) if known else 0
+    machine = machine_of(base, head)
     verdicts = [
-        _pair(bid, b.get(bid), h.get(bid), base, head, threshold, cores, apart, same_code)
+        _pair(bid, b.get(bid), h.get(bid), base, head, threshold, cores, apart, same_code, machine)
         for bid in {**b, **h}
         if only is None or bid in only
     ]
@@ -133,6 +148,17 @@ def judge_one(
     """`compare`'s verdict for one benchmark, with the same rules (the machine's included)."""
     known = [c.fingerprint.cores for c in (base, head) if c.fingerprint.cores]
     cores = min(known) if known else 0
-    v = _pair(bid, base.by_id().get(bid), head.by_id().get(bid), base, head, threshold, cores, apart)
+    v = _pair(
+        bid,
+        base.by_id().get(bid),
+        head.by_id().get(bid),
+        base,
+        head,
+        threshold,
+        cores,
+        apart,
+        "",
+        machine_of(base, head),
+    )
     machine = context.machine_shift(base, head, threshold=threshold)
     return v if machine is None else context.machine_not_commit(v, machine, threshold)

@@ -12,19 +12,16 @@ rates.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
-from regress.analysis import stats
+from regress.analysis import detectable, modes, stats
 from regress.analysis.verdict import Verdict
 from regress.core import blocks
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkResult
 from regress.core.units import percent as pct
 
-# A regression or improvement needs its estimate to be at least this share of
-# the threshold, besides an interval that excludes no change and reaches the
-# threshold: on a busy machine a small shift (2-3%) with a wide interval was the
-# one kind of A/A false alarm interleaved rounds still gave.
-MIN_ESTIMATE_SHARE = 0.5
+MIN_ESTIMATE_SHARE = stats.MIN_ESTIMATE_SHARE  # re-exported: the rule lives with the interval (`stats`)
 
 
 def iqr(values) -> float | None:
@@ -57,6 +54,103 @@ def _why_noisy(
     return notes
 
 
+def _by_run(result: BenchmarkResult) -> list[list[float]]:
+    """A side's round values grouped by the run that took them."""
+    groups: dict[str, list[float]] = {}
+    for sample in result.samples:
+        groups.setdefault(sample.run, []).append(stats.round_value(sample))
+    return list(groups.values())
+
+
+def _sees(
+    base: BenchmarkResult, head: BenchmarkResult, threshold: float, drift: float
+) -> tuple[float, int | None, str] | None:
+    """What this comparison can detect (`detectable`): the smallest change at its rounds, the rounds a side
+    that catch the threshold (None: no number does), and the clause its reason ends with."""
+    noise = detectable.noise_of(base, head)
+    if noise is None:
+        return None
+    have = min(len(base.samples), len(head.samples))
+    seen = math.expm1(noise.detectable(have, drift))
+    text = f"detects {seen * 100:.1f}% at {have} rounds a side"
+    if seen <= threshold:
+        return seen, have, text
+    need = noise.rounds_for(threshold, drift)
+    if need is None:
+        return seen, None, f"{text}; no number of rounds reaches {threshold * 100:g}% here"
+    return seen, need, f"{text}; {threshold * 100:g}% needs {need}"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the rounds of two sides decide, before any wording: `judge`'s core, and the round plan's."""
+
+    kind: Kind
+    why: str  # FEW, MODE_SWITCH, SMALL, SLOW_MODE, CHANGE, REAL_BUT_SMALL, WITHIN, UNSTABLE
+    shift: stats.Shift | None = None
+    seen: modes.Modes | None = None  # the modes the rounds fall in, when they do
+    fast: bool = False  # the spread allowances read the fast mode's rounds
+    luck: modes.Luck | None = None
+    needed: int | None = None  # rounds per side that may settle a `noisy` (None: rounds can't)
+
+    @property
+    def undecided(self) -> bool:
+        """`noisy`, and more rounds may settle it: where the round plan spends rounds."""
+        return self.kind == Kind.NOISY and self.needed is not None
+
+
+FEW, MODE_SWITCH, SMALL, SLOW_MODE = "few", "mode switch", "small", "slow mode"
+CHANGE, REAL_BUT_SMALL, WITHIN, UNSTABLE = "change", "real but small", "within", "unstable"
+
+
+def decide(
+    bv: list[float],
+    hv: list[float],
+    *,
+    threshold: float,
+    threads: int = 1,
+    cores: int = 0,
+    drift: float | None = None,
+    b_runs: list[list[float]] | None = None,
+    h_runs: list[list[float]] | None = None,
+    pool=None,
+) -> Decision:
+    """The verdict two sides' round values give (`b_runs`, `h_runs`: the same grouped by run; one run each
+    when None; `pool`: the run's other benchmarks' relative rounds, `modes.machine`). Pure, and cheap enough
+    for the round plan to ask after every round."""
+    b_runs, h_runs = b_runs or [bv], h_runs or [hv]
+    have = min(len(bv), len(hv))
+    if have < stats.FEWEST_ROUNDS_TO_JUDGE:
+        return Decision(Kind.NOISY, FEW, needed=stats.RECOMMENDED_ROUNDS)
+    if stats.mode_switching(bv, threads, cores) or stats.mode_switching(hv, threads, cores):
+        return Decision(Kind.NOISY, MODE_SWITCH)
+    # On a machine with modes a floor is the fast mode's, and the rounds in the slow one say nothing of how
+    # well it is known: the spread allowances read the fast mode's rounds (`modes`), where each side has enough.
+    seen = modes.detect(modes.relative(b_runs + h_runs))
+    jb, jh = (seen.fast(bv), seen.fast(hv)) if seen is not None else (bv, hv)
+    fast = seen is not None and min(len(jb), len(jh)) >= modes.FAST_ROUNDS
+    if not fast:
+        jb, jh = bv, hv
+    s = stats.shift(jb, jh, drift=stats.drift_for(threads, cores) if drift is None else drift)
+    up, down = 1.0 + threshold, 1.0 / (1.0 + threshold)
+    ratio = stats.level(hv) / stats.level(bv)
+    moved = (s.low > 1.0 and s.high >= up) or (s.high < 1.0 and s.low <= down)
+    more = max(2 * have, stats.RECOMMENDED_ROUNDS)
+    if moved and abs(math.log(ratio)) < math.log1p(stats.MIN_ESTIMATE_SHARE * threshold):
+        return Decision(Kind.NOISY, SMALL, s, seen, fast, needed=more)
+    if moved:
+        luck = modes.luck(b_runs, h_runs, pool=pool)
+        if luck is not None:
+            return Decision(Kind.NOISY, SLOW_MODE, s, seen, fast, luck, needed=luck.needed)
+        return Decision(Kind.REGRESSION if s.low > 1.0 else Kind.IMPROVEMENT, CHANGE, s, seen, fast)
+    if s.significant:
+        return Decision(Kind.UNCHANGED, REAL_BUT_SMALL, s, seen, fast)
+    if s.low >= down and s.high <= up:
+        return Decision(Kind.UNCHANGED, WITHIN, s, seen, fast)
+    all_cores = bool(cores) and threads >= cores  # rounds can't beat the drift between runs
+    return Decision(Kind.NOISY, UNSTABLE, s, seen, fast, needed=None if all_cores else more)
+
+
 def judge(
     base: BenchmarkResult,
     head: BenchmarkResult,
@@ -64,12 +158,14 @@ def judge(
     threshold: float = 0.05,
     cores: int = 0,
     drift: float | None = None,
+    pool=None,
 ) -> Verdict:
-    """Verdict for one benchmark measured successfully at both commits.
+    """Verdict for one benchmark measured successfully at both commits (`decide`, worded).
 
     `cores`: the machine's core count (0 if unknown); a benchmark that uses
     all of them gets a wider allowance for drift between runs. `drift`: the
-    allowance for the shift between runs, when the history says (`runs.allowance`).
+    allowance for the shift between runs, when the history says (`runs.allowance`). `pool`: the run's
+    other benchmarks' rounds against their floors (`modes.machine`), for the slow-mode test.
     """
     bv, hv = stats.round_values(base), stats.round_values(head)
     b_level, h_level = stats.level(bv), stats.level(hv)
@@ -85,8 +181,19 @@ def judge(
         head_rounds=len(hv),
     )
     spec_note = "" if base.spec == head.spec else "; note: the benchmark's definition differs between the commits"
-    have = min(len(bv), len(hv))
-    if have < stats.FEWEST_ROUNDS_TO_JUDGE:
+    threads = head.spec.num_threads
+    d = decide(
+        bv,
+        hv,
+        threshold=threshold,
+        threads=threads,
+        cores=cores,
+        drift=drift,
+        b_runs=_by_run(base),
+        h_runs=_by_run(head),
+        pool=pool,
+    )
+    if d.why == FEW:
         return Verdict(
             verdict=Kind.NOISY,
             p_value=None,
@@ -95,11 +202,10 @@ def judge(
                 f"{stats.FEWEST_ROUNDS_TO_JUDGE} fresh processes that agree, {stats.RECOMMENDED_ROUNDS} to catch a "
                 f"{threshold * 100:g}% change reliably; take more with `regress compare BASE HEAD --measure`{spec_note}"
             ),
-            rounds_needed=stats.RECOMMENDED_ROUNDS,
+            rounds_needed=d.needed,
             **common,
         )
-    threads = head.spec.num_threads
-    if stats.mode_switching(bv, threads, cores) or stats.mode_switching(hv, threads, cores):
+    if d.why == MODE_SWITCH:
         worst = max(stats.span(bv), stats.span(hv))
         return Verdict(
             verdict=Kind.NOISY,
@@ -112,14 +218,17 @@ def judge(
             ),
             **common,
         )
-    s = stats.shift(bv, hv, drift=stats.drift_for(threads, cores) if drift is None else drift)
+    s = d.shift
+    assert s is not None
     common.update(p_value=s.p_value, ci_low=s.low, ci_high=s.high)
-    up, down = 1.0 + threshold, 1.0 / (1.0 + threshold)
+    sees = _sees(base, head, threshold, stats.drift_for(threads, cores) if drift is None else drift)
+    if sees is not None:
+        common.update(detectable=sees[0], detect_rounds=sees[1])
+        spec_note = f"; {sees[2]}{spec_note}"
     p_text = "p<0.001" if s.p_value < 0.001 else f"p={s.p_value:.2g}"
     evidence = f"95% interval {pct(s.low)} to {pct(s.high)}, {p_text}"
-    small = abs(math.log(ratio)) < math.log1p(MIN_ESTIMATE_SHARE * threshold)
-    if ((s.low > 1.0 and s.high >= up) or (s.high < 1.0 and s.low <= down)) and small:
-        word = "slower" if s.low > 1.0 else "faster"
+    word = "slower" if ratio > 1 else "faster"
+    if d.why == SMALL:
         return Verdict(
             verdict=Kind.NOISY,
             reason=(
@@ -127,37 +236,47 @@ def judge(
                 f"{threshold * 100:g}% threshold while the interval reaches it; more rounds tell which: "
                 f"`regress compare BASE HEAD --measure`{spec_note}"
             ),
-            rounds_needed=max(2 * have, stats.RECOMMENDED_ROUNDS),
+            rounds_needed=d.needed,
             **common,
         )
-    if s.low > 1.0 and s.high >= up:
-        return Verdict(verdict=Kind.REGRESSION, reason=f"{pct(ratio)} slower ({evidence}){spec_note}", **common)
-    if s.high < 1.0 and s.low <= down:
-        return Verdict(verdict=Kind.IMPROVEMENT, reason=f"{pct(ratio)} faster ({evidence}){spec_note}", **common)
-    if s.significant:
+    if d.why == SLOW_MODE:
+        assert d.luck is not None
+        modal = f"; {d.seen.describe()}" if d.seen is not None else ""
+        return Verdict(
+            verdict=Kind.NOISY,
+            reason=(
+                f"{pct(ratio)} {word} ({evidence}), but {d.luck.describe()}{modal}: "
+                f"`regress compare BASE HEAD --measure --rounds {d.needed}`{spec_note}"
+            ),
+            rounds_needed=d.needed,
+            **common,
+        )
+    if d.fast and d.seen is not None:
+        evidence += f"; {d.seen.describe()}, so the fast mode's rounds were compared"
+    if d.why == CHANGE:
+        return Verdict(verdict=d.kind, reason=f"{pct(ratio)} {word} ({evidence}){spec_note}", **common)
+    if d.why == REAL_BUT_SMALL:
         word = "slower" if s.low > 1.0 else "faster"
         return Verdict(
             verdict=Kind.UNCHANGED,
             reason=f"{pct(ratio)} {word}: a real change, but smaller than the {threshold * 100:g}% threshold ({evidence}){spec_note}",
             **common,
         )
-    if s.low >= down and s.high <= up:
+    if d.why == WITHIN:
         return Verdict(
             verdict=Kind.UNCHANGED,
             reason=f"no change beyond ±{threshold * 100:g}% ({evidence}){spec_note}",
             **common,
         )
     notes = _why_noisy(base, head, s, threshold, cores)
-    needed = max(2 * have, stats.RECOMMENDED_ROUNDS)
+    needed = d.needed
     gap = max(s.base_gap, s.head_gap)
-    all_cores = bool(cores) and head.spec.num_threads >= cores
-    if all_cores:
-        needed = None  # rounds can't beat the drift between runs
+    if needed is None:
         helps = (
             f"a benchmark using all {cores} cores drifts about ±{stats.DRIFT_ALL_CORES * 100:g}% between runs on a shared "
             "machine, more than rounds can average away: judge it on a machine with spare cores, or with fewer threads"
         )
-    elif gap > math.log1p(threshold) or (head.spec.num_threads > 1 and gap > math.log1p(threshold / 2)):
+    elif gap > math.log1p(threshold) or (threads > 1 and gap > math.log1p(threshold / 2)):
         helps = (
             f"more rounds may not settle it: measure on a quieter machine or with fewer threads, "
             f"or try {needed} rounds per side (`regress compare BASE HEAD --measure --rounds {needed}`)"

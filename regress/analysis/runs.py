@@ -23,7 +23,8 @@ import numpy as np
 
 from regress.analysis import normal, stats
 from regress.analysis.judge import judge
-from regress.analysis.table import Table, as_table
+from regress.analysis.run_pairs import neighbour_pairs, same_code_pairs
+from regress.analysis.table import Table
 from regress.analysis.verdict import Verdict
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 
@@ -77,79 +78,28 @@ def together(base: BenchmarkResult, head: BenchmarkResult) -> tuple[BenchmarkRes
 
 @dataclass(frozen=True)
 class Allowance:
-    """The shift between separate runs allowed for, and where it came from."""
+    """What rounds can't show, allowed for, and where it came from: the shift between separate runs, and
+    between commits of one run."""
 
     sigma: float  # one standard deviation of log(level in run A / level in run B), same code
     pairs: int  # same-code pairs it was estimated from (0: the fixed allowance)
+    # Between two commits of one run: what their levels differ by beyond their rounds (a commit's code
+    # layout, a mode it sat in), from the history's neighbouring commits of one run; stats.DRIFT at least.
+    within: float = stats.DRIFT
+    within_pairs: int = 0  # neighbouring pairs it was estimated from (0: the fixed allowance)
 
     def describe(self) -> str:
         if self.pairs:
             return f"separate runs: allowance {self.sigma * 100:.1f}% from the history ({self.pairs} same-code pairs)"
         return f"separate runs: allowance {self.sigma * 100:.1f}% (no same-code pairs in the history yet)"
 
-
-def same_code_pairs(history, code: dict[str, str]) -> dict[BenchmarkId, list[float]]:
-    """Per benchmark: log differences between two runs' levels of the same code.
-
-    The same commit measured by two runs, and commits of identical code
-    (`code`: sha -> code digest) measured by different runs, each give one
-    difference per pair of runs (runs with too few rounds left out).
-    `history`: a list of results or their `Table`.
-    """
-    t = as_table(history)
-    node_ids: dict[str, int] = {}
-    node_of = np.asarray(
-        [node_ids.setdefault(code.get(c.commit.sha) or c.commit.sha, len(node_ids)) for c in t.history], dtype=np.int64
-    )
-    named = np.asarray([bool(r) for r in t.run_names], dtype=bool)
-    rows = np.flatnonzero((t.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & (named[t.run] if len(t.run) else False))
-    # Only (benchmark, code) keys that two runs measured give pairs: found in bulk, the rest never walked.
-    width = max(len(node_ids), 1)
-    key = t.run_bench[rows].astype(np.int64) * width + node_of[t.run_pos[rows]]
-    measured = _unique(key * max(len(t.run_names), 1) + t.run[rows]) // max(len(t.run_names), 1)
-    keys, runs_of_key = _unique(measured, counts=True)
-    keep = np.isin(key, keys[runs_of_key >= 2])
-    rows, k = rows[keep], key[keep]
-    if not len(rows):
-        return {}
-    # Each (benchmark, code, run)'s fastest level; then, per (benchmark, code), the runs in the order
-    # they ran (a run's name starts with its time): n runs give n - 1 log differences. In bulk: a
-    # history of 10,000 commits has millions of such rows, which a loop over them took seconds for.
-    rank = np.empty(len(names := t.run_names), dtype=np.int64)
-    rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
-    r, v = rank[t.run[rows]], t.low[0, rows]
-    order = np.lexsort((r, k))
-    k, r, v = k[order], r[order], v[order]
-    first = np.ones(len(k), dtype=bool)
-    first[1:] = (k[1:] != k[:-1]) | (r[1:] != r[:-1])
-    starts = np.flatnonzero(first)
-    k, first_row = k[starts], np.minimum.reduceat(order, starts)  # per (key, run): its first row
-    logs = np.log(np.minimum.reduceat(v, starts))  # numpy's log: math.log a value was a second at 10,000 commits
-    pair = np.flatnonzero(k[1:] == k[:-1])  # consecutive runs of one key
-    diffs = logs[pair + 1] - logs[pair]
-    # In the order the rows first name each key (and its runs in order), per benchmark as a loop would.
-    key_first = np.minimum.reduceat(first_row, np.flatnonzero(np.r_[True, k[1:] != k[:-1]]))
-    seen = key_first[np.cumsum(np.r_[True, k[1:] != k[:-1]]) - 1][pair]
-    ordered = np.lexsort((pair, seen))
-    bench, diffs = k[pair][ordered] // width, diffs[ordered]
-    # Split per benchmark (a stable sort keeps each one's order), benchmarks in the order first seen:
-    # a dict built a difference at a time took a third of this at 200,000 differences.
-    by = np.argsort(bench, kind="stable")
-    grouped = bench[by]
-    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
-    groups = np.split(diffs[by], starts[1:])
-    firsts, names = by[starts].tolist(), grouped[starts].tolist()
-    return {t.ids[names[i]]: groups[i].tolist() for i in sorted(range(len(starts)), key=firsts.__getitem__)}
-
-
-def _unique(values: np.ndarray, *, counts: bool = False):
-    """np.unique of integers (sorted, and how often each occurs), by a sort: the hashed unique of numpy 2.3 and
-    later took 0.1-0.37 s for the 250,000 run keys of 1,000 x 200 (numpy 2.4.6), the sort 10 ms."""
-    ordered = np.sort(values)
-    first = np.ones(len(ordered), dtype=bool)
-    first[1:] = ordered[1:] != ordered[:-1]
-    found = ordered[first]
-    return (found, np.diff(np.append(np.flatnonzero(first), len(ordered)))) if counts else found
+    def describe_within(self) -> str:
+        """The paired note's tail, where the history says more than the fixed allowance ("" otherwise)."""
+        if not self.within_pairs or self.within <= stats.DRIFT:
+            return ""
+        return (
+            f", allowance {self.within * 100:.1f}% from the history ({self.within_pairs} neighbouring pairs of one run)"
+        )
 
 
 def judge_together(
@@ -159,8 +109,12 @@ def judge_together(
     threshold: float,
     cores: int = 0,
     apart: Callable[[BenchmarkId], Allowance] | None = None,
+    machine: Callable[[tuple[str, ...]], object] | None = None,
 ) -> Verdict:
     """compare's judgement of one benchmark, from what was measured together where anything was.
+
+    `machine(runs)`: the two commits' every benchmark's rounds of those runs against their floors
+    (`modes.machine`; () for every run), for the slow-mode test.
 
     Paired: only the rounds of the runs that measured both sides, with the
     fixed allowance for what one run's rounds can't show. Apart: every round,
@@ -168,12 +122,17 @@ def judge_together(
     """
     b, h, how = together(base, head)
     if how.paired:
-        v = judge(b, h, threshold=threshold, cores=cores)
+        given = apart(head.id) if apart is not None else None
+        drift = None if given is None else max(given.within, stats.drift_for(head.spec.num_threads, cores))
+        pool = (lambda: machine(how.runs)) if machine else None
+        v = judge(b, h, threshold=threshold, cores=cores, drift=drift, pool=pool)
         n = len(how.runs)
-        note = f"paired in {n} run{'s' if n != 1 else ''}"
+        note = f"paired in {n} run{'s' if n != 1 else ''}{given.describe_within() if given is not None else ''}"
     else:
         given = apart(head.id) if apart is not None else allowance({}, head.id, cores=cores)
-        v = judge(b, h, threshold=threshold, cores=cores, drift=given.sigma)
+        v = judge(
+            b, h, threshold=threshold, cores=cores, drift=given.sigma, pool=(lambda: machine(())) if machine else None
+        )
         note = given.describe()
     return replace(v, reason=f"{v.reason}{_BASIS}{note}")
 
@@ -196,7 +155,13 @@ def with_basis(reason: str, of: str) -> str:
     return f"{reason}{_BASIS}{note}" if note else reason
 
 
-def allowance(pairs: dict[BenchmarkId, list[float]], bid: BenchmarkId, *, cores: int = 0) -> Allowance:
+def allowance(
+    pairs: dict[BenchmarkId, list[float]],
+    bid: BenchmarkId,
+    *,
+    cores: int = 0,
+    neighbours: dict[BenchmarkId, list[float]] | None = None,
+) -> Allowance:
     """The shift between runs to allow for `bid`: the history's own, else the fixed one.
 
     Its own pairs when it has MIN_PAIRS; else the pairs of every benchmark of
@@ -205,34 +170,56 @@ def allowance(pairs: dict[BenchmarkId, list[float]], bid: BenchmarkId, *, cores:
     (stats.DRIFT_APART, measured here): a history of a few calm runs must not
     make separate runs look as comparable as one run.
     """
-    return allowances(pairs, cores=cores)(bid)
+    return allowances(pairs, cores=cores, neighbours=neighbours)(bid)
 
 
-def allowances(pairs: dict[BenchmarkId, list[float]], *, cores: int = 0) -> Callable[[BenchmarkId], Allowance]:
+def _sigma(own, fixed: float, scale: float = 1.0) -> tuple[float, int]:
+    """The scaled MAD about zero of `own` (times `scale`), never below `fixed`; (fixed, 0) below MIN_PAIRS."""
+    if len(own) < MIN_PAIRS:
+        return fixed, 0
+    # |d| of a zero-centred normal: its median is 0.674 sigma. Rounded up to the STEP it is stated
+    # to: an estimate from pairs is not known closer, and one that moved with every new pair made
+    # every recent verdict that asked for it a new comparison at every build (report/verdict_cache.py).
+    raw = stats.median(np.abs(np.asarray(own, dtype=float))) / normal.Z_75 * scale
+    return max(math.ceil(raw / STEP - 1e-9) * STEP, fixed), len(own)
+
+
+def allowances(
+    pairs: dict[BenchmarkId, list[float]],
+    *,
+    cores: int = 0,
+    neighbours: dict[BenchmarkId, list[float]] | None = None,
+) -> Callable[[BenchmarkId], Allowance]:
     """BenchmarkId -> `allowance(pairs, bid, cores=cores)`, each kind's pooled pairs gathered and their
-    allowance made once (a compare asks for 200 benchmarks', each of which walked every pair)."""
-    pooled: dict[bool, Allowance] = {}
+    allowance made once (a compare asks for 200 benchmarks', each of which walked every pair).
 
-    def of(own: list[float] | np.ndarray, fixed: float) -> Allowance:
-        if len(own) < MIN_PAIRS:
-            return Allowance(fixed, 0)
-        # |d| of a zero-centred normal: its median is 0.674 sigma. Rounded up to the STEP it is stated
-        # to: an estimate from pairs is not known closer, and one that moved with every new pair made
-        # every recent verdict that asked for it a new comparison at every build (report/verdict_cache.py).
-        sigma = math.ceil(stats.median(np.abs(np.asarray(own, dtype=float))) / normal.Z_75 / STEP - 1e-9) * STEP
-        return Allowance(max(sigma, fixed), len(own))
+    `neighbours` (`neighbour_pairs`) give the allowance within a run the same way: the scale of what two
+    commits of one run differ by when nothing changed, their settled floors' own luck included. (Its
+    scale over sqrt(2), one commit's share, left a +5.5% A/A pair at p=0.046 on a machine whose
+    comment-only commits sit 2-3% apart: at 1.96 sigma, one such pair in forty.)"""
+    neighbours = neighbours or {}
+    pooled: dict[tuple[bool, bool], tuple[float, int]] = {}
+
+    def kind_of(bid: BenchmarkId) -> bool:
+        return bool(cores) and bid.num_threads >= cores
+
+    def of(source: dict[BenchmarkId, list[float]], bid: BenchmarkId, fixed: float, within: bool) -> tuple[float, int]:
+        scale = 1.0
+        own = source.get(bid, [])
+        if len(own) >= MIN_PAIRS:
+            return _sigma(own, fixed, scale)
+        key = (kind_of(bid), within)  # fixed, too, depends on the kind alone
+        if key not in pooled:
+            alike = [ds for other, ds in source.items() if kind_of(other) == key[0]]
+            # In bulk: a paired history of 1,000 commits x 200 benchmarks pools 200,000 differences.
+            both = np.concatenate([np.asarray(ds, dtype=float) for ds in alike] or [np.zeros(0)])
+            pooled[key] = _sigma(both, fixed, scale)
+        return pooled[key]
 
     def given(bid: BenchmarkId) -> Allowance:
-        fixed = stats.drift_for(bid.num_threads, cores, apart=True)
-        own = pairs.get(bid, [])
-        if len(own) >= MIN_PAIRS:
-            return of(own, fixed)
-        kind = bool(cores) and bid.num_threads >= cores  # fixed, too, depends on the kind alone
-        if kind not in pooled:
-            alike = [ds for other, ds in pairs.items() if (bool(cores) and other.num_threads >= cores) == kind]
-            # In bulk: a paired history of 1,000 commits x 200 benchmarks pools 200,000 differences.
-            pooled[kind] = of(np.concatenate([np.asarray(ds, dtype=float) for ds in alike] or [np.zeros(0)]), fixed)
-        return pooled[kind]
+        sigma, n = of(pairs, bid, stats.drift_for(bid.num_threads, cores, apart=True), False)
+        within, m = of(neighbours, bid, stats.drift_for(bid.num_threads, cores), True)
+        return Allowance(sigma, n, within, m)
 
     return given
 
@@ -273,7 +260,7 @@ def apart_for(history, code: dict[str, str], *, cores: int = 0) -> Callable[[Ben
         nonlocal found
         if bid not in known:
             if found is None:
-                found = allowances(_pairs_of(history, code), cores=cores)
+                found = allowances(_pairs_of(history, code), cores=cores, neighbours=neighbour_pairs(history))
             known[bid] = found(bid)
         return known[bid]
 

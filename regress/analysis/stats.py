@@ -32,6 +32,10 @@ from regress.core.records import BenchmarkResult, Sample
 
 # Two-sided level: the interval is 1 - ALPHA, and p < ALPHA exactly when it excludes 1.
 ALPHA = 0.05
+# A regression or improvement needs its estimate to be at least this share of the threshold, besides an
+# interval that excludes no change and reaches the threshold: on a busy machine a small shift (2-3%) with a
+# wide interval was the one kind of A/A false alarm interleaved rounds still gave.
+MIN_ESTIMATE_SHARE = 0.5
 # Below this many rounds a side has no trustworthy floor (the gap needs three).
 FEWEST_ROUNDS_TO_JUDGE = 3
 # Rounds per commit that meet the documented error rates on a shared 2-core machine.

@@ -17,8 +17,11 @@ from regress.analysis import sealed, sealed_fit, stats
 from regress.analysis.table import as_table
 from regress.core.records import BenchmarkId
 
-# A commit's level is left out when its three fastest rounds disagree by more.
-UNSETTLED = 0.10
+# A commit's level is left out when its second-fastest round sits this far above its fastest: rounds all
+# over the place (1.3, 1.6, 2.2), as a busy hour gives them. Not less: a floor settled enough for compare to
+# call a 2x step (a second round 10.7% above the first) is the step's commit, and must count; and not the
+# third round: on a machine with modes two agreeing fast rounds fix a floor (`modes.FAST_ROUNDS`).
+UNSETTLED = 0.20
 
 
 def machine_outliers(history, *, threshold: float, upto: int = 0) -> set[int]:
@@ -54,8 +57,8 @@ def sealed_series(
     The level is the commit's with every run's shift taken out (`levels`):
     a history of pushes, each its own run on its own runner, chained by the
     commit each push measured again. A run of a commit whose fastest rounds
-    disagree by more than UNSETTLED (three or more rounds) was measured while
-    the machine was never quiet: left out, as compare would call it noisy.
+    disagree by more than UNSETTLED (its second-fastest round; three or more rounds) was measured while
+    the machine was never quiet: left out (compare across such a step judges the rounds themselves).
     So is a commit measured, by a run linked to no other, while the
     reference workload says the machine was off its usual speed
     (`machine_outliers`); a linked run's shift takes care of that. Commits of
@@ -79,16 +82,10 @@ def sealed_series(
     return out, found.key, found.below
 
 
-# From this many rounds on, two agreeing fastest rounds are enough to trust a level.
-MANY_ROUNDS = 5
-
-
 def _unsettled(low: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """Per run row (its three fastest rounds, its round count): the fastest rounds disagree,
-    the third-fastest by UNSETTLED, or with many rounds the second."""
+    """Per run row (its three fastest rounds, its round count): the second-fastest disagrees by UNSETTLED."""
     if not len(n):
         return np.zeros(0, dtype=bool)
-    third = low[np.minimum(2, np.maximum(n - 1, 0)), np.arange(len(n))]
-    other = np.where(n >= MANY_ROUNDS, low[1], third)
+    second = low[np.minimum(1, np.maximum(n - 1, 0)), np.arange(len(n))]
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.log(other / low[0]) > math.log1p(UNSETTLED)
+        return np.log(second / low[0]) > math.log1p(UNSETTLED)

@@ -28,6 +28,12 @@ class Verdict:
     ci_low: float | None = None  # 95% interval of the ratio
     ci_high: float | None = None
     rounds_needed: int | None = None  # per side, when more rounds may settle a noisy verdict
+    # The smallest change this comparison could catch (a fraction: 0.031 is 3.1%), from its own rounds'
+    # noise at its rounds and allowance (`analysis/detectable.py`); None where it has no such figure.
+    detectable: float | None = None
+    # Rounds a side that would catch a change of the threshold: its own rounds where it already can; None
+    # where no number of rounds can (the allowance between runs, or threads on a shared machine) or unknown.
+    detect_rounds: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "verdict", Kind(self.verdict))

@@ -118,7 +118,7 @@ class History:
 
         def given(bid):
             if "of" not in lazy:
-                lazy["of"] = runs.allowances(self._pairs(), cores=cores)
+                lazy["of"] = runs.allowances(self._pairs(), cores=cores, neighbours=runs.neighbour_pairs(self.table()))
             return lazy["of"](bid)
 
         return given

@@ -13,7 +13,10 @@ hyperthread for a minute) and agree on a wrong floor. So a benchmark whose
 level differs from a neighbouring commit's by an amount the verdict hinges
 on (`contested`: more than half the threshold, less than four thresholds)
 also gets more rounds, on both commits: evidence goes where a verdict
-depends on it. Pure.
+depends on it. And on a machine with modes, a commit whose rounds all sit
+above a neighbour's floor by a ratio the neighbour's own rounds often reach
+gets rounds until all of them landing in the slow mode is unlikely
+(`analysis/modes.py`): the verdict waits for them. Pure.
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from regress.analysis import stats
+from regress.analysis import judge, modes, stats
 from regress.core.config import DEFAULT, Config
+from regress.core.kinds import Kind
 from regress.core.records import Settings
+from regress.suite import machine
 
 # Floor agreement that needs no more rounds, as a share of the threshold:
 # a quarter of a 5% threshold is 1.25% between the fastest and third-fastest round.
@@ -40,6 +45,7 @@ class Budget:
     seconds: float = DEFAULT.budget  # of measuring per commit, after which only min_rounds are taken
     settle: float = SETTLE_SHARE * DEFAULT.threshold  # floor gap (relative) at which a benchmark's rounds agree
     threshold: float = DEFAULT.threshold  # compare's: neighbours' levels this far apart are worth more rounds
+    cores: int = 0  # the machine's (0: unknown): a benchmark using every core is judged as compare judges it
 
     @classmethod
     def for_threshold(cls, threshold: float, **fields) -> Budget:
@@ -55,40 +61,52 @@ def settled(values, budget: Budget) -> bool:
     return len(values) >= stats.FEWEST_ROUNDS_TO_JUDGE and stats.floor_gap(values) <= math.log1p(budget.settle)
 
 
-# Level differences between neighbouring commits worth more rounds, as shares
-# of the threshold: below the low end compare calls them unchanged anyway, above
-# the high end no plausible noise makes them go away.
-CONTESTED_LOW = 0.5
-CONTESTED_HIGH = 4.0
-
-
-def contested(values, neighbours, budget: Budget) -> bool:
-    """Whether this level and a neighbouring commit's differ by an amount a verdict hinges on."""
-    if len(values) == 0:
-        return False
-    mine = math.log(stats.level(values))
-    low, high = math.log1p(CONTESTED_LOW * budget.threshold), math.log1p(CONTESTED_HIGH * budget.threshold)
-    return any(low < abs(mine - math.log(stats.level(other))) < high for other in neighbours if len(other))
-
-
-def wants_round(values, budget: Budget, spent: float, neighbours=()) -> bool:
+def wants_round(values, budget: Budget, spent: float, neighbours=(), threads: int = 1, pool=None) -> bool:
     """Whether a benchmark with these round values gets another round at its commit.
 
-    `neighbours`: the same benchmark's round values at the neighbouring commits.
+    `neighbours`: the same benchmark's round values at the neighbouring commits; `threads`: its threads;
+    `pool`: every benchmark's rounds of this run against their floors (`modes.machine`), or what makes them.
+    Beyond `min_rounds`, within `max_rounds` and the budget: on a machine with modes, until the commit has
+    `modes.FAST_ROUNDS` rounds in the fast one (`analysis/modes.py`); then, with neighbours, while the
+    verdict against one of them is undecided (`hinges`); without, until its rounds agree on a floor.
     """
     n = len(values)
     if n < budget.min_rounds:
         return True
     if n >= budget.max_rounds or spent >= budget.seconds:
         return False
-    return not settled(values, budget) or contested(values, neighbours, budget)
+    # A neighbour without a level yet decides nothing: it takes its own rounds, and this commit is asked again.
+    others = [o for o in neighbours if len(o) >= stats.FEWEST_ROUNDS_TO_JUDGE]
+    # With modes, the rounds agree on a floor when the fast mode's do (the slow ones say nothing of it).
+    seen = modes.detect(modes.relative([values, *others]))
+    fast = seen.fast(values) if seen is not None else values
+    if len(fast) < modes.FAST_ROUNDS:
+        return True
+    if not others:
+        return not settled(fast, budget)
+    return any(hinges(values, other, budget, threads, pool) for other in others)
+
+
+def hinges(values, other, budget: Budget, threads: int = 1, pool=None) -> bool:
+    """Whether compare's verdict between this commit's rounds and a neighbour's still hinges on rounds
+    (`judge.decide`): undecided and more rounds may decide it, or a change called while either side's floor
+    is unsettled (a change is confirmed on floors that agree). `unchanged`, or a change on settled floors, or
+    a verdict rounds can't help: none."""
+    lo, hi = (other, values) if stats.level(other) <= stats.level(values) else (values, other)
+    d = judge.decide(list(lo), list(hi), threshold=budget.threshold, threads=threads, cores=budget.cores, pool=pool)
+    if d.undecided:
+        return True
+    if d.kind not in (Kind.REGRESSION, Kind.IMPROVEMENT):
+        return False
+    fast = d.seen.fast if d.seen is not None and d.fast else list
+    return not (settled(fast(values), budget) and settled(fast(other), budget))
 
 
 def budget_for(cfg: Config, mode: str = "time", **overrides) -> Budget:
     """The configured round plan; instruction counts are deterministic and take one round."""
     if mode == "instructions":
         return Budget(min_rounds=1, max_rounds=1, seconds=0.0)
-    fields = dict(min_rounds=cfg.min_rounds, max_rounds=cfg.max_rounds, seconds=cfg.budget)
+    fields = dict(min_rounds=cfg.min_rounds, max_rounds=cfg.max_rounds, seconds=cfg.budget, cores=machine.cores())
     fields.update({k: v for k, v in overrides.items() if v is not None})
     fields["max_rounds"] = max(fields["max_rounds"], fields["min_rounds"])
     return Budget.for_threshold(cfg.threshold, **fields)

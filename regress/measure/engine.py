@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from regress.analysis import stats
+from regress.analysis import modes, stats
 from regress.core.config import Config
 from regress.core.kinds import BenchmarksFrom, FailureKind
 from regress.core.merge import Conflict
@@ -64,10 +64,20 @@ class Target:
     # The last round's (saver, collector) when it was saved as unfinished: the plan
     # may stop wanting rounds later (the budget spent, a neighbour settled); `finish` marks it done.
     unfinished: tuple | None = None
+    _machine: tuple | None = None  # (rounds it was made from, `machine()`)
 
     def _wants(self, key: BenchmarkId, values: list[float], budget: adaptive.Budget) -> bool:
         around = [n[key] for n in self.neighbours if key in n]
-        return adaptive.wants_round(values, budget, self.spent, around)
+        return adaptive.wants_round(values, budget, self.spent, around, key.num_threads, self.machine)
+
+    def machine(self):
+        """Every benchmark's rounds of this commit and its neighbours against their floors (`modes.machine`):
+        how often this machine puts a round far above its floor. Made again only when a round was added."""
+        sources = [self.values, *self.neighbours]
+        count = sum(len(v) for d in sources for v in d.values())
+        if self._machine is None or self._machine[0] != count:
+            self._machine = (count, modes.relative([v for d in sources for v in d.values()]))
+        return self._machine[1]
 
     def wants(self, budget: adaptive.Budget) -> bool:
         if self.stopped:

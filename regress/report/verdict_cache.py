@@ -57,7 +57,7 @@ def bid_fields(b: BenchmarkId) -> list:
 
 def encode(verdicts: list[Verdict], asked: dict[BenchmarkId, Allowance]) -> bytes:
     rows = [[bid_fields(v.id), Kind(v.verdict).value, *(getattr(v, f) for f in _FIELDS[2:])] for v in verdicts]
-    apart = [[bid_fields(b), a.sigma, a.pairs] for b, a in asked.items()]
+    apart = [[bid_fields(b), a.sigma, a.pairs, a.within, a.within_pairs] for b, a in asked.items()]
     return json.dumps({"verdicts": rows, "apart": apart}, default=plain).encode()
 
 
@@ -72,7 +72,7 @@ def _rows(data: bytes) -> tuple[list[list], dict[BenchmarkId, Allowance]]:
     rows = found["verdicts"]
     if not isinstance(rows, list) or not all(isinstance(r, list) and len(r) == len(_FIELDS) for r in rows):
         raise ValueError("not a kept entry's rows")
-    return rows, {BenchmarkId(*b): Allowance(sigma, pairs) for b, sigma, pairs in found["apart"]}
+    return rows, {BenchmarkId(*b[0]): Allowance(*b[1:]) for b in found["apart"]}
 
 
 def _made(row: list, ids: dict[tuple, BenchmarkId]) -> Verdict:

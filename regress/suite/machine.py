@@ -21,7 +21,8 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def _cores() -> int:
+def cores() -> int:
+    """The CPUs this process may run on."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
@@ -48,7 +49,7 @@ def fingerprint(machine: str) -> Fingerprint:
         hostname=socket.gethostname(),
         platform=platform.platform(),
         cpu=_cpu_model(),
-        cores=_cores(),
+        cores=cores(),
         python=sys.version.split()[0],
         executable=sys.executable,
         torch_version=str(torch.__version__),

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from factories import bench, commit, rounds_of
 
-from regress.analysis import diff, normal, runs, stats
+from regress.analysis import diff, normal, run_pairs, runs, stats
 from regress.core.records import BenchmarkId
 from regress.storage import light_entries
 from regress.storage.light import light
@@ -55,12 +55,13 @@ def _allowance_with_numpy(pairs, bid, cores):
             for d in ds
             if (bool(cores) and other.num_threads >= cores) == (bool(cores) and bid.num_threads >= cores)
         ]
+    within = stats.drift_for(bid.num_threads, cores)  # no neighbouring pairs given: the fixed one
     if len(own) < runs.MIN_PAIRS:
-        return runs.Allowance(fixed, 0)
+        return runs.Allowance(fixed, 0, within)
     sigma = float(np.median(np.abs(np.asarray(own, dtype=float)))) / normal.Z_75
     stated = math.ceil(sigma / runs.STEP - 1e-9) * runs.STEP  # as it is stated: a tenth of a percent, rounded up
     assert sigma <= stated < sigma + runs.STEP
-    return runs.Allowance(max(stated, fixed), len(own))
+    return runs.Allowance(max(stated, fixed), len(own), within)
 
 
 def test_pooled_allowances_are_each_benchmarks_own_rule():
@@ -138,7 +139,7 @@ def test_the_run_keys_unique_is_numpys():
     for n in (0, 1, 2, 7, 100, 5000):
         for span in (1, 3, 50, 10**12):
             values = rng.integers(0, span, size=n, dtype=np.int64)
-            found, counts = runs._unique(values, counts=True)
+            found, counts = run_pairs.unique(values, counts=True)
             expected, expected_counts = np.unique(values, return_counts=True)
             assert np.array_equal(found, expected) and np.array_equal(counts, expected_counts)
-            assert np.array_equal(runs._unique(values), np.unique(values))
+            assert np.array_equal(run_pairs.unique(values), np.unique(values))

@@ -131,3 +131,26 @@ def test_same_code_pairs_in_bulk_are_the_pairs_their_definition_gives():
     bid = history[0].results[0].id
     alone, together = runs.same_code_pairs(history, {})[bid], runs.same_code_pairs(history, code)[bid]
     assert len(alone) == len(together) == n - 1 and sorted(alone) != sorted(together)
+
+
+def test_a_5_percent_step_each_push_sees_is_found_though_the_levels_alone_blur_it():
+    # 60 pushes, each on a runner 4% (sd) apart from the last, four CPU models: a 5% step at push 30.
+    rng = np.random.default_rng(11)
+    n, at = 60, 30
+    levels = [1e-3 * (1.05 if k >= at else 1.0) for k in range(n)]
+    shifts = list(np.exp(rng.normal(0, 0.04, n)))
+    cpus = [f"CPU model {k % 4}" for k in range(n)]
+    paired = factories.pushes(levels, shifts, cpus=cpus, seed=3)
+    # Each push's own verdict sees it (its parent measured in the same run)...
+    (v,) = diff.compare(paired[at - 1], paired[at], apart=runs.apart_for(paired, {}))
+    assert v.verdict == Kind.REGRESSION and "paired in 1 run" in v.reason
+    # ...and so does the history, at that very push, and nowhere else.
+    assert _steps(paired) == [(at, Kind.REGRESSION)]
+    # The levels alone blur it: each commit's own push's floor moves by more than 5% between neighbours
+    # that did not change, again and again (the runners' shifts).
+    own = [
+        stats.level([stats.round_value(x) for x in c.results[0].samples if x.run.endswith(f"run{k}")])
+        for k, c in enumerate(paired)
+    ]
+    jumps = [abs(np.log(b / a)) > np.log(1.05) for k, (a, b) in enumerate(zip(own, own[1:]), 1) if k != at]
+    assert sum(jumps) >= 10

@@ -86,13 +86,15 @@ def _points(line) -> dict[int, float]:
 def test_carried_on_from_the_kept_prefix_the_search_finds_what_it_finds_from_scratch(history):
     before = changepoints.search(Table.of(history[:-1]))
     assert before.prefix is not None and before.changed and len(before.prefix.checkpoints) == 1
-    assert [c.start for c in before.found] == list(STEPS)
+    # Candidates are moves compare may call a change (half the threshold); compare across them keeps the steps.
+    assert set(STEPS) <= {c.start for c in before.found}
+    assert [s.index for s in changepoints.find_steps(Table.of(history[:-1]), found=before.found)] == list(STEPS)
     again = changepoints.search(Table.of(history[:-1]), kept=before.prefix)
     assert again.found == before.found and not again.changed  # nothing new to keep
     table = Table.of(history)
     carried = changepoints.search(table, kept=before.prefix)
     fresh = changepoints.search(table)
-    assert carried.found == fresh.found and [c.start for c in fresh.found] == list(STEPS)
+    assert carried.found == fresh.found and set(STEPS) <= {c.start for c in fresh.found}
     assert not carried.changed  # one more commit past the seal: the prefix is the same
     kept = trusted_levels.sealed_series(table, kept=before.prefix)[0]
     assert kept == trusted_levels.sealed_series(table)[0]

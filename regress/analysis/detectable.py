@@ -1,0 +1,218 @@
+"""What a benchmark can detect: the smallest change its own noise lets a verdict catch, and the rounds a smaller one takes.
+
+A verdict calls a change when its interval (`stats.shift`) lies beyond no
+change: the difference of the two floors, give or take Z times the
+interval's spread. That spread comes from the benchmark's own rounds: how
+far a floor of n rounds wanders (the minimum of n draws from where its
+rounds land above their floor), how well the fastest rounds agree (the floor
+gap) and how busy they were, plus the allowance for what rounds can't show
+(within a run 1%; between runs the shift the history's same-code pairs
+show). From the rounds' excesses over their floors (`modes.relative`), each
+of these is an order statistic computed exactly for n rounds, so
+
+    detectable(n) = Z * interval spread(n) + z_POWER * spread of the difference(n)
+
+is the smallest change caught POWER of the time with n rounds a side (the
+verdict's other rule, an estimate of at least half the threshold, is met by
+any change that size). Changes below it are `noisy` or `unchanged`, never a
+false verdict: this is what a benchmark can see, stated in advance. A
+threshold below it can't be met however the verdict is worded;
+`rounds_for` says how many rounds would meet it, where rounds can (the
+allowance between runs is a floor no number of rounds lowers).
+
+Three places a verdict is made, three figures (`Detectable`): a paired push
+and a pull-request check (both sides in one run: the within-run allowance),
+and the history (a step is reported where compare across it agrees, and the
+segmentation must see it against the series' commit-to-commit noise).
+Pure. docs/statistics.md ("What each benchmark can detect").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from regress.analysis import modes, stats
+
+# The share of changes of the stated size a verdict catches, by the model: 0.9, so that at least 0.8 are
+# caught in fact (the model reads a typical side of rounds, and a side's floor gap and busyness vary
+# around the typical one: on rounds a busy machine slowed, 0.8 by the model caught 0.72-0.87).
+POWER = 0.9
+Z_POWER = 1.2815515655446004  # the normal quantile of POWER: scipy.special.ndtri(0.9)
+# The most rounds a side is ever asked for (`compare --measure`'s cap).
+MOST_ROUNDS = 40
+# A step the segmentation places needs its level held this many commits either side (changepoints.TAIL).
+HELD = 3
+
+
+def _order_stats(excess: np.ndarray, n: int) -> tuple[np.ndarray, float]:
+    """The mean of each order statistic of n draws (with replacement) from `excess`, smallest first, and the
+    variance of the smallest: exactly, from the binomial chance that at most k-1 of the n draws fall below
+    each value."""
+    x = np.sort(np.asarray(excess, dtype=float))
+    m = len(x)
+    below = np.arange(m) / m  # P(a draw < x_j), j in sorted order (ties broken by position)
+    # pmf[j, i] = P(exactly i of the n draws fall below x_j), built by the binomial recurrence
+    pmf = np.empty((m, n))
+    pmf[:, 0] = (1 - below) ** n
+    ratio = np.divide(below, 1 - below, out=np.full(m, np.inf), where=below < 1)
+    for i in range(n - 1):
+        pmf[:, i + 1] = pmf[:, i] * (n - i) / (i + 1) * ratio
+    at_least = np.cumsum(pmf, axis=1)  # [j, k-1]: P(k-th smallest >= x_j)
+    weights = at_least - np.vstack([at_least[1:], np.zeros((1, n))])
+    means = x @ weights
+    first = weights[:, 0]
+    return means, float(max(np.dot(first, (x - means[0]) ** 2), 0.0))
+
+
+@dataclass(frozen=True)
+class Noise:
+    """What a benchmark's rounds say of its noise: each round's excess over its floor (log), pooled."""
+
+    excess: tuple[float, ...]  # the fast mode's rounds, where there are modes: a floor is read from them
+    every: tuple[float, ...] = ()  # every round's, the slow mode's included (`slow_mode`)
+
+    @classmethod
+    def of(cls, groups: Sequence[Sequence[float]]) -> Noise | None:
+        """From round values grouped by commit and run (groups of one round tell nothing); None when none do."""
+        pool = modes.relative(groups)
+        if len(pool) < 2 * stats.FEWEST_ROUNDS_TO_JUDGE:
+            return None
+        seen = modes.detect(pool)
+        fast = pool[pool < seen.split] if seen is not None else pool
+        return cls(tuple(float(v) for v in fast), tuple(float(v) for v in pool))
+
+    def slow_mode(self, rounds: int) -> float:
+        """The smallest change (log) whose slower side's `rounds` can't all have landed that high by luck
+        (`modes.luck`, its share from these rounds): below it, a verdict waits for more rounds. On a machine
+        whose rounds land 1.7x up half the time, five rounds a side can't tell anything under 1.8x."""
+        x = np.sort(np.asarray(self.every or self.excess, dtype=float))[::-1]
+        m, n = len(x), max(int(rounds), 1)
+        # The most rounds of m that may land that high: ((k + PRIOR) / (m + 2 PRIOR))^n < ALPHA.
+        k = math.floor((m + 2 * modes.PRIOR) * modes.ALPHA ** (1 / n) - modes.PRIOR - 1e-12)
+        if k >= m:
+            return 0.0
+        return float(x[max(k, 0)]) / modes.SHRINK
+
+    def detectable(self, rounds: int, drift: float) -> float:
+        """The smallest change (log) caught POWER of the time with `rounds` a side and this allowance."""
+        x = np.asarray(self.excess, dtype=float)
+        n = max(int(rounds), stats.FEWEST_ROUNDS_TO_JUDGE)
+        # A typical side of n rounds: each order statistic at its expected excess. The verdict's own interval
+        # on two such sides (`stats.shift`: its bootstrap, floor gaps, busyness and allowance) is the part of a
+        # change that must be beaten; the floors' own wandering, the part a real change must also outrun.
+        means, floor_var = _order_stats(x, n)
+        typical = np.exp(means)
+        s = stats.shift(typical, typical, drift=drift)
+        interval = max(math.log(s.high), -math.log(s.low))
+        difference = math.sqrt(2 * floor_var + drift**2)
+        return max(
+            interval + Z_POWER * difference,
+            Z_POWER * difference / (1 - stats.MIN_ESTIMATE_SHARE),
+            self.slow_mode(n),
+        )
+
+    def rounds_for(self, change: float, drift: float) -> int | None:
+        """The fewest rounds a side that detect a `change` (a fraction: 0.05), None where no number does."""
+        target = math.log1p(change)
+        if self.detectable(MOST_ROUNDS, drift) > target:
+            return None
+        lo, hi = stats.FEWEST_ROUNDS_TO_JUDGE, MOST_ROUNDS
+        if self.detectable(lo, drift) <= target:
+            return lo
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if self.detectable(mid, drift) > target else (lo, mid)
+        return hi
+
+
+@dataclass(frozen=True)
+class Detectable:
+    """A benchmark's smallest detectable change (fractions: 0.031 is 3.1%) where verdicts are made."""
+
+    rounds: int  # a side's rounds the first two figures assume (the plan's minimum)
+    paired: float  # a paired push, or a pull-request check: both sides in one run
+    more: int | None  # rounds a side that detect the threshold, when `paired` is above it (None: none do)
+    most: float  # the same with the plan's most rounds
+    most_rounds: int
+    history: float | None  # a step in the history (None: no series to tell)
+    threshold: float
+
+    @property
+    def reaches(self) -> bool:
+        """The threshold is within reach of a paired verdict at the plan's minimum rounds."""
+        return self.paired <= self.threshold + 1e-12
+
+    def short(self) -> str:
+        """One line: "detects 3.1% in a paired push at 5 rounds (2.0% at 15); 4.2% in the history"."""
+        text = f"detects {_pct(self.paired)} in a paired push at {self.rounds} rounds"
+        if self.most < self.paired - 5e-4:
+            text += f" ({_pct(self.most)} at {self.most_rounds})"
+        if self.history is not None:
+            text += f"; {_pct(self.history)} in the history"
+        return text
+
+    def advice(self, threads: int = 1, cores: int = 0) -> str:
+        """What would let it catch the threshold, when it can't at the minimum rounds ("" when it can)."""
+        if self.reaches:
+            return ""
+        t = f"{self.threshold * 100:g}%"
+        if self.more is not None:
+            return f"a {t} change needs {self.more} rounds a side (`--min-rounds {self.more}`)"
+        helps = []
+        if threads > 1:
+            helps.append("fewer threads" + (f" (it uses {threads} of {cores} cores)" if cores else ""))
+        helps += ["a larger input (more work a call)", "instruction counts (`--mode instructions`)"]
+        return f"no number of rounds catches a {t} change here; what would help: {', '.join(helps)}"
+
+
+def _pct(fraction: float) -> str:
+    return f"{fraction * 100:.1f}%"
+
+
+def of(
+    noise: Noise,
+    *,
+    threshold: float,
+    rounds: int,
+    most_rounds: int,
+    threads: int = 1,
+    cores: int = 0,
+    history_noise: float | None = None,
+    apart: float | None = None,
+    within: float | None = None,
+) -> Detectable:
+    """The three figures for one benchmark: `noise` its rounds' (`Noise.of`), `rounds`/`most_rounds` the plan's
+    minimum and most, `history_noise` its series' commit-to-commit noise (log; `segments.noise_scale`), `apart`
+    the allowance between separate runs (`runs.Allowance.sigma`) where the history's steps are judged across
+    runs, `within` the allowance between commits of one run (`runs.Allowance.within`; else the fixed one)."""
+    within = max(within or 0.0, stats.drift_for(threads, cores))
+    paired = math.expm1(noise.detectable(rounds, within))
+    most = math.expm1(noise.detectable(most_rounds, within))
+    more = None if paired <= threshold else noise.rounds_for(threshold, within)
+    history = None
+    if history_noise is not None:
+        # The segmentation places a step held HELD commits either side when it beats the penalty
+        # (segments.PENALTY noise units squared); compare across it must agree, within a run or across runs.
+        from regress.analysis.segments import PENALTY
+
+        seen = math.sqrt(2 * PENALTY / HELD) * history_noise
+        across = noise.detectable(rounds, within if apart is None else max(apart, within))
+        history = math.expm1(max(seen, across))
+    return Detectable(rounds, paired, more, most, most_rounds, history, threshold)
+
+
+def noise_of(*results) -> Noise | None:
+    """`Noise.of` a few BenchmarkResults' rounds, grouped by run (a verdict's two sides, say)."""
+    groups: list[list[float]] = []
+    for r in results:
+        if r is None or not r.samples:
+            continue
+        by: dict[str, list[float]] = {}
+        for s in r.samples:
+            by.setdefault(s.run, []).append(stats.round_value(s))
+        groups += list(by.values())
+    return Noise.of(groups)

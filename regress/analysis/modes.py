@@ -1,0 +1,235 @@
+"""Slow modes: when a commit's few rounds may all have landed slow, and how many rounds rule that out.
+
+Some machines run in modes: a VM whose host steals time for seconds at a
+stretch, a frequency state, a co-tenant on the sibling thread, a process
+that lands badly in memory. Each round then runs wholly at one of a few
+speeds (rounds of one benchmark about 4 us or about 7 us, whatever the
+commit), so rounds that landed in the slow mode agree with each other, and
+a commit whose rounds all landed there has a floor that agrees with itself
+and is wrong. The floor gap can't see it; the other rounds measured beside
+it can: they show how often a round lands that far above its commit's
+floor.
+
+So, for two sides of a comparison, the slower side's floor sits a ratio r
+above the faster's. The rounds of the faster side, each read against its
+own floor (per run: a run's rounds share its machine), give the share of
+rounds that land that far above their floor, `share(r)`; all n rounds of
+the slower side landing there by luck has probability about share(r)^n,
+times the chance that the lowest of them reaches down to r (rounds a busy
+neighbour slowed by 10-60% make no 3% floor). A
+change is only called once that is below ALPHA (`luck`); the round plan
+takes rounds until it is (`rounds_to_rule_out`), so on a machine without
+modes nothing changes, and on one with them the rounds go where a verdict
+hinges on them. `detect` names the modes themselves, for the reasons
+shown. Pure: round values in, figures out. docs/statistics.md ("Modes").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from regress.core import blocks
+
+# A change is called only when all the slower side's rounds landing in a slow mode by luck is less likely
+# than this. A range run makes dozens of A/A comparisons that must all stay clean: at 0.005, a push history
+# beside a machine flipping between two speeds got one false step in 80 (5 rounds, a third of them slow).
+ALPHA = 0.001
+# A round counts as landing "that far" above its floor from this share of the log ratio on. The floors'
+# own luck cancels (both sides' rounds are read against their floors); what is left is a slow mode's width,
+# which a handful of rounds shows only roughly (rounds 1.65-1.85x up, a head 1.93x up: not that mode).
+SHRINK = 0.9
+# Pseudo-counts (Jeffreys): a share from a handful of rounds is never exactly zero.
+PRIOR = 0.5
+# The run's every benchmark's rounds weigh like this many of the benchmark's own: a machine's modes slow every
+# benchmark alike, so with five rounds of one benchmark the run's share leads (a push beside a machine
+# flipping speeds: 1 of 5 own rounds high, a third of the run's), with fifteen its own rounds do (a busy
+# machine's run whose rounds land 6% up two times in three, one benchmark's a third of the time).
+MACHINE_WEIGHT = 5.0
+# A slow mode's rounds wander: the floor of n of them may sit below those the faster side showed, down to
+# their log ratio over this (the real case: a commit's rounds all at 6.02 us, a mode at about 7 over 3.91).
+# But not further: rounds slowed 10-60% by a busy neighbour can't all land 3% high, so a 3% move is no slow mode's.
+REACH = 1.5
+# The most rounds a side is asked for (beyond it, no plan or measurement can settle it).
+MOST = 40
+# With modes, a floor is the fast mode's once this many rounds landed in it and agree (two agreeing fast
+# rounds fix a floor that noise can only raise; where the slow mode takes two rounds in three, a third fast
+# one cost a 25 s budget's worth of rounds, and the plan ran out before most commits had it).
+FAST_ROUNDS = 2
+
+
+def relative(groups: Iterable[Sequence[float]]) -> np.ndarray:
+    """Each round's log ratio to the floor of its own group (a commit's rounds in one run), pooled.
+
+    A group of one round tells nothing about where rounds land and is left out."""
+    out = [np.log(np.asarray(g, dtype=float) / min(g)) for g in groups if len(g) >= 2]
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def share(pool: np.ndarray, log_ratio: float, machine: np.ndarray | None = None) -> float:
+    """The share of rounds landing at least `log_ratio` (shrunk by SHRINK) above their group's floor, drawn
+    toward a half by PRIOR pseudo-rounds each way, and, with `machine` (the run's every benchmark's rounds),
+    toward the machine's share by MACHINE_WEIGHT rounds' worth. Floor rounds themselves count as not above."""
+    k = int(np.count_nonzero(pool >= SHRINK * log_ratio)) if len(pool) else 0
+    if machine is None or not len(machine):
+        return (k + PRIOR) / (len(pool) + 2 * PRIOR)
+    seen = float(np.count_nonzero(machine >= SHRINK * log_ratio)) / len(machine)
+    return (k + MACHINE_WEIGHT * seen + PRIOR) / (len(pool) + MACHINE_WEIGHT + 2 * PRIOR)
+
+
+def rounds_to_rule_out(p: float, alpha: float | None = None) -> int:
+    """The fewest rounds n with p^n < alpha (ALPHA): all of them landing in the slow mode is then unlikely."""
+    alpha = ALPHA if alpha is None else alpha
+    if p <= 0.0:
+        return 1
+    if p >= 1.0:
+        return MOST
+    return min(MOST, max(1, math.floor(math.log(alpha) / math.log(p)) + 1))
+
+
+@dataclass(frozen=True)
+class Luck:
+    """The slower side's rounds may all have landed in a slow mode: not yet a change."""
+
+    side: str  # "base" or "head": the slower side
+    rounds: int  # its rounds
+    above: float  # its floor against the faster side's (> 1)
+    landed: int  # rounds of the faster side at least that far (shrunk) above their floor
+    seen: int  # rounds of the faster side read
+    chance: float  # of all `rounds` landing there by luck
+    needed: int  # rounds of the slower side that would rule it out
+    machine: float | None = None  # the share of the run's every benchmark's rounds that high (`machine`)
+
+    def describe(self) -> str:
+        other = "head" if self.side == "base" else "base"
+        run = f" (and {self.machine * 100:.0f}% of the run's rounds of every benchmark)" if self.machine else ""
+        return (
+            f"{self.side}'s {self.rounds} rounds may all have landed in a slow mode: {self.landed} of {other}'s "
+            f"{self.seen} rounds{run} sit {(self.above**SHRINK - 1) * 100:.0f}% or more above their own fastest, "
+            f"so all {self.rounds} landing {(self.above - 1) * 100:.0f}% high has a {self.chance * 100:.1g}% chance; "
+            f"{self.needed} rounds of {self.side} rule it out"
+        )
+
+
+def machine(*results, runs: set[str] | None = None) -> np.ndarray:
+    """Every benchmark's rounds of these CommitResults (of `runs` only, when given), each read against its
+    own (benchmark, run) floor, pooled: how often this machine put a round that far above its floor.
+
+    A machine's modes (a host that steals time for seconds, a frequency state) slow every benchmark alike,
+    so the whole run shows their share far better than one benchmark's five rounds beside a push."""
+    groups: dict[tuple, list[float]] = {}
+    for c in results:
+        if c is None:
+            continue
+        for r in c.results:
+            for s in r.samples:
+                if runs is None or s.run in runs:
+                    groups.setdefault((id(c), r.spec.id, s.run), []).append(min(s.raw_times) / s.number_per_run)
+    return relative(groups.values())
+
+
+def luck(
+    base: Sequence[Sequence[float]],
+    head: Sequence[Sequence[float]],
+    alpha: float | None = None,
+    pool=None,
+) -> Luck | None:
+    """Whether the slower side's floor may be a slow mode's (`Luck`), else None.
+
+    `base`, `head`: each side's round values grouped by run (a group's rounds share its machine's modes).
+    `pool`: the run's other benchmarks' relative rounds (`machine`), or what makes them when asked: the
+    share is drawn toward theirs (`share`).
+    """
+    b = [g for g in base if len(g)]
+    h = [g for g in head if len(g)]
+    if not b or not h:
+        return None
+    b_floor, h_floor = min(min(g) for g in b), min(min(g) for g in h)
+    if h_floor > b_floor:
+        slower, faster, name, ratio = h, b, "head", h_floor / b_floor
+    elif b_floor > h_floor:
+        slower, faster, name, ratio = b, h, "base", b_floor / h_floor
+    else:
+        return None
+    alpha = ALPHA if alpha is None else alpha
+    pool = pool() if callable(pool) else pool
+    own = relative(faster)
+    p = share(own, math.log(ratio), pool)
+    n = sum(len(g) for g in slower)
+    # All n landing high, and the lowest of them as low as the slower side's floor: a mode reaching down to it.
+    high = own[own >= SHRINK * math.log(ratio)]
+    reach = float(np.count_nonzero(high <= REACH * math.log(ratio))) / len(high) if len(high) else 1.0
+    chance = p**n * (1.0 - (1.0 - reach) ** n)
+    if alpha <= 0 or chance < alpha:
+        return None
+    landed = int(np.count_nonzero(own >= SHRINK * math.log(ratio)))
+    run = (
+        float(np.count_nonzero(pool >= SHRINK * math.log(ratio))) / len(pool)
+        if pool is not None and len(pool)
+        else None
+    )
+    return Luck(name, n, ratio, landed, len(own), chance, rounds_to_rule_out(p, alpha), run)
+
+
+def wants_more(
+    mine: Sequence[float],
+    neighbour: Sequence[float],
+    least: float = 0.0,
+    alpha: float | None = None,
+    pool: np.ndarray | None = None,
+) -> bool:
+    """The round plan's rule: this commit's rounds sit above a neighbour's floor by a ratio that all of them
+    may have reached by landing in a slow mode (the neighbour's rounds say how often rounds land that high).
+    `least`: the smallest log ratio a verdict hinges on (below it, no verdict calls a change anyway)."""
+    if len(mine) == 0 or len(neighbour) == 0 or math.log(min(mine) / min(neighbour)) < max(least, 1e-12):
+        return False
+    return luck([neighbour], [mine], alpha, pool) is not None
+
+
+@dataclass(frozen=True)
+class Modes:
+    """Separated modes in a benchmark's rounds: a share of them land a ratio above the fast mode."""
+
+    ratio: float  # the slow mode's typical ratio to the fast one
+    share: float  # of the rounds that landed in it
+    rounds: int  # rounds read
+    split: float  # log ratio to a group's floor from which a round is in the slow mode
+
+    def describe(self) -> str:
+        return f"its rounds fall in two modes, {self.share * 100:.0f}% of them about {self.ratio:.2f}x slower"
+
+    def fast(self, values: Sequence[float]) -> list[float]:
+        """The rounds of one side in its fast mode: below `split` above its floor."""
+        if not len(values):
+            return []
+        floor = min(values)
+        return [v for v in values if math.log(v / floor) < self.split]
+
+
+# Two modes: a gap in the rounds' ratios to their floors of at least this (log), at least GAP_SPREAD times the
+# fast mode's own spread, with at least MODE_SHARE of the rounds on either side of it.
+MODE_GAP = math.log(1.10)
+GAP_SPREAD = 1.5
+MODE_SHARE = 0.1
+
+
+def detect(pool: np.ndarray) -> Modes | None:
+    """The slow mode in pooled relative rounds (`relative`), when they fall in separated modes."""
+    n = len(pool)
+    if n < 6:
+        return None
+    x = np.sort(pool)
+    gaps = np.diff(x)
+    lo, hi = max(1, math.ceil(MODE_SHARE * n)), n - max(1, math.ceil(MODE_SHARE * n))
+    if hi <= lo:
+        return None
+    k = lo - 1 + int(np.argmax(gaps[lo - 1 : hi - 1]))  # the widest gap with enough rounds either side
+    fast, slow = x[: k + 1], x[k + 1 :]
+    q1, _, q3 = blocks.quartiles(fast.tolist())  # np.percentile's to the bit, without importing numpy.ma
+    if gaps[k] < max(MODE_GAP, GAP_SPREAD * (q3 - q1)):
+        return None
+    ratio = math.exp(blocks.quartiles(slow.tolist())[1] - blocks.quartiles(fast.tolist())[1])
+    return Modes(ratio, len(slow) / n, n, float((x[k] + x[k + 1]) / 2))

@@ -1,0 +1,110 @@
+"""Pairs of measurements that show what a run's rounds can't: the same code measured by two runs (the
+shift between runs), and neighbouring commits measured by one run (what two commits of one run differ by
+beyond their rounds). Each gives, per benchmark, log differences that `runs.allowances` turns into an
+allowance. Pure.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from regress.analysis import stats
+from regress.analysis.table import as_table
+from regress.core.records import BenchmarkId
+
+# A neighbouring pair counts toward the allowance within a run when both floors are settled this well (log):
+# half a 5% threshold between a commit's fastest and second-fastest round.
+SETTLED = 0.025
+
+
+def same_code_pairs(history, code: dict[str, str]) -> dict[BenchmarkId, list[float]]:
+    """Per benchmark: log differences between two runs' levels of the same code.
+
+    The same commit measured by two runs, and commits of identical code
+    (`code`: sha -> code digest) measured by different runs, each give one
+    difference per pair of runs (runs with too few rounds left out).
+    `history`: a list of results or their `Table`.
+    """
+    t = as_table(history)
+    node_ids: dict[str, int] = {}
+    node_of = np.asarray(
+        [node_ids.setdefault(code.get(c.commit.sha) or c.commit.sha, len(node_ids)) for c in t.history], dtype=np.int64
+    )
+    named = np.asarray([bool(r) for r in t.run_names], dtype=bool)
+    rows = np.flatnonzero((t.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & (named[t.run] if len(t.run) else False))
+    # Only (benchmark, code) keys that two runs measured give pairs: found in bulk, the rest never walked.
+    width = max(len(node_ids), 1)
+    key = t.run_bench[rows].astype(np.int64) * width + node_of[t.run_pos[rows]]
+    measured = unique(key * max(len(t.run_names), 1) + t.run[rows]) // max(len(t.run_names), 1)
+    keys, runs_of_key = unique(measured, counts=True)
+    keep = np.isin(key, keys[runs_of_key >= 2])
+    rows, k = rows[keep], key[keep]
+    if not len(rows):
+        return {}
+    # Each (benchmark, code, run)'s fastest level; then, per (benchmark, code), the runs in the order
+    # they ran (a run's name starts with its time): n runs give n - 1 log differences. In bulk: a
+    # history of 10,000 commits has millions of such rows, which a loop over them took seconds for.
+    rank = np.empty(len(names := t.run_names), dtype=np.int64)
+    rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+    r, v = rank[t.run[rows]], t.low[0, rows]
+    order = np.lexsort((r, k))
+    k, r, v = k[order], r[order], v[order]
+    first = np.ones(len(k), dtype=bool)
+    first[1:] = (k[1:] != k[:-1]) | (r[1:] != r[:-1])
+    starts = np.flatnonzero(first)
+    k, first_row = k[starts], np.minimum.reduceat(order, starts)  # per (key, run): its first row
+    logs = np.log(np.minimum.reduceat(v, starts))  # numpy's log: math.log a value was a second at 10,000 commits
+    pair = np.flatnonzero(k[1:] == k[:-1])  # consecutive runs of one key
+    diffs = logs[pair + 1] - logs[pair]
+    # In the order the rows first name each key (and its runs in order), per benchmark as a loop would.
+    key_first = np.minimum.reduceat(first_row, np.flatnonzero(np.r_[True, k[1:] != k[:-1]]))
+    seen = key_first[np.cumsum(np.r_[True, k[1:] != k[:-1]]) - 1][pair]
+    ordered = np.lexsort((pair, seen))
+    bench, diffs = k[pair][ordered] // width, diffs[ordered]
+    # Split per benchmark (a stable sort keeps each one's order), benchmarks in the order first seen:
+    # a dict built a difference at a time took a third of this at 200,000 differences.
+    by = np.argsort(bench, kind="stable")
+    grouped = bench[by]
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    groups = np.split(diffs[by], starts[1:])
+    firsts, names = by[starts].tolist(), grouped[starts].tolist()
+    return {t.ids[names[i]]: groups[i].tolist() for i in sorted(range(len(starts)), key=firsts.__getitem__)}
+
+
+def neighbour_pairs(history) -> dict[BenchmarkId, list[float]]:
+    """Per benchmark: log differences between neighbouring commits measured by one run (a range run's
+    commits in history order, a paired push's parent and head), each run's fastest rounds.
+
+    Most neighbours hold the same speed, so these show what two commits of one run differ by when
+    nothing changed beyond their rounds' luck: a commit's code layout, a mode all its rounds sat in. Only
+    settled floors count (the second-fastest round within SETTLED of the fastest: on a machine with modes
+    two agreeing fast rounds fix a floor, `modes.FAST_ROUNDS`): a floor the rounds leave
+    uncertain differs by its own luck, which the verdict's interval already holds. A real step is one
+    difference among many, which a robust scale ignores. `history`: a list of results or their `Table`.
+    """
+    t = as_table(history)
+    named = np.asarray([bool(r) for r in t.run_names], dtype=bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        settled = np.log(t.low[1] / t.low[0]) <= SETTLED if len(t.run_n) else np.zeros(0, dtype=bool)
+    rows = np.flatnonzero((t.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & settled & (named[t.run] if len(t.run) else False))
+    if not len(rows):
+        return {}
+    run, bench, pos = t.run[rows].astype(np.int64), t.run_bench[rows].astype(np.int64), t.run_pos[rows]
+    order = np.lexsort((pos, bench, run))
+    run, bench, logs = run[order], bench[order], np.log(t.low[0, rows][order])
+    same = (run[1:] == run[:-1]) & (bench[1:] == bench[:-1])
+    diffs, of = (logs[1:] - logs[:-1])[same], bench[1:][same]
+    out: dict[BenchmarkId, list[float]] = {}
+    for b in np.unique(of).tolist():
+        out[t.ids[b]] = diffs[of == b].tolist()
+    return out
+
+
+def unique(values: np.ndarray, *, counts: bool = False):
+    """np.unique of integers (sorted, and how often each occurs), by a sort: the hashed unique of numpy 2.3 and
+    later took 0.1-0.37 s for the 250,000 run keys of 1,000 x 200 (numpy 2.4.6), the sort 10 ms."""
+    ordered = np.sort(values)
+    first = np.ones(len(ordered), dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    found = ordered[first]
+    return (found, np.diff(np.append(np.flatnonzero(first), len(ordered)))) if counts else found
