@@ -18,6 +18,7 @@ the runner closes its end, and dies with the runner (PR_SET_PDEATHSIG).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -106,6 +107,12 @@ def serve(fd: int) -> None:
     from regress.measure import job, protocol, zygote  # noqa: F401 - what every worker imports, imported once
     from regress.suite import discover, machine, reference, timing  # noqa: F401
 
+    if os.environ.get("REGRESS_PRELOAD_PYTEST") == "1":
+        # The benchmark path holds pytest modules: each round collects them, so pytest's own import (half of
+        # a collection) is paid once here. Where it is not installed, the round says so (`suite/folder.py`).
+        with contextlib.suppress(ImportError):
+            import _pytest.python  # noqa: F401
+            import pytest  # noqa: F401
     commits = zygote.Commits(server, child, wait_status)
     server.send(json.dumps({"ready": os.getpid()}).encode())
     while True:

@@ -23,6 +23,7 @@ from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.measure import bytecode, callgrind, launch, pool, protocol
 from regress.measure.job import JobMode, WorkerJob
+from regress.suite import files
 
 # A report line longer than this is no message regress's worker sends.
 MAX_LINE = 1 << 26
@@ -117,6 +118,8 @@ def _worker_env(cfg: Config) -> dict[str, str]:
     # Bytecode of the user's suites and of each commit's code goes under the
     # results folder, never into the checkout regress was asked to measure.
     env["PYTHONPYCACHEPREFIX"] = str(cfg.results_dir / ".pycache")
+    if files.holds_pytest_modules(cfg.benchmarks_dir):
+        env["REGRESS_PRELOAD_PYTEST"] = "1"  # the fork servers import pytest once (forkserver.serve)
     return env
 
 

@@ -1,5 +1,15 @@
 """A commit's process inside a fork server: its pytest suites collected once, each round forked from it.
 
+Off by default (`REGRESS_COMMIT_PROCESS=1` turns it on). Every round of a
+commit forked from one process shares that process's layout of the
+commit's code (its modules, the collected tests), so the commit's level
+carries that luck, which the next commit's processes do not share: in the
+range evaluation (`scripts/eval_rounds.py range --pytest`) it gave 7 false
+alarms in 72 comparisons of the Timer suite and 11 of the pytest one. By
+default each round collects for itself in a fresh fork of the server, which
+imported pytest once (`forkserver.serve`), as every Timer round imports its
+suite: a layout of its own.
+
 Collecting pytest-benchmark tests (pytest's configuration, plugins and
 conftests, the test modules and the project they import, the items) costs a
 good part of an `import torch`; doing it in every round would cost more than
@@ -93,7 +103,7 @@ class Commits:
 
     def fork(self, job: dict, report_fd: int, log_fd: int) -> int | None:
         """A round of `job` forked from its commit process: its pid; None when the server must fork it."""
-        if job.get("mode") not in MODES or os.environ.get("REGRESS_COMMIT_PROCESS", "1") == "0":
+        if job.get("mode") not in MODES or os.environ.get("REGRESS_COMMIT_PROCESS", "0") != "1":
             return None
         k = key(job)
         if k in self.direct:

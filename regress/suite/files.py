@@ -70,6 +70,22 @@ def benchmark_files(where: Path) -> list[Path]:
     return files
 
 
+def holds_pytest_modules(where: Path) -> bool:
+    """Whether a benchmark path holds a file pytest would collect by its default names that names the
+    `benchmark` fixture: a quick look (the names and a word), for what the fork servers preload."""
+    try:
+        found = [p for p in benchmark_files(where) if is_test_file(p, ("test_*.py", "*_test.py"))]
+    except OSError:
+        return False
+    for path in found:
+        try:
+            if "benchmark" in path.read_text(encoding="utf-8", errors="replace"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def is_test_file(path: Path, patterns: Iterable[str]) -> bool:
     """pytest's own rule for `python_files`: a pattern with a path separator matches the path, else the name."""
     for pattern in patterns:

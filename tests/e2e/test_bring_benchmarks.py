@@ -169,24 +169,38 @@ def test_add(benchmark):
 """
 
 
-def test_collection_happens_once_per_fork_server_not_once_per_round(repo, tmp_path):
+def test_each_round_collects_for_itself_and_a_commit_process_collects_once_when_asked(repo, tmp_path):
     sha = repo.commit(
         "a pytest suite that counts its collections",
         {"benchmarks/conftest.py": COUNTING_CONFTEST, "benchmarks/test_small.py": SMALL_TESTS},
     )
     log = tmp_path / "collected.log"
+    # By default every round is a fresh fork of a server and collects the commit's tests itself: a layout of
+    # its own (rounds forked from one commit process all shared its luck, and commits differed by it).
     env = {"COLLECTED_LOG": str(log), "REGRESS_SERVERS": "1"}
     repo.regress("run", "HEAD", "--min-rounds", "4", "--max-rounds", "4", env=env, check=True)
     result = Store(repo.path / ".regress").load("testbox", "default", sha)
     add = next(r for r in result.results if r.spec.description == "test_add")
     assert len(add.samples) == 4
-    pids = {s.process for s in add.samples}
-    assert len(pids) == 1  # one server's rounds
-    assert len(log.read_text().split()) == 1, log.read_text()  # four rounds, one collection
-    # Three servers: each collects once for the commit, six rounds.
+    assert len(log.read_text().split()) == 4, log.read_text()  # four rounds, four collections
+    # Asked for (REGRESS_COMMIT_PROCESS=1): one collection per server and commit, its rounds forked from it.
     log.unlink()
-    repo.regress("run", "HEAD", "--min-rounds", "6", "--max-rounds", "6", env={"COLLECTED_LOG": str(log)}, check=True)
-    assert len(log.read_text().split()) == 3, log.read_text()
+    repo.regress(
+        "run", "HEAD", "--min-rounds", "4", "--max-rounds", "4", env={**env, "REGRESS_COMMIT_PROCESS": "1"}, check=True
+    )
+    assert len(log.read_text().split()) == 1, log.read_text()
+    log.unlink()
+    repo.regress(
+        "run",
+        "HEAD",
+        "--min-rounds",
+        "6",
+        "--max-rounds",
+        "6",
+        env={"COLLECTED_LOG": str(log), "REGRESS_COMMIT_PROCESS": "1"},
+        check=True,
+    )
+    assert len(log.read_text().split()) == 3, log.read_text()  # three servers: each collects once
 
 
 def _python_without(tmp_path: Path, *left_out: str) -> str:
