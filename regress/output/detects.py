@@ -55,10 +55,10 @@ def line(s: Seen) -> str:
     """ "detects 3.1% in a paired push at 5 rounds (2.0% at 15); 4.2% in the history[; advice]"."""
     if s.found is None:
         return s.too_few()
-    text = s.found.short()
+    parts = [s.found.short()]
     if s.pooled:
-        text += " (with the previous commit's rounds)"
-    return f"{text}; {s.advice}" if s.advice else text
+        parts.append("read with the previous commit's rounds")
+    return "; ".join(parts + ([s.advice] if s.advice else []))
 
 
 def lines(seen: list[Seen], *, threshold: float, rounds: int, most_rounds: int) -> list[str]:

@@ -76,7 +76,11 @@ def test_too_few_rounds_say_so_unless_the_commit_before_lends_its_own():
     assert detects.seen_json(alone)["advice"] == detects.line(alone) and detects.seen_json(alone)["paired"] is None
     # The commit before measured it in 8 rounds: pooled, as a verdict between the two pools them.
     pooled = _seen(_commit("a"), before=_commit("b", run="r0", few=8))["few <b>|</b>"]
-    assert pooled.found is not None and pooled.pooled and "(with the previous commit's rounds)" in detects.line(pooled)
+    assert (
+        pooled.found is not None
+        and pooled.pooled
+        and "; read with the previous commit's rounds" in detects.line(pooled)
+    )
     # A commit with enough rounds of its own never reads its neighbour's.
     assert not _seen(_commit("a"), before=_commit("b", run="r0"))["calm"].pooled
 
