@@ -70,6 +70,7 @@ def commit(
     parents=(),
     started_at=0.0,
     finished_at=0.0,
+    cores=0,
 ) -> CommitResult:
     """One commit's stored result; a one-letter `sha` is repeated to 40."""
     full = sha * 40 if len(sha) == 1 else sha
@@ -79,7 +80,7 @@ def commit(
         ),
         machine=machine,
         env=env,
-        fingerprint=Fingerprint(machine, torch_version=torch, python=python),
+        fingerprint=Fingerprint(machine, cores=cores, torch_version=torch, python=python),
         settings=Settings(bench_filter=bench_filter),
         results=tuple(results),
         failures=tuple(failures),

@@ -38,6 +38,7 @@ class Checked:
     metrics: tuple = ()  # (metric, verdicts, threshold) beyond wall time
     note: str = ""  # the outcome: fails, or accepted by the label
     operators: str = ""  # the operator rows under the regressions
+    cores: int = 0  # the machine's: what would help a benchmark that uses every core
 
     @property
     def fails(self) -> bool:
@@ -112,7 +113,9 @@ def check(
     if explain and n:
         ops = operator_rows(cfg, base, head, [v for v in got.verdicts if v.verdict == Kind.REGRESSION])
     md += ops
-    return Checked(got.base, got.head, md, n, accepted, tuple(got.verdicts), got.threshold, metrics, note, ops)
+    return Checked(
+        got.base, got.head, md, n, accepted, tuple(got.verdicts), got.threshold, metrics, note, ops, got.cores
+    )
 
 
 # The job summary explains at most this many regressions, with this many operators each.

@@ -70,6 +70,7 @@ def body_for(checked: Checked, *, chart_url: Callable | None = None, run_url: st
         note=checked.note,
         chart_url=chart_url,
         run_url=run_url,
+        cores=checked.cores,
     )
 
 

@@ -41,6 +41,7 @@ class Comparison:
     base: CommitInfo
     head: CommitInfo
     threshold: float
+    cores: int = 0  # the machine's (the fewer of the two sides' where both say; 0: unknown)
 
 
 def load(cfg: Config, sides: Sides) -> tuple[CommitResult | None, CommitResult | None]:
@@ -210,7 +211,8 @@ def judged(cfg: Config, request: Request, base: CommitResult | None, head: Commi
             )
     threshold = request.threshold_in(cfg)
     verdicts = judge(cfg, sides, base, head, threshold=threshold, wanted=request.wanted, metric=request.metric)
-    return Comparison(verdicts, base.commit, head.commit, threshold)
+    cores = min([c.fingerprint.cores for c in (base, head) if c.fingerprint.cores] or [0])
+    return Comparison(verdicts, base.commit, head.commit, threshold, cores)
 
 
 # What the pull-request check judges besides wall time: the exact metrics, each with its own threshold.

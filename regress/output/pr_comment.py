@@ -15,7 +15,7 @@ from collections.abc import Callable
 from regress.analysis.diff import Verdict
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, CommitInfo
-from regress.output import cells
+from regress.output import cells, detects
 from regress.output import verdicts as render
 
 # GitHub refuses a comment (or an issue body) longer than this many characters.
@@ -27,6 +27,10 @@ CUT = (
 )
 
 ChartUrl = Callable[[BenchmarkId], str]
+# Where a verdict's figure is shown: what changed or could not be told (an unchanged row needs none).
+SHOWS_FIGURE = (*CHANGED, Kind.NOISY)
+# The benchmarks out of reach of the threshold named at most (the rest counted): the section stays short.
+OUT_OF_REACH_NAMED = 30
 
 
 def _plural(n: int, word: str) -> str:
@@ -75,19 +79,40 @@ def _interval(v: Verdict) -> str:
 
 
 def table(verdicts: list[Verdict], chart_url: ChartUrl | None = None) -> list[str]:
-    """One row a benchmark: levels with their spread, the change, its 95% interval, the verdict and why."""
+    """One row a benchmark: levels with their spread, the change, its 95% interval, the verdict, the smallest
+    change the comparison could catch (where it changed or was noisy) and why."""
     out = [
-        "| benchmark | threads | base | head | change | 95% interval | verdict | why |",
-        "|---|---:|---:|---:|---:|---:|---|---|",
+        "| benchmark | threads | base | head | change | 95% interval | verdict | detects | why |",
+        "|---|---:|---:|---:|---:|---:|---|---:|---|",
     ]
     for v in verdicts:
         base_cell, head_cell, change, verdict = cells.markdown_cells(v)
         reason = render.md_cell(v.reason) if v.verdict != Kind.UNCHANGED else ""
+        figure = detects.pct(v.detectable) if v.verdict in SHOWS_FIGURE else ""
         out.append(
             f"| {_bench_cell(v, chart_url)} | {v.id.num_threads} | {base_cell} | {head_cell} | {change} | "
-            f"{_interval(v)} | {verdict} | {reason} |"
+            f"{_interval(v)} | {verdict} | {figure} | {reason} |"
         )
     return out
+
+
+def out_of_reach(verdicts: list[Verdict], threshold: float, cores: int = 0) -> list[str]:
+    """A folded list of the benchmarks whose comparison could not catch a change of the threshold, each with
+    what would help ([] when every one could)."""
+    short = detects.out_of_reach(verdicts, threshold)
+    if not short:
+        return []
+    t = f"{threshold * 100:g}%"
+    out = [f"<details><summary>{_plural(len(short), 'benchmark')} can't catch a {t} change here</summary>", ""]
+    for v in short[:OUT_OF_REACH_NAMED]:
+        have = min(v.base_rounds, v.head_rounds)
+        out.append(
+            f"- **{render.md_cell(str(v.id))}**: detects {detects.pct(v.detectable)} at {have} rounds a side; "
+            f"{detects.advice(v, threshold, cores)}"
+        )
+    if len(short) > OUT_OF_REACH_NAMED:
+        out.append(f"- and {len(short) - OUT_OF_REACH_NAMED} more: `regress compare BASE HEAD` names them all")
+    return out + ["", "</details>", ""]
 
 
 def body(
@@ -101,6 +126,7 @@ def body(
     note: str = "",  # the check's outcome: fails, or accepted by the label
     chart_url: ChartUrl | None = None,
     run_url: str = "",
+    cores: int = 0,  # the machine's, for what would help a benchmark that uses every core
 ) -> str:
     def commit(info: CommitInfo) -> str:
         return f"`{info.short}` {render.md_cell(info.subject)}"
@@ -122,13 +148,15 @@ def body(
     for metric, vs, limit in metrics:
         if any(v.verdict in CHANGED for v in vs):
             out += [f"#### {metric}", "", render.markdown(vs, base=base, head=head, threshold=limit, metric=metric), ""]
+    out += out_of_reach(verdicts, threshold, cores)
     rest = [v for v in verdicts if v.verdict not in CHANGED]
     if rest:
         out += [f"<details><summary>{render.md_cell(render.summary(rest))}</summary>", ""]
         out += table(rest, chart_url) + ["", "</details>", ""]
     out.append(
         "_Times are each commit's fastest round (a round = one fresh process); ± is half the IQR of the rounds; "
-        "the interval is the change's 95% confidence interval._"
+        "the interval is the change's 95% confidence interval; detects: the smallest change the comparison could "
+        "catch at its rounds._"
     )
     return "\n".join(out)
 

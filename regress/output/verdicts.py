@@ -185,6 +185,10 @@ def verdict_json(v: Verdict) -> dict:
         "base_rounds": v.base_rounds,
         "head_rounds": v.head_rounds,
         "reason": v.reason,
+        # The smallest change this comparison could catch (0.031 is 3.1%), and the rounds a side that catch a
+        # change of the threshold (its own where it already can; null where no number of rounds can).
+        "detectable": v.detectable,
+        "detect_rounds": v.detect_rounds,
     }
 
 
@@ -252,8 +256,18 @@ def steps_text(
 
 
 def steps_json(
-    steps: list[Step], commits: dict[str, CommitInfo], *, threshold: float, machine: str, env: str, n_commits: int
+    steps: list[Step],
+    commits: dict[str, CommitInfo],
+    *,
+    threshold: float,
+    machine: str,
+    env: str,
+    n_commits: int,
+    detectable: list[dict] | None = None,
+    detectable_at: CommitInfo | None = None,
 ) -> str:
+    """`detectable`: what each benchmark can detect at `detectable_at`, the newest measured commit
+    (`detects.seen_json`'s)."""
     doc = {
         "format": "regress-regressions",
         "version": JSON_VERSION,
@@ -282,4 +296,7 @@ def steps_json(
             for s in steps
         ],
     }
+    if detectable is not None:
+        doc["detectable_commit"] = commit_json(detectable_at)
+        doc["detectable"] = detectable
     return json.dumps(doc, indent=2, allow_nan=False)

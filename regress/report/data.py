@@ -100,6 +100,10 @@ class Series:
     table: Table | None = None
     # Which of its positions are made from what named keys say (report/settled.py); None: none known.
     settled: object | None = None
+    # BenchmarkId -> runs.Allowance, as the recent verdicts were judged (`judge_recent`), and what each
+    # benchmark can detect at the newest commit (report/detects.py).
+    apart: object | None = None
+    detects: dict = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -220,6 +224,7 @@ def judge_recent(
     apart = runs.apart_for(
         series.table if series.table is not None else history, code, cores=cores
     )  # as `regress compare` judges separate runs
+    series.apart = apart
     for head in sorted(wanted):
         judged: dict[BenchmarkId, tuple[int, Verdict]] = {}
         for base, ids in sorted(wanted[head].items(), reverse=True):

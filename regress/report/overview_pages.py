@@ -11,7 +11,7 @@ from regress import __version__
 from regress.core.kinds import Kind
 from regress.core.records import CommitInfo, CommitResult
 from regress.core.units import percent
-from regress.report import shown
+from regress.report import detects, shown
 from regress.report.chart_pages import short_name
 from regress.report.data import Step, compare
 from regress.report.links import iso
@@ -79,15 +79,25 @@ class OverviewPages:
                 }
             )
         labels = []
+        # The newest commit's verdicts against the commit before it: each benchmark's figure beside its level.
+        newest_verdicts = [s.verdicts.get(len(s.history) - 1, {}) for s in self.series]
+        cores = [s.history[-1].fingerprint.cores for s in self.series]
         for label, ids in self.labels.items():
             benchmarks = []
             for bid in ids:
-                latest = []
-                for s in self.series:
+                latest, figures = [], []
+                for s, judged, n in zip(self.series, newest_verdicts, cores):
                     track = s.tracks.get(bid)
                     latest.append(shown.text(float(shown.values(track)[-1])) if track is not None else "")
+                    figures.append(detects.cell(judged.get(bid, (0, None))[1], self.threshold, n))
                 benchmarks.append(
-                    {"name": str(bid), "short": short_name(bid), "href": self.bench_href[bid], "latest": latest}
+                    {
+                        "name": str(bid),
+                        "short": short_name(bid),
+                        "href": self.bench_href[bid],
+                        "latest": latest,
+                        "detects": figures,
+                    }
                 )
             labels.append({"name": label, "href": self.label_href[label], "benchmarks": benchmarks})
         return self.env.get_template("index.html").render(
@@ -99,6 +109,7 @@ class OverviewPages:
             labels=labels,
             changes=[self._change_row(ch, "") for ch in self.changes[:MAX_CHANGES_ON_OVERVIEW]],
             n_changes=len(self.changes),
+            threshold_pct=f"{self.threshold * 100:g}%",
         )
 
     def _comparison(
@@ -138,6 +149,7 @@ class OverviewPages:
                     "change": percent(v.ratio),
                     "verdict": v.verdict,
                     "reason": v.reason,  # the differ's own words; they quote the interval and p where there is one
+                    "detects": detects.cell(v, self.threshold, head.fingerprint.cores),
                 }
                 for v in notable
             ],

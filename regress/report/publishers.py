@@ -19,7 +19,7 @@ from pathlib import Path
 
 from markupsafe import Markup
 
-from regress.report import bench_chunks, explain_panel, label_chunks, open_pieces, settled
+from regress.report import bench_chunks, detects, explain_panel, label_chunks, open_pieces, settled
 from regress.report import metrics as report_metrics
 from regress.report.chunk_grid import Grid
 from regress.report.data import VERDICT_COMMITS
@@ -191,6 +191,8 @@ class BenchPages(Publisher):
     def write(self, site, pages: Pages) -> None:
         if self.child is not None:
             self._joined(site, pages)
+        # What each benchmark can detect, for the line under each chart's title: one file, so the pages stay.
+        pages.file(detects.REL, detects.script(site.series, site.threshold))
         for bid in site.ids:
             shell, (srcs, inline) = self.shells.pop(bid)
             data = script_json(site.bench_steps(bid, shell))

@@ -39,7 +39,7 @@ from regress.analysis import table as figures_table
 from regress.analysis.table import Table
 from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
-from regress.report import prefix_cache, settled, steps_cache
+from regress.report import detects, prefix_cache, settled, steps_cache
 from regress.report.builder import MANIFEST, SITE_FORMAT, Site
 from regress.report.data import Series, judge_recent, summarize
 from regress.report.steps_beside import Beside
@@ -81,6 +81,7 @@ def build(
     incremental: bool = False,
     title: str = "",
     code=None,
+    rounds: tuple[int, int] = (DEFAULT.min_rounds, DEFAULT.max_rounds),
 ) -> Summary:
     """Write the site for everything in `store` into `out`.
 
@@ -89,6 +90,7 @@ def build(
     (`Config.threshold_for`; default: the defaults), which the metric tables judge with. With
     `incremental`, pages whose inputs did not change since the last build in `out` are kept as they are.
     `code`: shas -> {sha: code digest} (`storage.code_identity`): commits of identical code share a level.
+    `rounds`: the plan's least and most rounds a commit (what each benchmark can detect is stated at them).
     """
     started = time.perf_counter()
     repo_url = _check_repo_url(repo_url)
@@ -98,7 +100,7 @@ def build(
     gc.disable()  # a million small records: the cyclic collector would triple the load time
     later = _LaterSteps(store, threshold)
     try:
-        all_series, judge = _load(store, threshold, code, later)
+        all_series, judge = _load(store, threshold, code, later, rounds)
         site = Site(
             out,
             all_series,
@@ -147,7 +149,9 @@ def _check_repo_url(url: str) -> str:
     return url
 
 
-def _load(store: Store, threshold: float, code, later: _LaterSteps) -> tuple[list[Series], Callable[[], None]]:
+def _load(
+    store: Store, threshold: float, code, later: _LaterSteps, rounds=(DEFAULT.min_rounds, DEFAULT.max_rounds)
+) -> tuple[list[Series], Callable[[], None]]:
     """Every series with its tracks; its change points are `later`'s (found beside the build), and its recent
     verdicts are the returned call's to judge (the build makes them while its chart files are made beside it)."""
     series, verdicts = [], []
@@ -176,6 +180,8 @@ def _load(store: Store, threshold: float, code, later: _LaterSteps) -> tuple[lis
     def judge_all() -> None:
         for found, ids, judge, digests in verdicts:
             judge_recent(found, threshold=threshold, code=ids, judge=judge)
+            least, most = rounds
+            found.detects = detects.of_series(store, found, threshold=threshold, rounds=least, most_rounds=most)
             _keep_pairs(store, found, ids, digests)
 
     return series, judge_all

@@ -433,10 +433,26 @@
     if (!timed) { select.value = "0"; show(); }
   }
 
+  // What this benchmark can detect, a line per series, from data/detects.js (written at every build, so the
+  // page itself stays as it is when a commit is added); text only, never HTML.
+  function detects() {
+    var el = document.getElementById("detects");
+    var all = (window.REGRESS_DETECTS || {}).series || {};
+    var slug = benchData().slug;
+    var names = Object.keys(all).filter(function (n) { return all[n][slug]; });
+    names.forEach(function (n) {
+      var line = document.createElement("span");
+      line.className = all[n][slug][1] ? "reaches" : "short";
+      line.textContent = (names.length > 1 ? n + ": " : "") + all[n][slug][0];
+      el.appendChild(line);
+    });
+    el.hidden = !names.length;
+  }
+
   window.Regress = {
     search: search,
     labels: function () { labels(); metrics("label-data"); },
-    chart: function () { chart(); metrics("bench-data"); },
+    chart: function () { detects(); chart(); metrics("bench-data"); },
     metrics: metrics
   };
 })();

@@ -97,14 +97,24 @@ def test_the_comment_reads_as_headline_changed_table_and_folded_rest():
     # Before the <details>: the changed benchmarks, with levels, change, interval, verdict and why.
     opened = next(i for i, t in enumerate(tokens) if t.type == "html_block" and t.content.startswith("<details>"))
     changed, operators = tables(tokens[:opened])
-    assert changed[0] == ["benchmark", "threads", "base", "head", "change", "95% interval", "verdict", "why"]
+    assert changed[0] == [
+        "benchmark",
+        "threads",
+        "base",
+        "head",
+        "change",
+        "95% interval",
+        "verdict",
+        "detects",
+        "why",
+    ]
     assert [r[4] for r in changed[1:]] == ["+12.4%", "+6.0%", "-20.0%"]
     add = changed[1]
     assert add[0].startswith("[ops / add](https://octo.github.io/proj/bench/ops-add-1-thread-") and add[0].endswith(
         ".html)"
     )
     assert add[2] == "1.000 ms ±0.5%" and add[3] == "1.124 ms ±0.4%"
-    assert add[5] == "+9.0% … +15.8%" and add[6] == "🔴 **regression**" and add[7] == "regression reason for add"
+    assert add[5] == "+9.0% … +15.8%" and add[6] == "🔴 **regression**" and add[8] == "regression reason for add"
     assert operators[1][0] == "`aten::add`"
     assert body.index("Operators behind each regression") > body.index("| [ops / div]")
 
@@ -113,8 +123,8 @@ def test_the_comment_reads_as_headline_changed_table_and_folded_rest():
     closed = next(i for i, t in enumerate(tokens) if t.type == "html_block" and "</details>" in t.content)
     (rest,) = tables(tokens[opened:closed])
     assert [r[0].split("]")[0] for r in rest[1:]] == ["[ops / sub", "[ops / neg", "[ops / abs", "[ops / exp"]
-    assert rest[4][6] == "🟡 **noisy**" and rest[4][7] == "rounds disagree by 40%; take more rounds"
-    assert rest[1][7] == ""  # an unchanged one needs no reason
+    assert rest[4][6] == "🟡 **noisy**" and rest[4][8] == "rounds disagree by 40%; take more rounds"
+    assert rest[1][8] == ""  # an unchanged one needs no reason
 
 
 def test_no_change_says_so_and_without_a_site_there_are_no_links():

@@ -4,6 +4,7 @@ each page, and what the pages read back is what a full build of the same files g
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 
@@ -64,6 +65,20 @@ def test_only_the_piece_holding_the_new_commit_is_written(grown):
     assert _touched(out, "data/bench") == set()
     assert _touched(out, "data/open") == {f"data/open/{label.stem}/open-0.js"}  # one file for the four charts
     assert summary.kept >= len(benches) - 1  # chart pages whose change points stayed are kept
+
+
+def test_what_each_chart_can_detect_is_one_file_written_at_every_build_and_the_pages_stay(grown):
+    _, out, summary, _ = grown
+    benches = sorted((out / "bench").glob("*.html"))
+    detects = out / "data" / "detects.js"
+    assert detects.stat().st_mtime != OLD  # the newest commit's figures: written again
+    text = detects.read_text()
+    assert text.startswith("window.REGRESS_DETECTS = ")
+    lines = json.loads(text.removeprefix("window.REGRESS_DETECTS = ").rstrip(";\n"))["series"]["ci-runner / default"]
+    assert set(lines) == {p.stem for p in benches}  # a line for every chart (3-5 rounds a run: some can't tell)
+    assert all(line.startswith(("detects ", "too few rounds to tell")) for line, _ in lines.values())
+    assert all('src="../data/detects.js"' in p.read_text() for p in benches)
+    assert summary.kept >= len(benches) - 1  # while the chart pages whose change points stayed are kept
 
 
 def test_the_chunks_read_back_as_a_full_build_of_the_same_files(grown, tmp_path):

@@ -71,9 +71,23 @@ def run(args) -> int:
     steps = [s for s in found if wanted.search(str(s.id))]
     commits = {c.commit.sha: c.commit for c in history}
     if args.format == "json":
+        at, seen = None, None
+        if metric == Metric.TIME:  # what each benchmark can detect, at the newest measured commit
+            from regress.flows import detects as detect_flow
+            from regress.output import detects
+
+            at, found = detect_flow.at_newest(cfg, cfg.env, threshold=threshold)
+            seen = [detects.seen_json(s) for s in found if wanted.search(str(s.id))]
         print(
             render.steps_json(
-                steps, commits, threshold=threshold, machine=cfg.machine_name, env=cfg.env, n_commits=len(history)
+                steps,
+                commits,
+                threshold=threshold,
+                machine=cfg.machine_name,
+                env=cfg.env,
+                n_commits=len(history),
+                detectable=seen,
+                detectable_at=at,
             )
         )
     else:

@@ -47,6 +47,7 @@ def run(args) -> int:
         incremental=args.incremental,
         title=cfg.root.name,
         code=lambda shas: code_identity.for_config(cfg, shas),
+        rounds=(cfg.min_rounds, cfg.max_rounds),
     )
     skipped_files(store)
     print(summary.describe())

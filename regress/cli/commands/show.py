@@ -46,6 +46,8 @@ def run(args) -> int:
     table = compare_table(results, color=sys.stdout.isatty())
     if table:
         print(table)
+        for result in results:
+            _detects(cfg, result, prefix=f"({result.env}) " if len(results) > 1 else "")
     for result in results:
         prefix = f"({result.env}) " if len(results) > 1 else ""
         counts = instruction_table(result)
@@ -63,3 +65,14 @@ def run(args) -> int:
         if not result.complete:
             print(f"incomplete: {prefix}the run was interrupted; `regress run --skip-existing` measures the rest")
     return 0
+
+
+def _detects(cfg, result, *, prefix: str) -> None:
+    """After the Compare table: what each benchmark can detect, from this commit's rounds and the history's noise."""
+    from regress.flows import detects as detect_flow
+    from regress.output import detects
+
+    seen = detect_flow.at_commit(cfg, result.env, result, threshold=cfg.threshold)
+    found = detects.lines(seen, threshold=cfg.threshold, rounds=cfg.min_rounds, most_rounds=cfg.max_rounds)
+    if found:
+        print(prefix + "\n".join(found))

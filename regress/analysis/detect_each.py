@@ -1,0 +1,120 @@
+"""What each benchmark of one commit can detect: `detectable.of` for every timed benchmark it measured.
+
+The figures `show`, `regressions --format json` and the site's chart pages state: from the commit's own
+rounds (`detectable.noise_of`), or, where those alone are too few to tell (a commit of 5 rounds in one
+run), pooled with the commit measured before it, as a verdict between the two would pool them; the
+plan's rounds; the benchmark's threads and the machine's cores; the history's commit-to-commit noise
+(`history_noise`) and its allowances (`runs.Allowance`). Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from regress.analysis import detectable, segments, stats
+from regress.analysis.detectable import Detectable
+from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
+
+# A series needs this many levels before its commit-to-commit noise says anything (segments.noise_scale).
+FEWEST_LEVELS = 3
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One benchmark's figures at a commit, or why there are none."""
+
+    id: BenchmarkId
+    rounds: int  # the commit's own rounds of it
+    found: Detectable | None  # None: too few rounds to tell
+    pooled: bool = False  # read from this commit's rounds and the commit's before it
+    threads: int = 1
+    cores: int = 0
+
+    @property
+    def advice(self) -> str:
+        """What would let it catch the threshold ("" where it can, or nothing is known)."""
+        return "" if self.found is None else self.found.advice(self.threads, self.cores)
+
+    @property
+    def rounds_for_threshold(self) -> int | None:
+        """Rounds a side that catch a change of the threshold: the plan's minimum where it already can,
+        None where no number of rounds can (or nothing is known)."""
+        if self.found is None:
+            return None
+        return self.found.rounds if self.found.reaches else self.found.more
+
+    def too_few(self) -> str:
+        """Why there is no figure: "too few rounds to tell (4 in runs of 2 or more; 6 needed)"."""
+        need = 2 * stats.FEWEST_ROUNDS_TO_JUDGE
+        return f"too few rounds to tell ({self.rounds} here; {need} in runs of 2 or more are needed)"
+
+
+def history_noise(levels: Mapping[BenchmarkId, Sequence[float]]) -> dict[BenchmarkId, float]:
+    """Each series' commit-to-commit noise (log; `segments.noise_scale`), from its levels oldest first;
+    left out where the series is too short to tell."""
+    out = {}
+    for bid, values in levels.items():
+        v = np.asarray(values, dtype=float)
+        v = v[np.isfinite(v) & (v > 0)]
+        if len(v) >= FEWEST_LEVELS:
+            out[bid] = segments.noise_scale(np.log(v))
+    return out
+
+
+def shares_a_run(table, position: int) -> bool:
+    """Whether a run that measured the commit at `position` of a figures table (`analysis/table.py`) measured
+    another commit too: the history's steps there are judged within a run, else across runs."""
+    here = table.run_pos == position
+    mine = np.unique(table.run[here])
+    return bool(len(mine)) and bool(np.isin(mine, table.run[~here]).any())
+
+
+def each(
+    result: CommitResult,
+    *,
+    threshold: float,
+    rounds: int,
+    most_rounds: int,
+    before: CommitResult | None = None,
+    history: Mapping[BenchmarkId, float] | None = None,
+    apart: Callable | None = None,
+    across_runs: bool = False,
+) -> list[Seen]:
+    """Every timed benchmark `result` measured, in its order. `before`: the commit measured before it (its
+    rounds pooled where this one's alone are too few); `history`: `history_noise`; `apart`: BenchmarkId ->
+    `runs.Allowance` (its `within` for paired verdicts; its `sigma` for the history's steps when
+    `across_runs`: the commit shares no run with another)."""
+    cores = result.fingerprint.cores
+    earlier = before.by_id() if before is not None else {}
+    out = []
+    for r in result.results:
+        if not _timed(r):
+            continue
+        bid = r.id
+        noise, pooled = detectable.noise_of(r), False
+        other = earlier.get(bid)
+        if noise is None and other is not None and _timed(other):
+            noise, pooled = detectable.noise_of(r, other), True
+        found = None
+        if noise is not None:
+            given = apart(bid) if apart is not None else None
+            found = detectable.of(
+                noise,
+                threshold=threshold,
+                rounds=rounds,
+                most_rounds=most_rounds,
+                threads=bid.num_threads,
+                cores=cores,
+                history_noise=(history or {}).get(bid),
+                apart=given.sigma if given is not None and across_runs else None,
+                within=given.within if given is not None else None,
+            )
+        out.append(Seen(bid, len(r.samples), found, pooled and found is not None, bid.num_threads, cores))
+    return out
+
+
+def _timed(r: BenchmarkResult) -> bool:
+    return r.ok and not r.is_tracked

@@ -1,0 +1,77 @@
+"""What each benchmark can detect at a stored commit (`analysis/detect_each.py`), with what the history says.
+
+`regress show` asks it of the commit shown, `regress regressions --format json` of the newest measured
+commit. The commit's rounds are the summary's light copy (its file only where there is none); the
+history's noise is its trusted levels' (what the change points segment), its allowances compare's
+(`comparison.History`), read from the summary's kept figures: no result file of the history decoded.
+"""
+
+from __future__ import annotations
+
+from regress.analysis import detect_each, trusted_levels
+from regress.analysis.detect_each import Seen
+from regress.core.config import Config
+from regress.core.records import CommitInfo, CommitResult
+from regress.flows.comparison import History
+from regress.storage import light_entries
+from regress.storage.store import Store
+
+# `at_newest` walks back at most this many commits for one with timed results (a newest whose build failed).
+LOOK_BACK = 10
+
+
+def _results(cfg: Config, env: str, shas: list[str]) -> dict[str, CommitResult]:
+    """The commits' light copies, each file read only where the summary has none."""
+    store = Store(cfg.results_dir)
+    found = light_entries.light_of(store, cfg.machine_name, env, shas)
+    for sha in shas:
+        if sha not in found:
+            loaded = store.load(cfg.machine_name, env, sha)
+            if loaded is not None:
+                found[sha] = loaded
+    return found
+
+
+def at_commit(
+    cfg: Config,
+    env: str,
+    result: CommitResult,
+    *,
+    threshold: float,
+    history: History | None = None,
+) -> list[Seen]:
+    """Each timed benchmark of `result` (a stored commit of machine `cfg.machine_name`, env `env`)."""
+    known = history or History(cfg, env)
+    plan = {"threshold": threshold, "rounds": cfg.min_rounds, "most_rounds": cfg.max_rounds}
+    sha = result.commit.sha
+    shas = [c.commit.sha for c in known.listed]
+    if sha not in shas:  # not in the history (WORKTREE, say): its own rounds alone
+        return detect_each.each(result, **plan)
+    table = known.table()
+    position = next((i for i, c in enumerate(table.history) if c.commit.sha == sha), None)
+    if position is None:
+        return detect_each.each(result, **plan)
+    previous = table.history[position - 1].commit.sha if position > 0 else None
+    before = _results(cfg, env, [previous]).get(previous) if previous is not None else None
+    levels = trusted_levels.series(table, threshold=threshold, code=known.code(shas))
+    noise = detect_each.history_noise({bid: found for bid, (_, found) in levels.items()})
+    return detect_each.each(
+        result,
+        **plan,
+        before=before,
+        history=noise,
+        apart=known.apart(result, result),
+        across_runs=not detect_each.shares_a_run(table, position),
+    )
+
+
+def at_newest(cfg: Config, env: str, *, threshold: float) -> tuple[CommitInfo | None, list[Seen]]:
+    """The newest measured commit with timed results, and what each of its benchmarks can detect."""
+    known = History(cfg, env)
+    shas = [c.commit.sha for c in known.listed][-LOOK_BACK:]
+    results = _results(cfg, env, shas)
+    for sha in reversed(shas):
+        result = results.get(sha)
+        if result is not None and any(r.ok and not r.is_tracked for r in result.results):
+            return result.commit, at_commit(cfg, env, result, threshold=threshold, history=known)
+    return None, []
