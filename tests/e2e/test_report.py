@@ -199,6 +199,7 @@ def test_pages_load_nothing_from_the_network(site):
     assert [u for u in chart.loads if u.endswith(".js")] == [
         next(u for u in chart.loads if "regress-" in u and u.endswith(".js")),
         "../data/commits.js",
+        "../data/detects.js",
         next(u for u in chart.loads if "plotly-" in u),
     ]
 
