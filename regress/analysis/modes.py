@@ -22,6 +22,10 @@ takes rounds until it is (`rounds_to_rule_out`), so on a machine without
 modes nothing changes, and on one with them the rounds go where a verdict
 hinges on them. `detect` names the modes themselves, for the reasons
 shown. Pure: round values in, figures out. docs/statistics.md ("Modes").
+
+Sides measured by separate runs (`Apart`) each had their own machine: the
+faster side's rounds say nothing of how often the slower side's run put a
+round high, so the share is that run's own (every benchmark's rounds in it).
 """
 
 from __future__ import annotations
@@ -91,6 +95,19 @@ def rounds_to_rule_out(p: float, alpha: float | None = None) -> int:
 
 
 @dataclass(frozen=True)
+class Apart:
+    """The slow-mode test's pools for sides measured by separate runs: each side's runs' every benchmark's
+    rounds against their floors (`machine`), or what makes them when asked."""
+
+    base: object
+    head: object
+
+    def of(self, side: str) -> np.ndarray:
+        pool = self.base if side == "base" else self.head
+        return pool() if callable(pool) else pool
+
+
+@dataclass(frozen=True)
 class Luck:
     """The slower side's rounds may all have landed in a slow mode: not yet a change."""
 
@@ -102,8 +119,17 @@ class Luck:
     chance: float  # of all `rounds` landing there by luck
     needed: int  # rounds of the slower side that would rule it out
     machine: float | None = None  # the share of the run's every benchmark's rounds that high (`machine`)
+    apart: bool = False  # separate runs: `landed` of `seen` are the slower side's run's every benchmark's rounds
 
     def describe(self) -> str:
+        if self.apart:
+            return (
+                f"{self.side}'s {self.rounds} rounds may all have landed in a slow mode: measured by a separate run, "
+                f"in which {self.landed} of the {self.seen} rounds of every benchmark sit "
+                f"{(self.above**SHRINK - 1) * 100:.0f}% or more above their own fastest, so all {self.rounds} landing "
+                f"{(self.above - 1) * 100:.0f}% high has a {self.chance * 100:.1g}% chance; "
+                f"{self.needed} rounds of {self.side} rule it out"
+            )
         other = "head" if self.side == "base" else "base"
         run = f" (and {self.machine * 100:.0f}% of the run's rounds of every benchmark)" if self.machine else ""
         return (
@@ -115,8 +141,9 @@ class Luck:
 
 
 def machine(*results, runs: set[str] | None = None) -> np.ndarray:
-    """Every benchmark's rounds of these CommitResults (of `runs` only, when given), each read against its
-    own (benchmark, run) floor, pooled: how often this machine put a round that far above its floor.
+    """Every benchmark's rounds of these CommitResults (of `runs` only, when given), the reference workload's
+    timed in the same rounds among them, each read against its own (benchmark, run) floor, pooled: how often
+    this machine put a round that far above its floor.
 
     A machine's modes (a host that steals time for seconds, a frequency state) slow every benchmark alike,
     so the whole run shows their share far better than one benchmark's five rounds beside a push."""
@@ -124,10 +151,10 @@ def machine(*results, runs: set[str] | None = None) -> np.ndarray:
     for c in results:
         if c is None:
             continue
-        for r in c.results:
-            for s in r.samples:
+        for key, samples in [(r.spec.id, r.samples) for r in c.results] + [("reference", c.reference)]:
+            for s in samples:
                 if runs is None or s.run in runs:
-                    groups.setdefault((id(c), r.spec.id, s.run), []).append(min(s.raw_times) / s.number_per_run)
+                    groups.setdefault((id(c), key, s.run), []).append(min(s.raw_times) / s.number_per_run)
     return relative(groups.values())
 
 
@@ -141,7 +168,8 @@ def luck(
 
     `base`, `head`: each side's round values grouped by run (a group's rounds share its machine's modes).
     `pool`: the run's other benchmarks' relative rounds (`machine`), or what makes them when asked: the
-    share is drawn toward theirs (`share`).
+    share is drawn toward theirs (`share`). An `Apart` pool (separate runs): the share is the slower side's
+    run's own, its every benchmark's rounds.
     """
     b = [g for g in base if len(g)]
     h = [g for g in head if len(g)]
@@ -155,8 +183,14 @@ def luck(
     else:
         return None
     alpha = ALPHA if alpha is None else alpha
-    pool = pool() if callable(pool) else pool
-    own = relative(faster)
+    apart = isinstance(pool, Apart)
+    if isinstance(pool, Apart):
+        own, pool = pool.of(name), None
+        if not len(own):
+            own = relative(faster)
+    else:
+        pool = pool() if callable(pool) else pool
+        own = relative(faster)
     p = share(own, math.log(ratio), pool)
     n = sum(len(g) for g in slower)
     # All n landing high, and the lowest of them as low as the slower side's floor: a mode reaching down to it.
@@ -171,7 +205,7 @@ def luck(
         if pool is not None and len(pool)
         else None
     )
-    return Luck(name, n, ratio, landed, len(own), chance, rounds_to_rule_out(p, alpha), run)
+    return Luck(name, n, ratio, landed, len(own), chance, rounds_to_rule_out(p, alpha), run, apart)
 
 
 def wants_more(

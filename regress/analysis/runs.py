@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from regress.analysis import normal, stats
+from regress.analysis import modes, normal, stats
 from regress.analysis.judge import judge
 from regress.analysis.run_pairs import neighbour_pairs, same_code_pairs
 from regress.analysis.table import Table
@@ -130,11 +130,15 @@ def judge_together(
         note = f"paired in {n} run{'s' if n != 1 else ''}{given.describe_within() if given is not None else ''}"
     else:
         given = apart(head.id) if apart is not None else allowance({}, head.id, cores=cores)
-        v = judge(
-            b, h, threshold=threshold, cores=cores, drift=given.sigma, pool=(lambda: machine(())) if machine else None
-        )
+        # Each side had its own run's machine: the slow-mode test reads the slower side's run.
+        pools = modes.Apart(lambda: machine(_runs(b)), lambda: machine(_runs(h))) if machine else None
+        v = judge(b, h, threshold=threshold, cores=cores, drift=given.sigma, pool=pools)
         note = given.describe()
     return replace(v, reason=f"{v.reason}{_BASIS}{note}")
+
+
+def _runs(result: BenchmarkResult) -> tuple[str, ...]:
+    return tuple(sorted({s.run for s in result.samples}))
 
 
 # How a verdict's sides were compared ends its reason, after this; a rule that

@@ -138,3 +138,28 @@ def test_the_judged_levels_read_the_fast_modes_rounds():
         "x",
     )
     assert v.verdict == "regression" and "fast mode's rounds were compared" in v.reason
+
+
+def _run_of(sha: str, run: str, levels: dict[str, list[float]], target: list[float]):
+    """A commit measured alone by `run`: `target`'s rounds (benchmark "x") and other benchmarks' rounds."""
+    others = [in_run(bench(v, sub=name), run) for name, v in levels.items()]
+    return commit(sha, in_run(bench(target, sub="x"), run), *others)
+
+
+def test_separate_runs_read_the_slower_sides_own_run_for_its_slow_mode():
+    # Base measured alone in a quiet run; head alone in a run where half of every benchmark's rounds landed
+    # about 1.6x slow, and all five of x's did. Base's own run can't say how often head's run put rounds high.
+    fast = [1e-4 * (1 + 0.002 * k) for k in range(5)]
+    quiet = {f"b{k}": [v * (k + 2) for v in fast] for k in range(6)}
+    modal = {f"b{k}": [v * (k + 2) * (1.6 if (i + k) % 2 else 1.0) for i, v in enumerate(fast)] for k in range(6)}
+    slow_x = [v * 1.6 for v in fast]
+    base = _run_of("a", "r1", quiet, fast)
+    v = only(diff.compare(base, _run_of("b", "r2", modal, slow_x)), "x")
+    assert v.verdict == "noisy"
+    assert "measured by a separate run" in v.reason and "slow mode" in v.reason
+    # The same head in a run without modes: its five rounds at 1.6x are the code's.
+    calm = {name: [v * (k + 2) for v in fast] for k, name in enumerate(quiet)}
+    assert only(diff.compare(base, _run_of("b", "r2", calm, slow_x)), "x").verdict == "regression"
+    # And base's run being the modal one says nothing about head's: a quiet head run keeps its regression.
+    modal_base = _run_of("a", "r1", modal, fast)
+    assert only(diff.compare(modal_base, _run_of("b", "r2", calm, slow_x)), "x").verdict == "regression"
