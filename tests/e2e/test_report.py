@@ -214,11 +214,14 @@ def test_commit_and_benchmark_text_is_escaped(site):
     assert EVIL_SUBJECT in "".join(parsed.text)  # shown as text
     evil = bench_page(site, "script-script-alert-3-script")
     text = evil.read_text(encoding="utf-8")
-    # regress.js, bench-data JSON, commits.js, its points (inline: a history shorter than a chunk), plotly, the call
-    assert parse(evil).scripts == 6
+    # regress.js, bench-data JSON, commits.js, detects.js, its points (inline: a history shorter than a chunk),
+    # plotly, the call
+    assert parse(evil).scripts == 7
     assert "&lt;/script&gt;&lt;script&gt;alert(3)&lt;/script&gt;" in text
     commits_js = (site / "data" / "commits.js").read_text(encoding="utf-8")
     assert "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e" in commits_js and "<" not in commits_js
+    detects_js = (site / "data" / "detects.js").read_text(encoding="utf-8")
+    assert "REGRESS_DETECTS" in detects_js and "<" not in detects_js
     failing = bench_page(site, "n-128-float64-2").read_text()
     assert "RuntimeError: \\u003cboom\\u003e" in failing and "<boom>" not in failing
     data = json.loads(re.search(r'id="bench-data">(.*?)</script>', failing).group(1))
