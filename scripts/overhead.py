@@ -175,8 +175,11 @@ def split(events: list[dict], started: float, ended: float, commits: int) -> dic
     phases = {"measuring": measuring + reference, "wall": ended - started, "rounds": len(workers)}
     phases["benchmarks"] = max((e.get("count", 0) for e in events if e["event"] == "discovered"), default=0)
     phases["cli start (python, imports, resolve, lock, worktrees)"] = workers[0] - started
+    # The servers start together at a run's first fork (`pool.ServerPool`): their wall time, once.
     phases["fork server start (one import torch)"] = sum(e["seconds"] for e in events if e["event"] == "server_started")
-    phases["fork to hello (child set-up, fingerprint)"] = sum(h - w for w, h in zip(workers, hellos))
+    phases["fork to hello (child set-up, fingerprint)"] = (
+        sum(h - w for w, h in zip(workers, hellos)) - phases["fork server start (one import torch)"]
+    )
     phases["hello to discovered (suite imports)"] = sum(d - h for h, d in zip(hellos, found))
     phases["discovered to first benchmark"] = sum(
         _first_after(starts, [d])[0] - d for d in found if any(x >= d for x in starts)

@@ -97,10 +97,16 @@ class ForkServer:
         self._sock: socket.socket | None = None
         self.forks = 0
         self.start_seconds = 0.0
+        self._started = 0.0
         self.pid = 0
 
     def _start(self) -> None:
-        started = time.monotonic()
+        self._spawn()
+        self._ready()
+
+    def _spawn(self) -> None:
+        """Start the interpreter; `_ready` waits for it (several servers import torch at once)."""
+        self._started = time.monotonic()
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self._proc = subprocess.Popen(
@@ -120,24 +126,28 @@ class ForkServer:
             ) from None
         finally:
             theirs.close()
+        self._sock = mine
+
+    def _ready(self) -> None:
+        mine, proc = self._sock, self._proc
+        assert mine is not None and proc is not None
         mine.settimeout(SERVER_START_TIMEOUT)
         try:
             ready = mine.recv(4096)
         except OSError:
             ready = b""
         if not ready:
-            self._proc.kill()
-            err = self._proc.communicate()[1].decode(errors="replace").strip().splitlines()
+            proc.kill()
+            err = proc.communicate()[1].decode(errors="replace").strip().splitlines()
             mine.close()
-            self._proc = None
+            self._sock, self._proc = None, None
             raise ServerFailed(" | ".join(err[-3:]) or "no output")
         mine.settimeout(None)
-        self._sock = mine
         # Its stderr is only for a start that fails; later output would fill the pipe.
-        assert self._proc.stderr is not None
-        self._proc.stderr.close()
-        self.start_seconds = time.monotonic() - started
-        self.pid = self._proc.pid
+        assert proc.stderr is not None
+        proc.stderr.close()
+        self.start_seconds = time.monotonic() - self._started
+        self.pid = proc.pid
 
     def _ask(self, request: dict, fds: list[int] = ()) -> dict:  # type: ignore[assignment]
         assert self._sock is not None
@@ -200,19 +210,32 @@ class ServerPool:
     def __init__(self, python: str, env: dict[str, str], cwd: str, size: int) -> None:
         self.servers = [ForkServer(python, env, cwd) for _ in range(max(1, size))]
         self.forks = 0
-
-    @property
-    def alive(self) -> bool:
-        return self.servers[self.forks % len(self.servers)].alive
-
-    @property
-    def start_seconds(self) -> float:
-        return self.servers[(self.forks - 1) % len(self.servers)].start_seconds
+        # What the last fork started: (servers, seconds of wall time), or None when it started none.
+        self.started: tuple[int, float] | None = None
 
     def fork(self, job: WorkerJob, report_fd: int, log: IO[bytes]) -> Forked:
+        """A worker from the next server in turn. The first fork starts every server at once and waits for
+        all of them, so their imports of torch overlap one another and never a measurement; a server that
+        dies later is started again on its own."""
+        self.started = None
+        if self.forks == 0 and not any(s.alive for s in self.servers):
+            began = time.monotonic()
+            try:
+                for server in self.servers:
+                    server._spawn()
+                for server in self.servers:
+                    server._ready()
+            except ServerFailed:
+                self.close()
+                raise
+            self.started = (len(self.servers), time.monotonic() - began)
         server = self.servers[self.forks % len(self.servers)]
         self.forks += 1
-        return server.fork(job, report_fd, log)
+        restart = not server.alive
+        forked = server.fork(job, report_fd, log)
+        if restart:
+            self.started = (1, server.start_seconds)
+        return forked
 
     def close(self) -> None:
         for server in self.servers:

@@ -182,11 +182,10 @@ def start_worker(cfg: Config, job: WorkerJob, timeout: float) -> Worker:
     log = tempfile.TemporaryFile(prefix="regress-worker-")  # noqa: SIM115 - lives as long as the worker
     server = _server(cfg) if job.mode is not JobMode.INSTRUCTIONS else None
     if server is not None:
-        starting = not server.alive
         try:
             proc = server.fork(job, write_fd, log)
-            if starting:
-                trace("server_started", seconds=server.start_seconds)
+            if server.started is not None:
+                trace("server_started", servers=server.started[0], seconds=server.started[1])
         except pool.ServerFailed as exc:
             # The interpreter can't even import torch: a fresh worker fails the
             # way it always did, with its own output, and the range goes on.
