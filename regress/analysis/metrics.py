@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from typing import overload
 
 from regress.analysis import diff, pairing, stats
 from regress.analysis.metric_values import values
@@ -132,6 +133,10 @@ def compare(
     return sorted(judged, key=order_key)
 
 
+@overload
+def only(result: CommitResult, metric: Metric) -> CommitResult: ...
+@overload
+def only(result: None, metric: Metric) -> None: ...
 def only(result: CommitResult | None, metric: Metric) -> CommitResult | None:
     if result is None:
         return None
