@@ -19,17 +19,12 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from regress.analysis import figures as file_figures
 from regress.analysis.sealed_rows import rows_digest
 from regress.core.records import BenchmarkId
-
-if TYPE_CHECKING:
-    from regress.analysis.table import Table
-    from regress.storage.derived import Derived
 
 BLOCK = 100
 TAIL = 10
@@ -68,10 +63,10 @@ def key(shas: list[str], digests: list[str]) -> str | None:
     return hashlib.sha256(f"{VERSION} {' '.join(f'{s}:{d}' for s, d in zip(shas, digests))}".encode()).hexdigest()
 
 
-def assemble(kept: Derived, table_cls: type[Table]) -> Table:
+def assemble(kept, table_cls):
     """The Table of `kept` (a `storage.derived.Derived`): kept blocks decoded, the rest joined from
     their files' figures (new blocks kept for the next read). ValueError where a blob does not read."""
-    cache: file_figures.IdCache = {}
+    cache = {}  # a file_figures.IdCache, shared by every block's decoding
     n = len(kept.headers)
 
     def joined(a: int, b: int):
