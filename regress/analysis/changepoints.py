@@ -189,7 +189,7 @@ def search(
         clipped.append((robust(raw, scale), scale))
         counts.append(count)
     same = kept is not None and kept.digest == key
-    resume = [kept.checkpoints.get(bid) if same else None for bid in found_series]
+    resume = [kept.checkpoints.get(bid) if same and kept is not None else None for bid in found_series]
     # Every benchmark's search at once, each carried on from its sealed checkpoint where it is the same.
     all_cuts, checkpoints = breakpoints_resumed(clipped, counts, resume, penalty=penalty)
     prefix = None

@@ -58,8 +58,15 @@ def blip(
     for odd, pair, neighbour in ((head, (base, after), after), (base, (before, head), before)):
         if neighbour is None:
             continue
-        level = judged(*pair)
-        undone = judged(head, after) if odd is head else judged(before, base)
+        x, y = pair
+        assert x is not None and y is not None  # the neighbour is one of the pair
+        level = judged(x, y)
+        if odd is head:
+            assert after is not None
+            undone = judged(head, after)
+        else:
+            assert before is not None
+            undone = judged(before, base)
         # The move did not last (the neighbour is level with the other side) and was
         # not carried further: the odd commit's own luck.
         if _level(level, v) and undone is not None and undone.verdict != v.verdict:
@@ -67,8 +74,8 @@ def blip(
                 v,
                 verdict=Kind.NOISY,
                 reason=runs.with_basis(
-                    f"{pct(v.ratio)}, but a blip: {odd.commit.short} alone differs, while {pair[0].commit.short} and "
-                    f"{pair[1].commit.short} on either side of it agree (a commit's measurement can sit a few percent "
+                    f"{pct(v.ratio)}, but a blip: {odd.commit.short} alone differs, while {x.commit.short} and "
+                    f"{y.commit.short} on either side of it agree (a commit's measurement can sit a few percent "
                     "off its neighbours however many rounds it gets); the history calls it no change",
                     v.reason,
                 ),

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from regress.analysis import pairing
-from regress.analysis.verdict import Verdict, order_key
+from regress.analysis.verdict import Verdict, VerdictFields, order_key
 from regress.core.kinds import Kind, Metric
 from regress.core.metric_specs import spec
 from regress.core.records import BenchmarkResult, CommitResult
@@ -33,7 +33,7 @@ def judge_counts(base: BenchmarkResult, head: BenchmarkResult, *, threshold: flo
     b_level, h_level = float(np.median(b)), float(np.median(h))
     spread = {side: (max(v) - min(v)) / min(v) if min(v) > 0 else 0.0 for side, v in (("base", b), ("head", h))}
     ratio = h_level / b_level if b_level > 0 else math.inf
-    common = dict(
+    common: VerdictFields = dict(
         id=head.id,
         base_level=b_level,
         head_level=h_level,

@@ -42,6 +42,7 @@ def _pair(
     unpaired = pairing.pair(bid, b, h, base, head, TIMES)
     if unpaired is not None:
         return unpaired
+    assert b is not None and h is not None  # `pairing.pair` leaves only benchmarks both sides have
     v = runs.judge_together(b, h, threshold=threshold, cores=cores, apart=apart, machine=machine)
     if same_code and v.verdict != Kind.UNCHANGED:
         return replace(v, verdict=Kind.UNCHANGED, reason=_same(same_code, v), rounds_needed=None)

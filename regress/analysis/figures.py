@@ -18,6 +18,7 @@ import math
 import statistics
 import struct
 from dataclasses import dataclass
+from typing import TypeAlias, cast
 
 import numpy as np
 
@@ -171,7 +172,11 @@ def encode(f: FileFigures) -> bytes:
     return struct.pack("<I", len(data)) + data + body
 
 
-def decode(blob: bytes, ids: dict[str, BenchmarkId] | None = None) -> FileFigures:
+# A cache of the BenchmarkIds `decode` built, by key, and of the tuples of them files list, by _SEP + their keys.
+IdCache: TypeAlias = "dict[str, BenchmarkId | tuple[BenchmarkId, ...]]"
+
+
+def decode(blob: bytes, ids: IdCache | None = None) -> FileFigures:
     """`ids`: a cache of the BenchmarkIds already built (files of a series share them).
 
     Raises ValueError on anything that does not read back as figures of this version."""
@@ -182,16 +187,17 @@ def decode(blob: bytes, ids: dict[str, BenchmarkId] | None = None) -> FileFigure
         if head["v"] != FIGURES_VERSION:
             raise ValueError("figures of another version")
         rows, run_rows = int(head["rows"]), int(head["run_rows"])
-        found = ids.get(_SEP + head["ids"])  # files of a series mostly list the same benchmarks: one tuple
+        # files of a series mostly list the same benchmarks: one tuple
+        found = cast("tuple[BenchmarkId, ...] | None", ids.get(_SEP + head["ids"]))
         if found is None:
-            found = []
+            built: list[BenchmarkId] = []
             for key in head["ids"].split(_SEP) if rows else []:
-                bid = ids.get(key)
+                bid = cast("BenchmarkId | None", ids.get(key))
                 if bid is None:
                     label, sub, desc, threads = key.split(_FIELD)
                     bid = ids[key] = BenchmarkId(label, sub, desc, int(threads))
-                found.append(bid)
-            found = ids[_SEP + head["ids"]] = tuple(found)
+                built.append(bid)
+            found = ids[_SEP + head["ids"]] = tuple(built)
         arrays, at = {}, 4 + n
         for name, dtype, per in _ARRAYS:
             count = rows if per == "r" else run_rows

@@ -12,10 +12,11 @@ rates.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from regress.analysis import detectable, modes, stats
-from regress.analysis.verdict import Verdict
+from regress.analysis.verdict import Verdict, VerdictFields
 from regress.core import blocks
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkResult
@@ -104,15 +105,15 @@ CHANGE, REAL_BUT_SMALL, WITHIN, UNSTABLE = "change", "real but small", "within",
 
 
 def decide(
-    bv: list[float],
-    hv: list[float],
+    bv: Sequence[float],
+    hv: Sequence[float],
     *,
     threshold: float,
     threads: int = 1,
     cores: int = 0,
     drift: float | None = None,
-    b_runs: list[list[float]] | None = None,
-    h_runs: list[list[float]] | None = None,
+    b_runs: Sequence[Sequence[float]] | None = None,
+    h_runs: Sequence[Sequence[float]] | None = None,
     pool=None,
 ) -> Decision:
     """The verdict two sides' round values give (`b_runs`, `h_runs`: the same grouped by run; one run each
@@ -126,7 +127,7 @@ def decide(
         return Decision(Kind.NOISY, MODE_SWITCH)
     # On a machine with modes a floor is the fast mode's, and the rounds in the slow one say nothing of how
     # well it is known: the spread allowances read the fast mode's rounds (`modes`), where each side has enough.
-    seen = modes.detect(modes.relative(b_runs + h_runs))
+    seen = modes.detect(modes.relative([*b_runs, *h_runs]))
     jb, jh = (seen.fast(bv), seen.fast(hv)) if seen is not None else (bv, hv)
     fast = seen is not None and min(len(jb), len(jh)) >= modes.FAST_ROUNDS
     if not fast:
@@ -170,13 +171,14 @@ def judge(
     bv, hv = stats.round_values(base), stats.round_values(head)
     b_level, h_level = stats.level(bv), stats.level(hv)
     ratio = h_level / b_level
-    common = dict(
+    common: VerdictFields = dict(
         id=head.id,
         base_level=b_level,
         head_level=h_level,
         base_iqr=iqr(bv),
         head_iqr=iqr(hv),
         ratio=ratio,
+        p_value=None,
         base_rounds=len(bv),
         head_rounds=len(hv),
     )
@@ -196,7 +198,6 @@ def judge(
     if d.why == FEW:
         return Verdict(
             verdict=Kind.NOISY,
-            p_value=None,
             reason=(
                 f"{pct(ratio)} so far, but only {len(bv)} round(s) of base and {len(hv)} of head: a level needs "
                 f"{stats.FEWEST_ROUNDS_TO_JUDGE} fresh processes that agree, {stats.RECOMMENDED_ROUNDS} to catch a "
@@ -209,7 +210,6 @@ def judge(
         worst = max(stats.span(bv), stats.span(hv))
         return Verdict(
             verdict=Kind.NOISY,
-            p_value=None,
             reason=(
                 f"{pct(ratio)}, but can't be judged: with {threads} threads on {cores} cores the rounds of one run span "
                 f"{worst:.1f}x, so the benchmark switches between a fast and a slow mode and either commit's fastest "
@@ -220,10 +220,10 @@ def judge(
         )
     s = d.shift
     assert s is not None
-    common.update(p_value=s.p_value, ci_low=s.low, ci_high=s.high)
+    common["p_value"], common["ci_low"], common["ci_high"] = s.p_value, s.low, s.high
     sees = _sees(base, head, threshold, stats.drift_for(threads, cores) if drift is None else drift)
     if sees is not None:
-        common.update(detectable=sees[0], detect_rounds=sees[1])
+        common["detectable"], common["detect_rounds"] = sees[0], sees[1]
         spec_note = f"; {sees[2]}{spec_note}"
     p_text = "p<0.001" if s.p_value < 0.001 else f"p={s.p_value:.2g}"
     evidence = f"95% interval {pct(s.low)} to {pct(s.high)}, {p_text}"

@@ -14,6 +14,8 @@ the same normal equations. Pure.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 # Batches whose padded blocks (blocks x most rows x most columns) have at most this many cells are solved dense.
@@ -38,10 +40,12 @@ class Design:
         g = len(counts)
         most_rows, most_cols = max(counts, default=0), max((len(c) for c in block_cols), default=0)
         self.dense = g * most_rows * max(most_cols, 1) <= DENSE_CELLS
+        # Dense: each block's rows, stacked (g, most_rows, most_cols); else a scipy.sparse matrix (no stubs).
+        self.a: Any
         if self.dense:
-            counts = np.asarray(counts, dtype=np.int64)
-            self.row_block = np.repeat(np.arange(g), counts)
-            self.row_at = np.arange(shape[0]) - np.repeat(np.cumsum(counts) - counts, counts)
+            sizes = np.asarray(counts, dtype=np.int64)
+            self.row_block = np.repeat(np.arange(g), sizes)
+            self.row_at = np.arange(shape[0]) - np.repeat(np.cumsum(sizes) - sizes, sizes)
             self.col_block = np.zeros(shape[1], dtype=np.int64)
             self.col_at = np.zeros(shape[1], dtype=np.int64)
             for k, c in enumerate(block_cols):

@@ -63,8 +63,14 @@ class Observations:
         return len(self.position)
 
     def only(self, keep: np.ndarray) -> Observations:
-        arrays = (self.position, self.node, self.run, self.cpu, self.log_level)
-        return Observations(*(a[keep] for a in arrays), cpu_names=self.cpu_names)
+        return Observations(
+            self.position[keep],
+            self.node[keep],
+            self.run[keep],
+            self.cpu[keep],
+            self.log_level[keep],
+            cpu_names=self.cpu_names,
+        )
 
 
 def _codes(names: list[str]) -> tuple[dict[str, int], list[str]]:
@@ -209,6 +215,7 @@ def fit_many(batch: list[tuple[Observations, dict[str, dict[int, float]] | None]
             break
     out = []
     for part, x in zip(parts, kept):
+        assert x is not None  # the last reweighting keeps every part's answer
         nodes = part.node_value.copy()
         nodes[part.node_free] = x[part.node_col : part.node_col + int(part.node_free.sum())]
         shifts = part.model_value.copy()

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import math
 import statistics
+from typing import overload
 
 from regress.analysis import diff, pairing, stats
 from regress.analysis.metric_values import values
-from regress.analysis.verdict import order_key
+from regress.analysis.verdict import VerdictFields, order_key
 from regress.core.kinds import COUNTED, Kind, Metric
 from regress.core.metric_specs import spec
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
@@ -48,23 +49,23 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, metric: Metric, *, thres
         threshold = 0.0
     b_level, h_level = statistics.median(b), statistics.median(h)
     what = spec(metric).what
-    common = {
-        "id": head.id,
-        "base_level": b_level,
-        "head_level": h_level,
-        "base_iqr": None,
-        "head_iqr": None,
-        "p_value": None,
-        "base_rounds": len(b),
-        "head_rounds": len(h),
-    }
     if b_level == h_level:
         ratio = 1.0
     elif b_level > 0:
         ratio = h_level / b_level
     else:
         ratio = math.inf if h_level > b_level else 0.0
-    common["ratio"] = ratio if math.isfinite(ratio) else None
+    common: VerdictFields = {
+        "id": head.id,
+        "base_level": b_level,
+        "head_level": h_level,
+        "base_iqr": None,
+        "head_iqr": None,
+        "ratio": ratio if math.isfinite(ratio) else None,
+        "p_value": None,
+        "base_rounds": len(b),
+        "head_rounds": len(h),
+    }
     change = f"{_fmt(metric, b_level)} -> {_fmt(metric, h_level)} {what}"
     if exact or min(b_level, h_level) <= 0:
         if b_level == h_level:
@@ -83,7 +84,7 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, metric: Metric, *, thres
             **common,
         )
     s = stats.shift(b, h)
-    common.update(p_value=s.p_value, ci_low=s.low, ci_high=s.high, ratio=s.ratio)
+    common["p_value"], common["ci_low"], common["ci_high"], common["ratio"] = s.p_value, s.low, s.high, s.ratio
     evidence = f"95% interval {pct(s.low)} to {pct(s.high)}"
     if (s.low > 1.0 and s.high >= 1 + threshold) or (s.high < 1.0 and s.low <= 1 / (1 + threshold)):
         worse = (s.low > 1.0) != higher
@@ -132,6 +133,10 @@ def compare(
     return sorted(judged, key=order_key)
 
 
+@overload
+def only(result: CommitResult, metric: Metric) -> CommitResult: ...
+@overload
+def only(result: None, metric: Metric) -> None: ...
 def only(result: CommitResult | None, metric: Metric) -> CommitResult | None:
     if result is None:
         return None
@@ -158,6 +163,7 @@ def steps(history: list[CommitResult], metric: Metric, *, threshold: float) -> l
             v = judge(before, r, metric, threshold=threshold)
             if v.verdict in (Kind.REGRESSION, Kind.IMPROVEMENT):
                 ratio = v.ratio if v.ratio is not None else math.inf
+                assert v.base_level is not None and v.head_level is not None  # medians: `judge` always has them
                 out.append(
                     Step(
                         r.id,
@@ -166,7 +172,7 @@ def steps(history: list[CommitResult], metric: Metric, *, threshold: float) -> l
                         v.base_level,
                         v.head_level,
                         ratio,
-                        str(v.verdict),
+                        v.verdict,
                         end_sha=commit.commit.sha,
                     )
                 )

@@ -31,7 +31,7 @@ round high, so the share is that run's own (every benchmark's rounds in it).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -99,8 +99,8 @@ class Apart:
     """The slow-mode test's pools for sides measured by separate runs: each side's runs' every benchmark's
     rounds against their floors (`machine`), or what makes them when asked."""
 
-    base: object
-    head: object
+    base: np.ndarray | Callable[[], np.ndarray]
+    head: np.ndarray | Callable[[], np.ndarray]
 
     def of(self, side: str) -> np.ndarray:
         pool = self.base if side == "base" else self.head

@@ -75,6 +75,7 @@ def pair(
             return one_sided(bid, Kind.MISSING, why)
         if head is None:
             return one_sided(bid, Kind.MISSING, "head was not measured", shown_b)
+        assert b is not None  # shown_b is its figures
         failure = commit_failure_for(b, head)
         if failure is not None:
             return one_sided(bid, Kind.FAILED, f"failed at head: {failure}", shown_b)
@@ -113,5 +114,8 @@ def pair_all(
     for bid in {**b, **h}:
         br, hr = b.get(bid), h.get(bid)
         v = pair(bid, br, hr, base, head, figures)
-        out.append(v if v is not None else judge(br, hr))
+        if v is None:
+            assert br is not None and hr is not None  # `pair` leaves only benchmarks both sides have
+            v = judge(br, hr)
+        out.append(v)
     return out

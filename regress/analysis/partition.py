@@ -97,10 +97,10 @@ def search(
     state["alive"][:, 0], state["cost0"][:, 0] = True, -penalty  # the first segment costs no penalty
     for b, c in enumerate(resume):
         if c is not None:
-            k = c.slots["start"].size
-            for f in FIELDS:
-                state[f][b, :k] = c.slots[f]
-            state["alive"][b, k:] = False
+            size = c.slots["start"].size
+            for field in FIELDS:
+                state[field][b, :size] = c.slots[field]
+            state["alive"][b, size:] = False
             back[b, : c.t + 1] = c.back
     start, cost0, a, sq, m, low, high, shut_low, shut_high, alive, drop_at = (state[f] for f in FIELDS)
     kept: list[Checkpoint | None] = [c if c is not None and c.t == k else None for c, k in zip(resume, keep.tolist())]
@@ -146,18 +146,19 @@ def search(
             shut_low[r, c], shut_high[r, c] = ak / mk - half, ak / mk + half
             for b in np.flatnonzero(keep == t).tolist():
                 used = alive[b]
-                arrays = (start, cost0, a, sq, m, low, high, shut_low, shut_high, alive, drop_at)
-                slots = {name: arr[b, used].copy() for name, arr in zip(FIELDS, arrays)}
+                now = (start, cost0, a, sq, m, low, high, shut_low, shut_high, alive, drop_at)
+                slots = {name: arr[b, used].copy() for name, arr in zip(FIELDS, now)}
                 kept[b] = Checkpoint(
                     int(t[b]), digest(series[b], int(t[b]), penalty, min_size), slots, back[b, : t[b] + 1].copy()
                 )
     out = []
     for b in range(count):
-        cuts, t = [], int(lengths[b])
-        while t > 0:
-            t = int(back[b, t])
-            if t > 0:
-                cuts.append(t)
+        cuts: list[int] = []
+        at = int(lengths[b])
+        while at > 0:
+            at = int(back[b, at])
+            if at > 0:
+                cuts.append(at)
         out.append(cuts[::-1])
     return out, kept
 

@@ -109,7 +109,7 @@ def judge_together(
     threshold: float,
     cores: int = 0,
     apart: Callable[[BenchmarkId], Allowance] | None = None,
-    machine: Callable[[tuple[str, ...]], object] | None = None,
+    machine: Callable[[tuple[str, ...]], np.ndarray] | None = None,
 ) -> Verdict:
     """compare's judgement of one benchmark, from what was measured together where anything was.
 

@@ -60,6 +60,7 @@ def fit(table, code: dict[str, str], rows: np.ndarray, off: set[int], kept: seal
         if part is None and obs is None:
             continue
         if part is None:
+            assert obs is not None
             nodes_fit = fitted[bid]["node"]
             positions = np.unique(obs.position)
             nodes = obs.node[np.searchsorted(obs.position, positions, sorter=np.argsort(obs.position, kind="stable"))]
@@ -107,8 +108,9 @@ def _sealed(obs: levels.Observations, fitted: dict) -> sealed.SealedLevels:
     return sealed.SealedLevels(positions, logs, {obs.cpu_names[c]: v for c, v in fitted["cpu"].items()})
 
 
-def _held(part: sealed.SealedLevels, obs, node_of: np.ndarray) -> dict:
+def _held(part: sealed.SealedLevels, obs, node_of: np.ndarray | None) -> dict:
     """What a benchmark's newer runs are fitted around: its sealed nodes' levels and CPU models' shifts."""
+    assert node_of is not None  # `fit` makes it wherever there is a sealed part
     held_nodes = node_of[part.positions]
     shared = np.isin(held_nodes, obs.node)
     return {
@@ -118,16 +120,18 @@ def _held(part: sealed.SealedLevels, obs, node_of: np.ndarray) -> dict:
 
 
 def _around(
-    part: sealed.SealedLevels, obs, node_of: np.ndarray, fitted: dict | None
+    part: sealed.SealedLevels, obs, node_of: np.ndarray | None, fitted: dict | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Positions, nodes and log levels of a benchmark with a sealed part: the newer runs (`obs`, if
     any) as `fitted` around the sealed levels (`_held`)."""
+    assert node_of is not None  # `fit` makes it wherever there is a sealed part
     positions, logs = part.positions, part.log_levels
     if obs is not None:
         # The newer runs' positions the sealed part lacks (`positions` ascending: a search, not a set difference
         # of 10,000 positions a benchmark).
         measured = np.unique(obs.position)
         new = measured[~_among(measured, positions)]
+        assert fitted is not None  # `fit` fits every benchmark with newer runs
         positions = np.concatenate([positions, new])
         logs = np.concatenate([logs, [fitted["node"][n] for n in node_of[new].tolist()]])
         order = np.argsort(positions, kind="stable")

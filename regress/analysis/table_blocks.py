@@ -66,7 +66,7 @@ def key(shas: list[str], digests: list[str]) -> str | None:
 def assemble(kept, table_cls):
     """The Table of `kept` (a `storage.derived.Derived`): kept blocks decoded, the rest joined from
     their files' figures (new blocks kept for the next read). ValueError where a blob does not read."""
-    cache: dict = {}
+    cache = {}  # a file_figures.IdCache, shared by every block's decoding
     n = len(kept.headers)
 
     def joined(a: int, b: int):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TypedDict
 
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId
@@ -42,6 +43,28 @@ class Verdict:
     def change(self) -> float | None:
         """ratio - 1: +0.10 is 10% slower."""
         return None if self.ratio is None else self.ratio - 1.0
+
+
+class _Levels(TypedDict):
+    id: BenchmarkId
+    base_level: float | None
+    head_level: float | None
+    base_iqr: float | None
+    head_iqr: float | None
+    ratio: float | None
+    p_value: float | None
+    base_rounds: int
+    head_rounds: int
+
+
+class VerdictFields(_Levels, total=False):
+    """The `Verdict` fields that a way of judging gathers before it settles the kind and the reason:
+    `Verdict(verdict=..., reason=..., **fields)`."""
+
+    ci_low: float | None
+    ci_high: float | None
+    detectable: float | None
+    detect_rounds: int | None
 
 
 def order_key(v: Verdict) -> tuple:

@@ -219,6 +219,7 @@ class GitHub:
     def paged(self, path: str, *, what: str, need: str, params: dict | None = None) -> list:
         """Every item of a listing, page after page as the Link headers lead."""
         items: list = []
+        query: dict | None
         url, query = path, {"per_page": 100, **(params or {})}
         for _ in range(MAX_PAGES):
             resp = self.call("GET", url, what=what, need=need, params=query)

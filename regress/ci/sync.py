@@ -25,6 +25,7 @@ from pathlib import Path
 from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.merge import Conflict, combine
+from regress.core.records import CommitResult
 from regress.storage import branch_files, gitrepo, results_branch, summary
 from regress.storage.codec import decode, encode
 from regress.storage.store import Store, check_relpath, parse_relpath
@@ -72,7 +73,8 @@ def _absorb(repo, store: Store, tip: str, remote: str, branch: str, on_branch: d
         if not (rel in local and results_branch.blob_id(store.raw(rel)) == blob)
     }
     _have(repo, remote, tip, set(wanted.values()))
-    written, conflicts = 0, []
+    written = 0
+    conflicts: list[Conflict] = []
     for rel, blob in wanted.items():
         where = _where(remote, branch, rel)
         data = results_branch.read(repo, blob)
@@ -103,7 +105,7 @@ def _near(repo, tip: str, rev: str) -> set[str]:
         parsed = parse_relpath(rel)
         if parsed is not None and parsed[2] in order:
             series.setdefault(parsed[:2], []).append((order[parsed[2]], rel))
-    chosen = set()
+    chosen: set[str] = set()
     for found in series.values():
         found.sort()
         own = 1 if found[0][0] == 0 else 0
@@ -113,7 +115,7 @@ def _near(repo, tip: str, rev: str) -> set[str]:
 
 def _distinct(conflicts: list[Conflict]) -> tuple[Conflict, ...]:
     """Each conflict once, though pushing and then pulling meet it from both sides."""
-    seen = {}
+    seen: dict[tuple[str, str, str, str], Conflict] = {}
     for c in conflicts:
         seen.setdefault((c.machine, c.env, c.sha, c.what), c)
     return tuple(seen.values())
@@ -254,7 +256,7 @@ def merge(cfg: Config, sources: list[Path]) -> Synced:
     """
     store = Store(cfg.results_dir)
     target = store.root.resolve()
-    incoming = []
+    incoming: list[CommitResult] = []
     for src in sources:
         if src.resolve() == target:
             raise RegressError(f"{src} is the results folder itself; give the folders to merge into it")
@@ -270,7 +272,8 @@ def merge(cfg: Config, sources: list[Path]) -> Synced:
             )
             raise RegressError(f"{src} holds no regress results{hint}")
         incoming.extend(Store(src).load_checked(rel, path) for rel, path in found.items())
-    written, conflicts = 0, []
+    written = 0
+    conflicts: list[Conflict] = []
     with store.lock():
         for result in incoming:
             changed, refused = store.absorb(result)

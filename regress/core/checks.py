@@ -17,6 +17,7 @@ import functools
 import math
 import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
 
 # Limits far above anything measured (a string the size of a long stack
@@ -44,6 +45,9 @@ class Invalid(Exception):
     def __str__(self) -> str:
         return self.under("value")
 
+
+# A field's check: raises Invalid where the value (walked by the Walk) is not of its declared type.
+Check = Callable[[typing.Any, "Walk"], None]
 
 _PRIMITIVES = {float: {float, int}, int: {int}, str: {str}, bool: {bool}}
 
@@ -157,8 +161,8 @@ def hints(cls) -> dict:
     return typing.get_type_hints(cls)
 
 
-def _record(cls):
-    fields = []
+def _record(cls: type) -> Check:
+    fields: list[tuple[str, Check, object]] = []
 
     def check(value, walk):
         if type(value) is not cls:

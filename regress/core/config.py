@@ -6,6 +6,7 @@ import socket
 import sys
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
+from typing import Any
 
 from regress.core.errors import RegressError
 from regress.core.kinds import Metric
@@ -228,7 +229,9 @@ def load(root: Path, **overrides) -> Config:
         table = data.get("tool", {}).get("regress", {})
         if not isinstance(table, dict):
             raise RegressError(f"{pyproject}: [tool.regress] must be a table")
-    values, per_metric = {}, {}
+    # Each value of the type of its Config field (`CHECKS`), and the per-metric thresholds' floats.
+    values: dict[str, Any] = {}
+    per_metric: dict[str, float] = {}
     for key, value in table.items():
         name = key.replace("-", "_")
         if name not in _KEYS:

@@ -111,6 +111,7 @@ def bisect(
             raise RegressError(
                 f"{side} {sha[:10]} has no result for --bench {bench!r} ({why}); check the pattern with `regress list`"
             )
+    assert g is not None and b is not None  # each has results, or the loop above raised
     ids = sorted({r.id for r in g.results if r.ok} & {r.id for r in b.results if r.ok})
     ids = [i for i in ids if wanted.search(str(i))]
     ends = {i: diff.judge_one(g, b, i, threshold=cfg.threshold) for i in ids}
@@ -121,6 +122,7 @@ def bisect(
         say(f"bisect: GOOD against BAD is noisy; taking {more} more rounds of each")
         measure([good, bad], min(more, rounds.MOST_ROUNDS_PER_SIDE))
         g, b = load(good), load(bad)
+        assert g is not None and b is not None  # measured again, in this run
         ends = {i: diff.judge_one(g, b, i, threshold=cfg.threshold) for i in ids}
         moved = [i for i, v in ends.items() if v.verdict in CHANGES]
     if not moved:
@@ -131,10 +133,12 @@ def bisect(
             if v.verdict == Kind.NOISY and v.ratio and abs(math.log(v.ratio)) >= FAR * math.log1p(cfg.threshold)
         ]
         if far:
-            moved, kind = far, Kind.REGRESSION if ends[far[0]].ratio > 1 else Kind.IMPROVEMENT
+            ratio = ends[far[0]].ratio
+            assert ratio is not None  # `far` holds benchmarks with a ratio
+            moved, kind = far, Kind.REGRESSION if ratio > 1 else Kind.IMPROVEMENT
             ends = {i: replace(v, verdict=kind) if i in far else v for i, v in ends.items()}
             say(
-                f"bisect: GOOD against BAD is still noisy (levels {(ends[far[0]].ratio - 1) * 100:+.0f}%); "
+                f"bisect: GOOD against BAD is still noisy (levels {(ratio - 1) * 100:+.0f}%); "
                 "bisecting on which level each commit is nearer"
             )
     if not moved:
@@ -166,12 +170,15 @@ def bisect(
         if why:
             say(f"bisect: skipping {info[sha].short} ({why})")
             return Probe(info[sha], ProbeState.SKIP, why, True)
+        # `res` has a moved benchmark (else a reason to skip), so `mine` is not empty and all three are read.
+        assert res is not None and lo_res is not None and hi_res is not None
         mine = [i for i in moved if i in res.by_id() and res.by_id()[i].ok]
         unsure = [i for i in mine if abs(_leaning(res, lo_res, hi_res, i) - faster) > UNDECIDED]
         if unsure:  # not at the faster level: more rounds of all three before it is placed
             say(f"bisect: {info[sha].short} does not read at the faster level; {min_rounds} more rounds to confirm")
             measure(beside, min_rounds)
             lo_res, res, hi_res = (load(x) for x in beside)
+            assert res is not None and lo_res is not None and hi_res is not None  # measured again, in this run
         votes = []
         for i in mine:
             v = diff.judge_one(lo_res, res, i, threshold=cfg.threshold)

@@ -209,6 +209,7 @@ def judged(cfg: Config, request: Request, base: CommitResult | None, head: Commi
                 f"no results for {rev or sha[:10]} ({sha[:10]}) on machine '{cfg.machine_name}', env '{env}' "
                 f"in {cfg.results_dir}; measure it with `regress run {rev or sha}{env_flag}`, or add --measure"
             )
+    assert base is not None and head is not None  # the loop above raised otherwise
     threshold = request.threshold_in(cfg)
     verdicts = judge(cfg, sides, base, head, threshold=threshold, wanted=request.wanted, metric=request.metric)
     cores = min([c.fingerprint.cores for c in (base, head) if c.fingerprint.cores] or [0])

@@ -8,6 +8,8 @@ history's noise is its trusted levels' (what the change points segment), its all
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from regress.analysis import detect_each, trusted_levels
 from regress.analysis.detect_each import Seen
 from regress.core.config import Config
@@ -32,6 +34,14 @@ def _results(cfg: Config, env: str, shas: list[str]) -> dict[str, CommitResult]:
     return found
 
 
+class _Plan(TypedDict):
+    """`detect_each.each`'s threshold and round plan."""
+
+    threshold: float
+    rounds: int
+    most_rounds: int
+
+
 def at_commit(
     cfg: Config,
     env: str,
@@ -42,7 +52,7 @@ def at_commit(
 ) -> list[Seen]:
     """Each timed benchmark of `result` (a stored commit of machine `cfg.machine_name`, env `env`)."""
     known = history or History(cfg, env)
-    plan = {"threshold": threshold, "rounds": cfg.min_rounds, "most_rounds": cfg.max_rounds}
+    plan: _Plan = {"threshold": threshold, "rounds": cfg.min_rounds, "most_rounds": cfg.max_rounds}
     sha = result.commit.sha
     shas = [c.commit.sha for c in known.listed]
     if sha not in shas:  # not in the history (WORKTREE, say): its own rounds alone

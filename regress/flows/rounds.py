@@ -27,7 +27,7 @@ def measure_rounds(
     bench: str = "",
     reporter: Reporter = QUIET,
     run: Run | None = None,
-) -> dict[str, CommitResult]:
+) -> dict[str, CommitResult | None]:
     """Top every commit in `shas` up, in turn; return what is stored after.
 
     With `rounds`, every benchmark is topped up to `rounds` more than the most

@@ -55,6 +55,7 @@ def write_for(cfg: Config, job: WorkerJob, command) -> None:
         return
     finally:
         os.close(write_fd)
+    assert proc.stdin is not None  # stdin=PIPE
     try:
         with contextlib.suppress(BrokenPipeError):
             proc.stdin.write(json.dumps(listing.plain()).encode())

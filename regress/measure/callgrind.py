@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,12 +39,12 @@ void regress_zero_stats(void) { CALLGRIND_ZERO_STATS; }
 
 def parse_total(dump: bytes) -> int:
     """Total instructions (Ir) in a callgrind dump; `totals:` wins over `summary:`."""
-    found = {}
+    found: dict[bytes, int] = {}
     for m in re.finditer(rb"^(totals|summary):\s*(\d+)", dump, re.MULTILINE):
         found[m.group(1)] = int(m.group(2))
     if not found:
         raise ValueError("no totals or summary line in callgrind output")
-    return found.get(b"totals", found.get(b"summary"))
+    return found[b"totals"] if b"totals" in found else found[b"summary"]
 
 
 def _header_dirs() -> list[Path]:
@@ -111,6 +112,8 @@ class Counter:
     def __init__(self, out_dir: str, helper: str | None) -> None:
         self.out_dir = Path(out_dir)
         self.seen: set[str] = set()
+        self._toggle: Callable[[], object]
+        self._dump: Callable[[], object]
         if helper:
             lib = ctypes.CDLL(helper)
             self._toggle = lib.regress_toggle_collect

@@ -133,7 +133,7 @@ def serve(fd: int) -> None:
                     child(server, req["job"], report_fd, log_fd)
             os.close(report_fd)
             os.close(log_fd)
-            answer = {"pid": pid}
+            answer: dict[str, int | None] = {"pid": pid}
         else:
             for extra in fds:
                 os.close(extra)

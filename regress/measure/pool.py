@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import time
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import IO
 
@@ -32,7 +33,9 @@ class Process:
 
     pid: int
 
+    @abstractmethod
     def poll(self) -> int | None: ...
+    @abstractmethod
     def wait(self) -> int: ...
 
     def kill(self) -> None:

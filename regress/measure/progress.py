@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from regress.core.records import CommitInfo, CommitResult
 from regress.core.reporter import Reporter
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 
 def time_left(elapsed: float, k: int, n: int, done: int, total: int | None) -> float | None:
@@ -40,7 +44,7 @@ class ConsoleProgress(Reporter):
         self.k = self.n = self.done = 0
         self.total: int | None = None
         self.estimate: float | None = None
-        self._bar = None
+        self._bar: Progress | None = None
         if self.stream.isatty():
             self._start_live()
 

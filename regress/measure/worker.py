@@ -180,6 +180,7 @@ def run_job(job: WorkerJob, out, prepared=None) -> None:
             return protocol.Profiled(index, trace_path, got["calls"], tuple(Op(**o) for o in got["ops"]))
         if job.mode is JobMode.INSTRUCTIONS:
             plan = job.callgrind
+            assert plan is not None  # an instructions job carries its callgrind plan
             if counter is None:  # only now: imports and discovery ran uninstrumented
                 from regress.measure import callgrind
 
@@ -239,7 +240,7 @@ def run_job(job: WorkerJob, out, prepared=None) -> None:
         else:
             send(msg)
         finally:
-            sys.modules["__main__"] = main_module
+            sys.modules["__main__"] = main_module  # type: ignore[assignment]  # restored as found (a worker has one)
     if job.reference and job.mode is JobMode.TIME:
         # Fixed code that is not the project's, timed in the same process state
         # as the suite: it tells a slow machine from a slow commit.

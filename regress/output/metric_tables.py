@@ -6,6 +6,7 @@ Each metric in its own table, never mixed with the Compare table of times.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 
 from regress.analysis import metrics
 from regress.core.kinds import COUNTED, MEMORY, Metric
@@ -17,7 +18,9 @@ def _name(r: BenchmarkResult) -> str:
     return f"{r.id.sub_label}" + (f" / {r.id.description}" if r.id.description else "") + f" [{r.id.num_threads}t]"
 
 
-def _table(title: str, rows: list[BenchmarkResult], columns: list[tuple[str, callable]]) -> list[str]:
+def _table(
+    title: str, rows: list[BenchmarkResult], columns: list[tuple[str, Callable[[BenchmarkResult], str]]]
+) -> list[str]:
     out = []
     for label in dict.fromkeys(r.id.label for r in rows):
         group = [r for r in rows if r.id.label == label]
@@ -38,9 +41,13 @@ def _median(r: BenchmarkResult, metric: Metric) -> float:
     return statistics.median(metrics.values(r, metric))
 
 
-def _figures(*shown: Metric) -> list[tuple[str, callable]]:
+def _figures(*shown: Metric) -> list[tuple[str, Callable[[BenchmarkResult], str]]]:
     """A column per metric: its median, in its spec's format."""
-    return [(m.value, lambda r, m=m: spec(m).fmt(_median(r, m))) for m in shown]
+
+    def column(m: Metric) -> Callable[[BenchmarkResult], str]:
+        return lambda r: spec(m).fmt(_median(r, m))
+
+    return [(m.value, column(m)) for m in shown]
 
 
 def metric_tables(result: CommitResult) -> str:

@@ -239,8 +239,8 @@ def steps_text(
         return f"no steps beyond {threshold * 100:g}% in {n_commits} measured commits"
     lines = []
     ordered = sorted(steps, key=lambda s: (-s.index, s.direction != "regression", -abs(s.ratio - 1), s.id))
-    for _, group in groupby(ordered, key=lambda s: s.index):
-        group = list(group)
+    for _, grouped in groupby(ordered, key=lambda s: s.index):
+        group = list(grouped)
         c = commits[group[0].sha]
         lines.append(f"{c.short} {c.subject}")
         for s in group:

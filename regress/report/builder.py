@@ -62,6 +62,7 @@ class Site(ChartPages, OverviewPages):
         # results), then those no longer measured.
         seen: dict[BenchmarkId, None] = {}
         for s in series:
+            assert s.table is not None  # `summarize` gave every series its table
             seen.update(dict.fromkeys(s.table.ids_at(len(s.history) - 1)))
         for s in series:
             seen.update(dict.fromkeys(s.tracks))
@@ -108,7 +109,7 @@ class Site(ChartPages, OverviewPages):
 
     def _changes(self) -> list[dict]:
         """Every change point of every series, most recent commit first."""
-        out = []
+        out: list[dict] = []
         for s in self.series:
             for st in s.steps:
                 out.append({"step": st, "series": s, "commit": self._commit(st.sha)})

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import jinja2
 import numpy as np
 
-from regress.core.records import BenchmarkId
+from regress.core.records import BenchmarkId, CommitInfo
 from regress.report import metrics as report_metrics
 from regress.report.bench_chunks import Chunks, Line
 from regress.report.data import (
     BIG_CHANGE,
     VERDICT_COMMITS,
+    Series,
 )
 from regress.report.label_data import round6
 
@@ -37,6 +41,20 @@ def short_name(bid: BenchmarkId) -> str:
 
 class ChartPages:
     """Page renderers of `Site` (its fields: series, ids, env, commits, ...)."""
+
+    # What the pages read of `Site` (report/builder.py), which sets or defines each.
+    series: list[Series]
+    shas: list[list[str]]
+    labels: dict[str, list[BenchmarkId]]
+    bench_href: dict[BenchmarkId, str]
+    label_href: dict[str, str]
+    changes: list[dict]
+    threshold: float
+    metric_index: report_metrics.Index
+    env: jinja2.Environment
+    context: Callable[[str], dict]
+    _commit: Callable[[str], CommitInfo]
+    _change_row: Callable[[dict, str], dict]
 
     def bench_data(self, bid: BenchmarkId) -> tuple[dict, Chunks]:
         """The chart's data: per series its failures (the page's own; its change points are added
@@ -93,7 +111,7 @@ class ChartPages:
                 if st.id == bid:
                     k = int(np.searchsorted(commits, st.index))
                     on = k < len(commits) and commits[k] == st.index
-                    y = round6([track.level[k] if on else st.after])[0]
+                    y = round6([track.level[k] if on and track is not None else st.after])[0]
                     steps.append([st.sha, *round6([st.before, st.after, st.ratio]), st.direction, y])
             entry["steps"] = steps
         return data
@@ -118,8 +136,9 @@ class ChartPages:
             sets: dict[frozenset, int] = {}
             which = [sets.setdefault(frozenset(cpus), len(sets)) for cpus in self._runs_of(s)[1]]
             cache[id(s)] = list(sets), np.asarray(which, dtype=np.int64)
-        sets, which = cache[id(s)]
-        return sorted(set().union(*(sets[k] for k in np.unique(which[commits]).tolist())))
+        models, which = cache[id(s)]
+        found: set[str] = set()
+        return sorted(found.union(*(models[k] for k in np.unique(which[commits]).tolist())))
 
     def _instruction_rows(self, bid: BenchmarkId) -> list[dict]:
         """Newest first, per series, with the change against the previous count."""

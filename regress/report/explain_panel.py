@@ -49,7 +49,7 @@ def collect(results: Path, series: list) -> dict[tuple, Panel]:
             b, h = stored
             key = (s.name, st.sha, st.id)
             slug = hashlib.sha1(repr(key).encode()).hexdigest()[:16]
-            traces = tuple((f"explain/traces/{slug}-{side}.json", p.trace) for side, p in (("base", b), ("head", h)))
+            traces = ((f"explain/traces/{slug}-base.json", b.trace), (f"explain/traces/{slug}-head.json", h.trace))
             panels[key] = Panel(
                 key,
                 f"explain/{slug}.html",

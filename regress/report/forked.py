@@ -76,6 +76,7 @@ class Forked:
             self.stop()
             return None
         _, status = os.waitpid(self.pid, 0)
+        assert self.fd is not None  # set with the pid
         os.close(self.fd)
         self.pid = self.fd = None
         return data if os.waitstatus_to_exitcode(status) == 0 else None
@@ -88,21 +89,25 @@ class Forked:
                 os.waitpid(self.pid, 0)
             except OSError:
                 pass
+            assert self.fd is not None  # set with the pid
             os.close(self.fd)
             self.pid = self.fd = None
 
     def _read(self) -> bytes | None:
         """All the child sends, or None once it has used no CPU for STALLED seconds without finishing."""
-        parts, used = [], _cpu_ticks(self.pid)
+        pid, fd = self.pid, self.fd
+        assert pid is not None and fd is not None  # `get` reads only a started child
+        parts: list[bytes] = []
+        used = _cpu_ticks(pid)
         while True:
-            ready, _, _ = select.select([self.fd], [], [], STALLED)
+            ready, _, _ = select.select([fd], [], [], STALLED)
             if ready:
-                part = os.read(self.fd, 1 << 20)
+                part = os.read(fd, 1 << 20)
                 if not part:
                     return b"".join(parts)
                 parts.append(part)
                 continue
-            now = _cpu_ticks(self.pid)
+            now = _cpu_ticks(pid)
             if now is not None and now == used:
                 return None
             used = now

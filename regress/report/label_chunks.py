@@ -21,6 +21,7 @@ import hashlib
 import numpy as np
 
 from regress.report.chunk_grid import Grid
+from regress.report.data import Series
 from regress.report.files import script_json
 from regress.report.label_data import LabelInputs, judged_cells, label_inputs, label_tables
 from regress.report.tables import UNIT_ENGLISH
@@ -38,13 +39,13 @@ def sha_array(s) -> np.ndarray:
 class LabelChunks:
     """One label's tables over every series, by data file (`chunk_grid`)."""
 
-    def __init__(self, series: list, grid, threshold: float, shas: list[np.ndarray] | None = None) -> None:
+    def __init__(self, series: list[Series], grid, threshold: float, shas: list[np.ndarray] | None = None) -> None:
         """`shas`: per series, its commits' shas as bytes (`sha_array`), made once for every label."""
         self.grid, self.threshold = grid, threshold
         self.shas = {id(s): a for s, a in zip(series, shas or [sha_array(s) for s in series])}
         self.grid = Grid(max(len(s.history) for s in series))
         # Per series with tables: its inputs, and each file's rows of them.
-        self.parts: list[tuple[object, LabelInputs, dict[int, range]]] = []
+        self.parts: list[tuple[Series, LabelInputs, dict[int, range]]] = []
         for s in series:
             inputs = label_inputs(s, grid)
             if inputs is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -106,7 +107,7 @@ def label_tables(
     inputs: LabelInputs | None = None,
     rows: range | None = None,
     verdicts: bool = True,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """For each commit of the series that measured this label: its Compare table.
 
     Each entry: {"c": commit index in history, "unit": ..., "judged": whether
@@ -128,7 +129,7 @@ def label_tables(
     units, texts = format_tables(
         inputs.medians[rows.start : rows.stop], inputs.figures[rows.start : rows.stop], inputs.columns
     )
-    tables = [
+    tables: list[dict[str, Any]] = [
         {"c": ci, "unit": unit, "cells": [None if text is None else [text, "", ""] for text in text_row]}
         for ci, unit, text_row in zip(inputs.commits[rows.start : rows.stop], units, texts)
     ]
@@ -149,11 +150,11 @@ def label_tables(
 def judged_cells(series: Series, inputs: LabelInputs) -> dict[int, list[list[str] | None]]:
     """The newest commits' verdicts over their plain tables: commit index -> per cell [class, title],
     or None where the cell has no verdict (the first measurement, not measured, failed)."""
-    out = {}
+    out: dict[int, list[list[str] | None]] = {}
     history = series.history
     for ci in inputs.commits[bisect.bisect_left(inputs.commits, series.judged_from) :]:
         judged = series.verdicts.get(ci, {})
-        cells = []
+        cells: list[list[str] | None] = []
         for bid in inputs.cells:
             found = judged.get(bid) if bid is not None else None
             if found is None:

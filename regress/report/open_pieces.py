@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 
+from regress.core.records import BenchmarkId
 from regress.report import settled
 from regress.report.bench_chunks import Chunks, push
 from regress.report.chunk_grid import CHUNK
@@ -43,7 +44,7 @@ def pieces(grid) -> list[int]:
     return [k for k in grid.listed(()) if k >= grid.closed * CHUNK]
 
 
-def write(site, pages, group: str, made: list[tuple[object, Chunks]]) -> list[str]:
+def write(site, pages, group: str, made: list[tuple[BenchmarkId, Chunks]]) -> list[str]:
     """The group's shared files written (each kept while it stands); their paths, for every page of the group.
     `made`: each benchmark of the group with its chart's chunks."""
     grid = made[0][1].grid

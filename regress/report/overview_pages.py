@@ -6,14 +6,17 @@ import functools
 import hashlib
 import json
 import time
+from collections.abc import Callable
+
+import jinja2
 
 from regress import __version__
 from regress.core.kinds import Kind
-from regress.core.records import CommitInfo, CommitResult
+from regress.core.records import BenchmarkId, CommitInfo, CommitResult
 from regress.core.units import percent
 from regress.report import detects, shown
 from regress.report.chart_pages import short_name
-from regress.report.data import Step, compare
+from regress.report.data import Series, Step, compare
 from regress.report.links import iso
 
 MAX_CHANGES_ON_OVERVIEW = 100
@@ -26,6 +29,22 @@ def _result_at(table, i: int):
 
 class OverviewPages:
     """Page renderers of `Site` (its fields: series, changes, commits, ...)."""
+
+    # What the pages read of `Site` (report/builder.py), which sets or defines each.
+    series: list[Series]
+    commits: list[CommitInfo]
+    ids: list[BenchmarkId]
+    labels: dict[str, list[BenchmarkId]]
+    bench_href: dict[BenchmarkId, str]
+    label_href: dict[str, str]
+    changes: list[dict]
+    threshold: float
+    baseline: str | None
+    title: str
+    repo_url: str
+    env: jinja2.Environment
+    context: Callable[[str], dict]
+    _change_row: Callable[[dict, str], dict]
 
     # -- overview, JSON and feed --------------------------------------------------
 
@@ -86,10 +105,10 @@ class OverviewPages:
             benchmarks = []
             for bid in ids:
                 latest, figures = [], []
-                for s, judged, n in zip(self.series, newest_verdicts, cores):
+                for s, recent, n in zip(self.series, newest_verdicts, cores):
                     track = s.tracks.get(bid)
                     latest.append(shown.text(float(shown.values(track)[-1])) if track is not None else "")
-                    figures.append(detects.cell(judged.get(bid, (0, None))[1], self.threshold, n))
+                    figures.append(detects.cell(recent.get(bid, (0, None))[1], self.threshold, n))
                 benchmarks.append(
                     {
                         "name": str(bid),
@@ -128,7 +147,7 @@ class OverviewPages:
             return {"kind": kind, "title": title, "base": None, "missing": missing}
         # As `regress compare` judges it: with the commit before base as history, when there is one.
         verdicts = judged if judged is not None else compare(base, head, threshold=self.threshold, before=before)
-        counts = {}
+        counts: dict[Kind, int] = {}
         for v in verdicts:
             counts[v.verdict] = counts.get(v.verdict, 0) + 1
         notable = sorted(

@@ -45,7 +45,8 @@ def encode(prefix: Prefix) -> bytes:
     for name in FIELDS:
         arrays[f"slot_{name}"] = _cat([c.slots[name] for _, c in marks], None)
     out = io.BytesIO()
-    np.savez(out, **arrays)
+    # mypy matches **arrays against savez's `allow_pickle: bool` (numpy 2.1+); no key is named so.
+    np.savez(out, **arrays)  # type: ignore[arg-type]
     return out.getvalue()
 
 

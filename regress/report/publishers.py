@@ -169,6 +169,7 @@ class BenchPages(Publisher):
 
     def _joined(self, site, pages: Pages) -> None:
         """The child's part taken in, or (no answer, or one that does not read) made here."""
+        assert self.child is not None  # `write` joins only where there is a child
         data, self.child = self.child.get(), None
         if data is not None:
             try:

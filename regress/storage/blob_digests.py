@@ -22,7 +22,7 @@ def row(data: bytes, digest: str) -> tuple[str, str]:
 
 def known(db: sqlite3.Connection, blobs: list[str]) -> dict[str, str]:
     """blob id -> content digest, of those of `blobs` the summary has seen."""
-    out = {}
+    out: dict[str, str] = {}
     for k in range(0, len(blobs), 500):
         part = blobs[k : k + 500]
         marks = ",".join("?" * len(part))

@@ -91,7 +91,7 @@ def folders(root: Path) -> set[tuple[str, str]]:
     listed = read(root)
     if listed is None:
         return set()
-    return {tuple(rel.split("/")[:2]) for rel in listed.files if rel.count("/") == 2}
+    return {(machine, env) for machine, env, _ in (rel.split("/") for rel in listed.files if rel.count("/") == 2)}
 
 
 def blob_of(root: Path, rel: str) -> str | None:

@@ -74,7 +74,7 @@ def _is_code(name: str, cfg: Config) -> bool:
 
 
 def _root_code(tree: git.Tree, cfg: Config) -> list[tuple[str, str]]:
-    return [(o.path, o.hexsha) for o in tree if _is_code(o.name, cfg)]
+    return [(str(o.path), o.hexsha) for o in tree if _is_code(o.name, cfg)]
 
 
 def paths_of(cfg: Config, tree: git.Tree) -> list[tuple[str, str]]:

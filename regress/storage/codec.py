@@ -43,7 +43,7 @@ _RECORDS = {
         records.CommitResult,
     )
 }
-_ALLOWED = {("regress.core.records", name): cls for name, cls in _RECORDS.items()}
+_ALLOWED: dict[tuple[str, str], type] = {("regress.core.records", name): cls for name, cls in _RECORDS.items()}
 _ALLOWED.update({("regress.model", name): cls for name, cls in _RECORDS.items()})  # formats 1-3
 _ALLOWED[("regress.core.kinds", "FailureKind")] = FailureKind
 
@@ -102,4 +102,5 @@ def decode(data: bytes, where: str) -> records.CommitResult:
         raise RegressError(
             f"{where} is not a valid regress result file ({why}); delete it and measure that commit again"
         ) from None
+    assert isinstance(result, records.CommitResult)  # what _CHECK_RESULT passes
     return result if version >= 6 else upgrade.one_run(result)

@@ -143,6 +143,7 @@ class Computed:
 
     def _files(self) -> set[str]:
         """The files this kind's rows name (`spill`)."""
+        assert self._db is not None  # open until `close`
         rows = self._db.execute(
             "SELECT value FROM computed WHERE kind = ? AND substr(value, 1, ?) = ?",
             (self.kind, len(spill.MARK), spill.MARK),
@@ -164,7 +165,7 @@ def kept(
 ) -> T:
     """What `compute` gives for machine/env's files `shas` (in history order) and `params`: kept if none
     of those files changed (by content digest) nor the analysis code, else computed and kept."""
-    entry = Kept(store, kind, machine, env, shas, params, decode, digests)
+    entry: Kept[T] = Kept(store, kind, machine, env, shas, params, decode, digests)
     try:
         if entry.found is not None:
             return entry.found

@@ -58,7 +58,7 @@ def headers(
     for sha in digests:
         (_, blob), *_ = listed(db, machine, env, [sha]) or [(sha, None)]
         try:
-            out.append(entry_pickle.load(blob, CommitResult))
+            out.append(entry_pickle.load(blob or b"", CommitResult))  # no entry: b"" fails to load, as a bad one
         except entry_pickle.ERRORS:
             stale(sha)
             result = store.load_or_refuse(machine, env, sha)

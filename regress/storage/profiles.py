@@ -53,7 +53,7 @@ def save(
     where = folder(results, machine, env, sha)
     name = slug(bid)
     trace_path = where / f"{name}.trace.json" if trace is not None else None
-    if trace_path is not None:
+    if trace_path is not None and trace is not None:
         write_atomic(trace_path, trace, sync=False)
     doc = {
         "format": FORMAT,

@@ -75,6 +75,7 @@ def fetch(repo: git.Repo, remote: str, branch: str, *, partial: bool = False) ->
         ) from None
     try:
         listed = repo.git.ls_remote("--heads", remote, f"refs/heads/{branch}")
+        assert isinstance(listed, str)  # a git command's output, without as_process or with_extended_output
         if not listed.strip():
             return None
         cut = ("--depth", "1", "--filter=blob:none") if partial else ()

@@ -133,7 +133,7 @@ class Store:
                 # Nothing measured is lost: the file as it was goes aside, where the message says.
                 kept = path.parent / "replaced" / f"{path.stem}.{time.time_ns()}.pkl"
                 write_atomic(kept, stored)
-                changed = [dataclasses.replace(c, why=f"{c.why}; the old file is kept as {kept}") for c in changed]
+                changed = tuple(dataclasses.replace(c, why=f"{c.why}; the old file is kept as {kept}") for c in changed)
             if replaced is not None:
                 replaced.extend(changed)
         self._write(path, result)

@@ -33,6 +33,7 @@ import gc
 import hashlib
 import os
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 
 from regress.core import records
@@ -269,12 +270,13 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
                 touches.append((size, mtime, machine, env, sha))
                 blob, error = row[3], row[4]
             else:
+                fields: tuple[bytes | None, str | None, bytes | None, bytes | None]
                 try:
-                    entry = _entry(codec.decode(data, str(path)))
+                    fields = _entry(codec.decode(data, str(path)))
                 except RegressError as exc:
-                    entry = (None, str(exc), None, None)
-                writes.append((machine, env, sha, size, mtime, digest, *entry))
-                blob, error = entry[at], entry[1]
+                    fields = (None, str(exc), None, None)
+                writes.append((machine, env, sha, size, mtime, digest, *fields))
+                blob, error = fields[at], fields[1]
                 if len(writes) >= FLUSH:  # a rebuild of 10,000 files: a batch's entries in memory at a time
                     _write(db, writes, [], [], blobs)
                     writes, blobs = [], []
@@ -300,7 +302,7 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
     return out
 
 
-def _write(db: sqlite3.Connection, writes: list, touches: list, gone: list, blobs: list = ()) -> None:
+def _write(db: sqlite3.Connection, writes: list, touches: list, gone: list, blobs: Sequence = ()) -> None:
     if writes or touches or gone or blobs:
         db.execute("BEGIN IMMEDIATE")
         db.executemany(blob_digests.INSERT, blobs)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict
 
 from regress.core.records import CompileStats
 
@@ -32,6 +32,13 @@ def cannot_compile(backend: str) -> str | None:
     if not compiler:
         return "torch.compile (inductor) needs a C++ compiler, which this machine lacks"
     return None
+
+
+class _CompileArgs(TypedDict, total=False):
+    """What `first_call` passes torch.compile."""
+
+    backend: str
+    mode: str
 
 
 class CompiledCall:
@@ -57,7 +64,7 @@ class CompiledCall:
 
         torch._dynamo.reset()
         counters.clear()
-        kwargs = {"backend": self.backend}
+        kwargs: _CompileArgs = {"backend": self.backend}
         if self.mode is not None:
             kwargs["mode"] = self.mode
         self.compiled = torch.compile(self.fn, **kwargs)
@@ -78,6 +85,7 @@ class CompiledCall:
 
         if self.first is None:
             self.first_call()
+        assert self.first is not None  # `first_call` sets it
         started, seconds, frames = self.first
         return CompileStats(
             compile_time=seconds,

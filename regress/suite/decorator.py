@@ -183,7 +183,7 @@ class BenchmarkDefinition:
                     description=description,
                 )
                 if self.compile:
-                    timer.__regress_compiled__ = made
+                    timer.__regress_compiled__ = made  # type: ignore[attr-defined]  # a mark the worker reads back
                 yield timer
 
 

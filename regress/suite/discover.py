@@ -27,7 +27,7 @@ class Entry:
     spec: TaskSpec
     origin: str
     timer: Any  # torch.utils.benchmark.Timer, or None when skipped
-    module: types.ModuleType
+    module: types.ModuleType | None  # None for a pytest test (`item`)
     skip: str | None = None  # why it can't run on this machine
     track: Any = None  # a TrackDefinition: a value to record instead of a Timer to time
     item: Any = None  # a pytest Item (pytest_suite.py): its test's benchmark call is what is timed
@@ -234,7 +234,7 @@ def drop_duplicates(entries: list[Entry], failures: list[Failure]) -> tuple[list
     for bid, origins in dupes.items():
         failures.append(
             Failure(
-                "suite",
+                FailureKind.SUITE,
                 f"two benchmarks share the identity '{bid}' ({' and '.join(origins)}); "
                 "give them distinct label, sub_label, description or num_threads",
                 origins[0].split(" ")[0],

@@ -108,7 +108,7 @@ def _dotted(node: ast.AST) -> str:
 
 def _from_regress(tree: ast.Module) -> set[str]:
     """Names a module binds to regress's decorators (`from regress import benchmark as b`) or to regress itself."""
-    names = set()
+    names: set[str] = set()
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.module == "regress" and node.level == 0:
             names.update(a.asname or a.name for a in node.names if a.name in ("benchmark", "track"))

@@ -108,6 +108,7 @@ def prepare(where: Path, *, root: Path, shown_root: Path, pytest_args: tuple[str
         return out
     if not tests:
         return out
+    assert session is not None  # tests without a session returned above
     try:
         pytest_suite.collect(session, tests)
     except Exception as exc:  # noqa: BLE001 - a conftest hook or plugin that raises while collecting

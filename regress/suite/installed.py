@@ -83,9 +83,9 @@ def _setup_py(root: Path) -> dict[str, str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "setup":
             for kw in node.keywords:
-                literal = isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)
-                if kw.arg in ("name", "version") and literal:
-                    found[kw.arg] = kw.value.value
+                literal = kw.value.value if isinstance(kw.value, ast.Constant) else None
+                if kw.arg in ("name", "version") and isinstance(literal, str):
+                    found[kw.arg] = literal
     return found
 
 

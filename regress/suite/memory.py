@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 import timeit
+from typing import Any
 
 from regress.core.records import MemoryUse
 from regress.suite.timing import is_cpp
@@ -25,7 +26,8 @@ class _Window:
 
     def __init__(self, torch) -> None:
         self.torch = torch
-        self.prof = None
+        # torch's legacy profiler, once on: read dynamically, as its events' API differs between torch versions.
+        self.prof: Any = None
         self.cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
         self.cuda_use: MemoryUse | None = None
 

@@ -76,8 +76,8 @@ def run(args) -> int:
             from regress.flows import detects as detect_flow
             from regress.output import detects
 
-            at, found = detect_flow.at_newest(cfg, cfg.env, threshold=threshold)
-            seen = [detects.seen_json(s) for s in found if wanted.search(str(s.id))]
+            at, detected = detect_flow.at_newest(cfg, cfg.env, threshold=threshold)
+            seen = [detects.seen_json(s) for s in detected if wanted.search(str(s.id))]
         print(
             render.steps_json(
                 steps,

@@ -65,6 +65,7 @@ def run(args) -> int:
         return refused(synced.conflicts, "the local copies were kept")
     synced = sync.push(cfg, remote=args.remote, branch=args.branch, retries=args.retries, say=err)
     if synced.written:
+        assert synced.tip is not None  # files were pushed to it
         print(f"pushed {plural(synced.written, 'result file')} to {where} ({synced.tip[:10]})")
     elif synced.tip is None:
         print(f"no results in {cfg.results_dir} to push; measure some with `regress run HEAD`")

@@ -119,7 +119,7 @@ def _print_summary(result: CommitResult) -> None:
     print(head)
     for line in problems:
         print(line)
-    reasons = {r.failure.message for r in result.skipped} | {
+    reasons = {r.failure.message for r in result.skipped if r.failure is not None} | {
         f.message for f in result.failures if f.kind == FailureKind.SKIPPED
     }
     for reason in sorted(reasons):

@@ -59,6 +59,7 @@ def run(args) -> int:
         for r in result.failed:
             print(f"failed: {prefix}{r.id}: {r.failure}")
         for r in result.skipped:
+            assert r.failure is not None  # a skip is a failure of kind SKIPPED
             print(f"skipped: {prefix}{r.id}: {r.failure.message}")
         for f in result.failures:
             print(f"{'skipped' if f.kind == FailureKind.SKIPPED else 'problem'}: {prefix}{f}")
