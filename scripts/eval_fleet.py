@@ -13,8 +13,11 @@ its shift against the other runs and its rounds' spread.
 Each simulated history is 200 pushes x 20 benchmarks. Push k's job lands on a
 runner of one of four CPU types (speeds 1.0, 0.87, 1.13 and 1.3: the 10-30%
 spread between hosted-runner CPU generations, docs/statistics.md), with a
-per-benchmark interaction of 3% (sd) per type, and takes a real invocation's
-luck drawn at random. Every benchmark gets two planted steps, of 5, 10, 20 or
+per-benchmark interaction of 3% (sd) per type, and takes one real
+invocation's luck drawn at random: each of its benchmarks the luck of one of
+that invocation's benchmarks, so a slow mode that held a real run holds the
+simulated push alike (drawn per benchmark from any invocation, a run's other
+benchmarks would hide it). Every benchmark gets two planted steps, of 5, 10, 20 or
 30%, up or down, at random pushes. Scored with pairing (the job measures the
 parent again in its run, as `regress run HEAD --paired`) and without (HEAD
 alone): `regressions` (changepoints.find_steps) against the planted steps, and
@@ -62,14 +65,16 @@ INTERACTION = 0.03
 SIZES = (0.05, 0.10, 0.20, 0.30)
 
 
-def real_luck(sources: list[Path]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(parent rounds, head rounds) / true level, of every paired run and unchanged benchmark.
+def real_luck(sources: list[Path]) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+    """Per paired run: (parent rounds, head rounds) / true level of each of its unchanged benchmarks.
 
     A benchmark's true level between two of its planted changes is the median,
     over every run and commit of that stretch, of the runs' levels: what is
     left after dividing by it is the invocation's luck, its shift included.
+    Kept per run: a run's benchmarks share its machine's state (a slow mode
+    holds them all at once), which the slow-mode test reads.
     """
-    pool = []
+    groups: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]] = {}
     for src in sources:
         meta = json.loads((src / "meta.json").read_text())
         order = [sha for sha, _ in meta["commits"]]
@@ -94,14 +99,16 @@ def real_luck(sources: list[Path]) -> list[tuple[np.ndarray, np.ndarray]]:
                     by_run.setdefault(run, {})[sha] = np.asarray(values)
                     levels_of.setdefault(stretch[sha], []).append(min(values))
             true = {k: float(np.median(v)) for k, v in levels_of.items()}
-            for measured in by_run.values():
+            for run_id, measured in by_run.items():
                 if len(measured) != 2:
                     continue
                 parent, head = sorted(measured, key=order.index)
                 if stretch[parent] != stretch[head]:
                     continue  # a planted change for this benchmark: not luck
-                pool.append((measured[parent] / true[stretch[parent]], measured[head] / true[stretch[head]]))
-    return pool
+                groups.setdefault((str(src), run_id), []).append(
+                    (measured[parent] / true[stretch[parent]], measured[head] / true[stretch[head]])
+                )
+    return list(groups.values())
 
 
 def _result(bid: int, values: np.ndarray, run: str) -> BenchmarkResult:
@@ -126,8 +133,9 @@ def history(rng: np.random.Generator, pool, *, paired: bool):
         t = rng.integers(len(TYPES))
         run = f"20260101T{k:06d}-fleet"
         cpu_of[run] = f"CPU type {t}"  # the fingerprint records the runner's CPU model
+        luck = pool[rng.integers(len(pool))]  # one real run's luck for every benchmark of this push
         for b in range(BENCHMARKS):
-            parent, head = pool[rng.integers(len(pool))]
+            parent, head = luck[rng.integers(len(luck))]
             speed = 1e-4 * TYPES[t] * interaction[t, b]
             held[k][b].append((run, truth[b, k] * speed * head))
             if paired and k:
@@ -217,8 +225,9 @@ def main() -> None:
     p.add_argument("--notify", action="store_true", help="also score `regress notify` after every push (paired)")
     args = p.parse_args()
     pool = real_luck([Path(s).resolve() for s in args.sources])
-    print(f"{len(pool)} real (parent, head) round sets from {len(args.sources)} push evaluations")
-    shift = [math.log(stats.level(h) / stats.level(pa)) for pa, h in pool]
+    sets = [pair for run in pool for pair in run]
+    print(f"{len(sets)} real (parent, head) round sets from {len(pool)} runs of {len(args.sources)} push evaluations")
+    shift = [math.log(stats.level(h) / stats.level(pa)) for pa, h in sets]
     print(f"their paired A/A differences: scaled MAD {1.4826 * np.median(np.abs(shift)) * 100:.2f}%")
     for paired in (True, False):
         tally: Counter = Counter()
