@@ -105,10 +105,11 @@ def test_mul_sum_computed_twice_shows_twice_the_calls(repo):
 
 
 def test_without_bench_explain_takes_the_benchmarks_compare_calls_changed(repo):
-    # Four times the work: a regression however busy the machine (the test shares it).
+    # Four times the work: a regression however busy the machine (the test shares it), once each side has
+    # rounds enough that all of them landing 3-4x slow is ruled out (the slow-mode test, analysis/modes.py).
     base = repo.commit("batched dot", {"src/mypkg/__init__.py": ONCE, "benchmarks/bench_work.py": DOT_SUITE})
     head = repo.commit("compute it four times", {"src/mypkg/__init__.py": FOUR_TIMES})
-    repo.regress("run", base, head, check=True)
+    repo.regress("run", base, head, "--min-rounds", "8", check=True)
     verdict = json.loads(repo.regress("compare", base, head, "--format", "json", check=True).stdout)
     assert verdict["verdicts"][0]["verdict"] == "regression", verdict
     doc = json.loads(repo.regress("explain", base, head, "--format", "json", check=True).stdout)
@@ -141,7 +142,7 @@ def test_the_pull_request_check_shows_the_top_operator_rows_under_a_regression(r
     repo.git("checkout", "-q", "-b", "feature")
     repo.commit("compute it four times", {"src/mypkg/__init__.py": FOUR_TIMES})
     summary = tmp_path / "summary.md"
-    proc = repo.regress("check", "main", "--rounds", "3", "--summary", str(summary))
+    proc = repo.regress("check", "main", "--rounds", "6", "--summary", str(summary))
     assert proc.returncode == 1, proc.stderr
     md = summary.read_text()
     assert "Operators behind each regression" in md
