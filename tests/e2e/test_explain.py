@@ -109,7 +109,7 @@ def test_without_bench_explain_takes_the_benchmarks_compare_calls_changed(repo):
     # rounds enough that all of them landing 3-4x slow is ruled out (the slow-mode test, analysis/modes.py).
     base = repo.commit("batched dot", {"src/mypkg/__init__.py": ONCE, "benchmarks/bench_work.py": DOT_SUITE})
     head = repo.commit("compute it four times", {"src/mypkg/__init__.py": FOUR_TIMES})
-    repo.regress("run", base, head, "--min-rounds", "8", check=True)
+    repo.regress("run", base, head, "--min-rounds", "8", "--max-rounds", "8", check=True)
     verdict = json.loads(repo.regress("compare", base, head, "--format", "json", check=True).stdout)
     assert verdict["verdicts"][0]["verdict"] == "regression", verdict
     doc = json.loads(repo.regress("explain", base, head, "--format", "json", check=True).stdout)
