@@ -21,8 +21,9 @@ benchmarks would hide it). Every benchmark gets two planted steps, of 5, 10, 20 
 30%, up or down, at random pushes. Scored with pairing (the job measures the
 parent again in its run, as `regress run HEAD --paired`) and without (HEAD
 alone): `regressions` (changepoints.find_steps) against the planted steps, and
-each push's verdict (`diff.compare` of the push against its parent, the
-allowance for separate runs from the history); with --notify, also the
+each push's verdict (`regress compare` of the push against its parent as
+it reads when the push lands: the allowance for separate runs from the
+history, the parent's parent as a neighbour); with --notify, also the
 regression steps `regress notify` newly finds after each push.
 """
 
@@ -83,7 +84,7 @@ def real_luck(sources: list[Path]) -> list[list[tuple[np.ndarray, np.ndarray]]]:
         (machine,) = store.machines()
         results = {c.commit.sha: c for c in store.history(machine, "default")}
         ids = {r.id for c in results.values() for r in c.results}
-        for bid in ids:
+        for bid in sorted(ids, key=str):  # a fixed order: the simulation is the same for one --seed
             name = bid.sub_label.split()[0]
             stretch, k = {}, 0
             for sha in order:
@@ -203,7 +204,14 @@ def score(hist, planted, tally: Counter) -> None:
         tally[f"steps {size} found"] += (b, k) in hits
     apart = runs.apart_for(hist, {}, cores=4)
     for k in range(1, PUSHES):
-        for v in diff.compare(hist[k - 1], hist[k], apart=apart):
+        # As `regress compare PARENT HEAD` says it when the push lands: the parent's parent, measured, is a
+        # neighbour (the blip rule); nothing after the head exists yet.
+        verdicts = diff.compare(hist[k - 1], hist[k], apart=apart)
+        if k >= 2:
+            verdicts = diff.with_neighbours(
+                verdicts, hist[k - 1], hist[k], hist[k - 2], None, threshold=0.05, apart=apart
+            )
+        for v in verdicts:
             b = int(v.id.sub_label[1:])
             want = planted.get((b, k))
             eval_rounds.tally_detectable(tally, v.detectable, want, v.verdict)
