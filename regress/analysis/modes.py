@@ -183,13 +183,11 @@ def luck(
     else:
         return None
     alpha = ALPHA if alpha is None else alpha
-    apart = isinstance(pool, Apart)
-    if isinstance(pool, Apart):
-        own, pool = pool.of(name), None
-        if not len(own):
-            own = relative(faster)
+    if isinstance(pool, Apart):  # separate runs: the slower side's run's own share, drawn toward nothing
+        own, pool, apart = pool.of(name), None, True
     else:
-        pool = pool() if callable(pool) else pool
+        own, pool, apart = np.zeros(0), (pool() if callable(pool) else pool), False
+    if not len(own):
         own = relative(faster)
     p = share(own, math.log(ratio), pool)
     n = sum(len(g) for g in slower)

@@ -25,8 +25,6 @@ import socket
 import sys
 import traceback
 
-MAX_MESSAGE = 1 << 22
-
 
 def wait_status(pid: int, flags: int) -> int | None:
     try:
@@ -115,14 +113,7 @@ def serve(fd: int) -> None:
             import pytest  # noqa: F401
     commits = zygote.Commits(server, child, wait_status)
     server.send(json.dumps({"ready": os.getpid()}).encode())
-    while True:
-        try:
-            data, fds, _flags, _addr = socket.recv_fds(server, MAX_MESSAGE, 2)
-        except OSError:
-            return
-        if not data:
-            return
-        req = json.loads(data)
+    for req, fds in zygote.requests(server):
         if req["op"] == "fork":
             report_fd, log_fd = fds
             # A commit whose suites are collected once forks its rounds itself (zygote.py).

@@ -104,11 +104,11 @@ class ForkServer:
         self.pid = 0
 
     def _start(self) -> None:
-        self._spawn()
-        self._ready()
+        self.spawn()
+        self.ready()
 
-    def _spawn(self) -> None:
-        """Start the interpreter; `_ready` waits for it (several servers import torch at once)."""
+    def spawn(self) -> None:
+        """Start the interpreter; `ready` waits for it (several servers import torch at once)."""
         self._started = time.monotonic()
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
@@ -131,7 +131,7 @@ class ForkServer:
             theirs.close()
         self._sock = mine
 
-    def _ready(self) -> None:
+    def ready(self) -> None:
         mine, proc = self._sock, self._proc
         assert mine is not None and proc is not None
         mine.settimeout(SERVER_START_TIMEOUT)
@@ -225,9 +225,9 @@ class ServerPool:
             began = time.monotonic()
             try:
                 for server in self.servers:
-                    server._spawn()
+                    server.spawn()
                 for server in self.servers:
-                    server._ready()
+                    server.ready()
             except ServerFailed:
                 self.close()
                 raise

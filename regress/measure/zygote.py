@@ -49,6 +49,21 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 MAX_MESSAGE = 1 << 22
+
+
+def requests(sock: socket.socket):
+    """Each request on a server's socket, as (its JSON, the file descriptors sent with it), until the runner
+    closes its end: the fork server's loop and a commit process's alike."""
+    while True:
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(sock, MAX_MESSAGE, 2)
+        except OSError:
+            return
+        if not data:
+            return
+        yield json.loads(data), fds
+
+
 # Commit processes kept per server; the least recently used goes first.
 KEPT = 16
 # How long a commit process may take to collect before its commit's rounds collect for themselves
@@ -207,14 +222,7 @@ def serve(sock: socket.socket, job_data: dict, child, wait_status) -> None:
         sock.send(json.dumps({"direct": why}).encode())
         return
     sock.send(json.dumps({"ready": True, "seconds": time.monotonic() - started}).encode())
-    while True:
-        try:
-            data, fds, _flags, _addr = socket.recv_fds(sock, MAX_MESSAGE, 2)
-        except OSError:
-            return
-        if not data:
-            return
-        req = json.loads(data)
+    for req, fds in requests(sock):
         if req["op"] == "fork":
             report_fd, log_fd = fds
             pid = os.fork()
