@@ -18,14 +18,13 @@ would call them noisy. Pure: a history in, Steps out.
 
 from __future__ import annotations
 
-import bisect
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from regress.analysis import diff, ranktest, runs, sealed, stats, trusted_levels
-from regress.analysis.segments import PENALTY, breakpoints_resumed, noise_scale, robust
+from regress.analysis import diff, ranktest, runs, stats, trusted_levels
+from regress.analysis.segments import PENALTY, breakpoints_of, noise_scale, robust
 from regress.analysis.table import Table, as_table
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId
@@ -150,53 +149,22 @@ def find_steps(
 def candidates(
     history, *, threshold: float = 0.05, penalty: float = PENALTY, code: dict[str, str] | None = None
 ) -> list[Candidate]:
-    """Every move of every benchmark that the history's own evidence supports (`search`'s)."""
-    return search(history, threshold=threshold, penalty=penalty, code=code).found
-
-
-@dataclass(frozen=True)
-class Search:
-    found: list[Candidate]
-    prefix: sealed.Prefix | None  # what the sealed part gave, to keep for the next search (None: none)
-    changed: bool  # other than the one it was given
-
-
-def search(
-    history,
-    *,
-    threshold: float = 0.05,
-    penalty: float = PENALTY,
-    code: dict[str, str] | None = None,
-    kept: sealed.Prefix | None = None,
-) -> Search:
     """Every move of every benchmark that the history's own evidence supports: the segmentation's
     cuts grouped into moves, past the threshold, no blip, not the newest two commits. Reads no
-    rounds (only the table's figures), so it can run beside the rest of a site build. `kept`: the
-    last search's sealed part, used where it was made from the same (`analysis/sealed.py`)."""
+    rounds (only the table's figures). Each benchmark's noise scale is its whole history's
+    (`segments.noise_scale`), whatever the history's length."""
     table = as_table(history)
     known = [c.fingerprint.cores for c in table.history if c.fingerprint.cores]
     cores = min(known) if known else 0
-    found_series, key, below = trusted_levels.sealed_series(table, threshold=threshold, code=code, kept=kept)
-    s = sealed.point(len(table.history))
-    clipped, counts = [], []
-    for positions, levels_found in found_series.values():
+    found_series = trusted_levels.series(table, threshold=threshold, code=code)
+    clipped = []
+    for _, levels_found in found_series.values():
         raw = np.log(np.asarray(levels_found, dtype=float))
-        # The sealed levels' noise and centre, where there are enough of them to tell.
-        count = bisect.bisect_left(positions, s)
-        count = count if count >= sealed.FEWEST else 0
-        scale = noise_scale(raw[:count] if count else raw)
+        scale = noise_scale(raw)
         # Levels, tests and the search all see outliers clipped to the edge of the noise.
         clipped.append((robust(raw, scale), scale))
-        counts.append(count)
-    same = kept is not None and kept.digest == key
-    resume = [kept.checkpoints.get(bid) if same and kept is not None else None for bid in found_series]
-    # Every benchmark's search at once, each carried on from its sealed checkpoint where it is the same.
-    all_cuts, checkpoints = breakpoints_resumed(clipped, counts, resume, penalty=penalty)
-    prefix = None
-    if s:
-        marks = {bid: c for bid, c in zip(found_series, checkpoints) if c is not None}
-        prefix = sealed.Prefix(key, below, marks)
-    changed = prefix is not None and not (same and all(a is b for a, b in zip(resume, checkpoints)))
+    # Every benchmark's search at once.
+    all_cuts = breakpoints_of(clipped, penalty=penalty)
     out: list[Candidate] = []
     for (bid, (positions, _)), (logs, _), cuts in zip(found_series.items(), clipped, all_cuts):
         # A move compare across it could call a change (an estimate of half the threshold, `judge`); a
@@ -240,7 +208,7 @@ def search(
                 positions[cuts[a] - 1],
             )
             out.append(Candidate(bid, start, end, prior, math.exp(la - lb), own_before, own_after, p))
-    return Search(out, prefix, changed)
+    return out
 
 
 def _ok(table: Table, position: int, bid: BenchmarkId) -> bool:

@@ -139,14 +139,14 @@ def fit_many(batch: list[tuple[Observations, dict[str, dict[int, float]] | None]
 
     Least squares on y = level[node] + model[cpu] + own[run], solved directly
     (`level_solve`: a chain of a thousand pushes is one sparse solve, the
-    runs past a sealed prefix small dense blocks, one a benchmark), the run's own shift weakly
+    runs of short histories small dense blocks, one a benchmark), the run's own shift weakly
     pulled toward zero (RUN_PRIOR) and the CPU model's only faintly (its
     offset). Runs on one CPU model are then comparable up to a
     few percent, so levels measured by different pushes on one model hold
     each other in place, while a change of model moves nothing. Then a few
     reweighted solves (Huber) so that one odd measurement pulls less.
-    `fixed`: {"node": {code: level}, "cpu": {code: shift}} already estimated (a sealed prefix's,
-    `analysis/sealed.py`): held as they are, the rest fitted around them. The batch's benchmarks
+    `fixed`: {"node": {code: level}, "cpu": {code: shift}} already estimated: held as they are, the
+    rest fitted around them. The batch's benchmarks
     are one system: one solve a reweighting, not two hundred (whose scipy.sparse calls,
     not their arithmetic, took most of a site build's fitting time)."""
     parts, ys, node_at, node_col, rest_at, rest_col, pulls, blocks = [], [], [], [], [], [], [], []
@@ -233,4 +233,42 @@ def fit_many(batch: list[tuple[Observations, dict[str, dict[int, float]] | None]
                 "cpu": dict(zip(part.models.tolist(), shifts.tolist())),
             }
         )
+    return out
+
+
+def points(
+    table, code: dict[str, str], rows: np.ndarray, off: set[int]
+) -> dict[BenchmarkId, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per benchmark measured in the given run rows: its positions (ascending), their nodes and the fitted
+    log levels there, every benchmark fitted at once over the whole history (`fit_many`).
+    `off`: positions whose lone runs are left out (measured while the machine was off its usual speed)."""
+    found = observed(table, code, rows, off)
+    fitted = fit_many([(obs, None) for obs in found.values()])
+    out = {}
+    for (bid, obs), fit in zip(found.items(), fitted):
+        positions = np.unique(obs.position)
+        nodes = obs.node[np.searchsorted(obs.position, positions, sorter=np.argsort(obs.position, kind="stable"))]
+        out[bid] = (positions, nodes, np.asarray([fit["node"][n] for n in nodes.tolist()], dtype=float))
+    return out
+
+
+def chart(history, code: dict[str, str] | None = None) -> dict[BenchmarkId, tuple[np.ndarray, np.ndarray]]:
+    """Per benchmark: the history positions it was measured at (ascending) and its level there (seconds)
+    with every run's shift taken out, from every run."""
+    table = as_table(history)
+    found = points(table, code or {}, np.ones(len(table.run_pos), dtype=bool), set())
+    return {bid: (positions, np.exp(logs)) for bid, (positions, _, logs) in found.items()}
+
+
+def observed(table, code: dict[str, str], rows: np.ndarray, off: set[int]) -> dict[BenchmarkId, Observations]:
+    """Per benchmark, its observations in the given run rows, less a lone run's while the machine was off."""
+    out = {}
+    for bid, obs in observations(table, code, lambda t: rows).items():
+        if off:  # a run of one node measured while the machine was off: left out
+            nodes_of_run = np.unique(np.column_stack([obs.run, obs.node]), axis=0)[:, 0]
+            runs, count = np.unique(nodes_of_run, return_counts=True)
+            lone = np.isin(obs.run, runs[count == 1])
+            obs = obs.only(~(np.isin(obs.position, list(off)) & lone))
+        if len(obs):
+            out[bid] = obs
     return out

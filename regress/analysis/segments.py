@@ -59,28 +59,11 @@ def running_median(logs: np.ndarray) -> np.ndarray:
 def breakpoints_of(series: list[tuple[np.ndarray, float]], *, penalty: float = PENALTY) -> list[list[int]]:
     """Per (clipped log levels, noise scale): the start of every segment after the first.
 
-    Penalised least squares on the levels in noise units, every segment at
-    least MIN_SEGMENT long: the exact optimal partition (`partition`), of
-    every benchmark at once.
+    Penalised least squares on the levels in noise units, centred on their
+    median, every segment at least MIN_SEGMENT long: the exact optimal
+    partition (`partition`), of every benchmark at once.
     """
-    return breakpoints_resumed(series, [0] * len(series), [None] * len(series), penalty=penalty)[0]
-
-
-def breakpoints_resumed(
-    series: list[tuple[np.ndarray, float]],
-    sealed: list[int],
-    resume: list[partition.Checkpoint | None],
-    *,
-    penalty: float = PENALTY,
-) -> tuple[list[list[int]], list[partition.Checkpoint | None]]:
-    """`breakpoints_of`, each series carried on from its `resume` checkpoint and checkpointed two levels
-    before its first `sealed` ones end, the last whose clipping reads only sealed levels
-    (`analysis/sealed.py`), and centred on the median of the levels before that checkpoint (all, where none)."""
     z = [np.asarray(c, dtype=float) / scale for c, scale in series]
-    keep_at = [max(k - WINDOW // 2, 0) for k in sealed]
-    # Centred on the levels the checkpoint covers: the last sealed ones' clipping reads newer levels (or,
-    # where all are sealed, none), so a centre of every sealed level moved with the next push and no
-    # checkpoint was ever resumed across a seal (16 s at 10,000 commits, the build after).
-    centred = [v - np.median(v[:t] if t else v) if len(v) else v for v, t in zip(z, keep_at)]
-    found, kept = partition.search(centred, penalty, MIN_SEGMENT, resume=resume, keep_at=keep_at)
-    return [cuts if len(v) >= 2 * MIN_SEGMENT else [] for cuts, v in zip(found, z)], kept
+    centred = [v - np.median(v) if len(v) else v for v in z]
+    found = partition.cuts_of(centred, penalty, MIN_SEGMENT)
+    return [cuts if len(v) >= 2 * MIN_SEGMENT else [] for cuts, v in zip(found, z)]

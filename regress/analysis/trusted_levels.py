@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from regress.analysis import sealed, sealed_fit, stats
+from regress.analysis import levels, stats
 from regress.analysis.table import as_table
 from regress.core.records import BenchmarkId
 
@@ -24,35 +24,25 @@ from regress.core.records import BenchmarkId
 UNSETTLED = 0.20
 
 
-def machine_outliers(history, *, threshold: float, upto: int = 0) -> set[int]:
+def machine_outliers(history, *, threshold: float) -> set[int]:
     """History positions measured while the machine itself was off its usual speed.
 
     The reference workload (`reference.py`) is timed in every round; a commit
     whose reference floor is more than the threshold away from the history's
     median reference floor was measured on a slow (or fast) machine, and a
-    step it made on every benchmark at once would be the machine's. `upto`:
-    the median is of the positions below it (a sealed prefix's, `sealed`), where it has three.
+    step it made on every benchmark at once would be the machine's.
     """
     floors = {i: f for i, f in enumerate(as_table(history).reference.tolist()) if not math.isnan(f)}
     if len(floors) < 3:
         return set()
-    usual = [f for i, f in floors.items() if i < upto]
-    typical = float(np.median(usual if len(usual) >= 3 else list(floors.values())))
+    typical = float(np.median(list(floors.values())))
     return {i for i, f in floors.items() if abs(math.log(f / typical)) > math.log1p(threshold)}
 
 
 def series(
     history, *, threshold: float = 0.05, code: dict[str, str] | None = None
 ) -> dict[BenchmarkId, tuple[list[int], list[float]]]:
-    """Per benchmark: the history positions where it has a trustworthy level, and that level (`sealed_series`'s)."""
-    return sealed_series(history, threshold=threshold, code=code)[0]
-
-
-def sealed_series(
-    history, *, threshold: float = 0.05, code: dict[str, str] | None = None, kept: sealed.Prefix | None = None
-) -> tuple[dict[BenchmarkId, tuple[list[int], list[float]]], str, dict[BenchmarkId, sealed.SealedLevels]]:
-    """Per benchmark: the history positions where it has a trustworthy level, and that level; the
-    digest of the sealed part and its levels (`sealed`: `kept`'s where it was made from the same).
+    """Per benchmark: the history positions where it has a trustworthy level, and that level.
 
     The level is the commit's with every run's shift taken out (`levels`):
     a history of pushes, each its own run on its own runner, chained by the
@@ -63,23 +53,19 @@ def sealed_series(
     reference workload says the machine was off its usual speed
     (`machine_outliers`); a linked run's shift takes care of that. Commits of
     identical code (`code`: sha -> digest) in a row are one point, at the
-    first of them: no step can lie between the same code. The sealed runs
-    are fitted alone, the others around their levels (`sealed`).
+    first of them: no step can lie between the same code. Every run of the
+    whole history is fitted together, whatever its length.
     `history`: a list of results or their `Table`.
     """
     table = as_table(history)
-    code = code or {}
-    s = sealed.point(len(table.history))
-    off = machine_outliers(table, threshold=threshold, upto=s)
+    off = machine_outliers(table, threshold=threshold)
     trusted = ~((table.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & _unsettled(table.low, table.run_n))
-    found = sealed_fit.fit(table, code, trusted, off, kept, threshold)
     out: dict[BenchmarkId, tuple[list[int], list[float]]] = {}
-    for bid, (positions, nodes, logs) in found.points.items():
+    for bid, (positions, nodes, logs) in levels.points(table, code or {}, trusted, off).items():
         # One point per position, in history order; the same code as the point before: one level.
         keep_point = np.r_[True, nodes[1:] != nodes[:-1]] if len(nodes) else np.zeros(0, dtype=bool)
-        # numpy's exp: math.exp a value was two million calls, half a second, at 10,000 commits
         out[bid] = (positions[keep_point].tolist(), np.exp(logs[keep_point]).tolist())
-    return out, found.key, found.below
+    return out
 
 
 def _unsettled(low: np.ndarray, n: np.ndarray) -> np.ndarray:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from regress.analysis import runs, sealed_fit
+from regress.analysis import levels, runs
 from regress.analysis.changepoints import Step, find_steps
 from regress.analysis.diff import Verdict, compare
 from regress.analysis.figures import FAILED, TIMED
@@ -130,7 +130,7 @@ def summarize(
     benchmark: `analysis/figures.py`), built from the history in hand when the
     series came without one: at 1,000 commits x 200 benchmarks a walk over every
     round costs seconds, the table's arrays milliseconds. `fit_levels(table, code)`: the chart's
-    levels (`sealed_fit.chart`'s; the site build's keeps the sealed part from one build to the next).
+    levels (`levels.chart`'s by default).
     Without `verdicts` the recent verdicts are left for the caller (`judge_recent`: the site build judges
     them while its chart files are made beside it).
     """
@@ -153,7 +153,7 @@ def summarize(
     for entries in failed.values():
         entries.sort(key=lambda f: f.commit)
     # The chart's level is the history's: every run's shift taken out (analysis/levels.py).
-    fit = fit_levels or (lambda table, code: sealed_fit.chart(table, code)[0])
+    fit = fit_levels or levels.chart
     fitted = fit(t, code or {}) if _linked(t.history, code) else {}
     for bid, i in sorted(timed.items(), key=lambda kv: int(kv[1][0])):  # first measured first
         level = t.level[i]
@@ -162,7 +162,7 @@ def summarize(
         series.tracks[bid] = Track(
             pos[i].astype(np.int64), line, t.band[0, i] * moved, t.band[1, i] * moved, i, t.torch
         )
-    if steps is not None:  # None: the caller fills them in (the site build, beside the rest: report/steps_beside.py)
+    if steps is not None:  # None: the caller fills them in (the site build, when a page first needs them)
         series.steps = steps(t, threshold=threshold, code=code)  # or kept ones (report/steps_cache.py)
     if verdicts:
         judge_recent(series, threshold=threshold, code=code, judge=judge)
@@ -170,7 +170,7 @@ def summarize(
 
 
 def _fitted_at(fitted: tuple[np.ndarray, np.ndarray] | None, at: np.ndarray, level: np.ndarray) -> np.ndarray:
-    """The fitted level (`sealed_fit.chart`'s positions and levels) at each of `at`, else the measured one."""
+    """The fitted level (`levels.chart`'s positions and levels) at each of `at`, else the measured one."""
     if fitted is None or not len(fitted[0]):
         return level
     positions, levels = fitted

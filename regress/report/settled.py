@@ -6,9 +6,8 @@ file's values and digested them to find the few that changed: 200 benchmarks
 x 26 files, more than a second a build. But what a range's values are made
 from is named by keys already in hand: its positions' rows of the figures
 table come from kept blocks (`analysis/table_blocks.py`, each keyed by its
-files' shas and content digests), and a chart's fitted levels there, below
-the reach of every newer run, are the sealed part's alone
-(`sealed_fit.chart_fixed`, named by its digest). A file whose range lies in
+files' shas and content digests), where the chart draws those rows' own
+levels (no run links two commits). A file whose range lies in
 that settled part, in every series it draws, gets a key of those keys and of
 the page and the code; the manifest keeps it beside the file's digest, and a
 build that finds the same key keeps the file, digest and all, without making
@@ -51,21 +50,18 @@ class Settled:
         return self._keys[a, b]
 
 
-def of(table, fixed: tuple[str, int] | None) -> Settled:
-    """A series' settled part: its kept blocks from the first position on, as far as its chart's levels are
-    fixed. `fixed`: the chart's sealed digest and reach (`prefix_cache.ChartLevels.fixed`); None where
-    every level is the measured one (no fit: the table's rows alone)."""
+def of(table, *, fitted: bool) -> Settled:
+    """A series' settled part: its kept blocks from the first position on, where its chart draws the measured
+    levels (`fitted` False: the table's rows alone); none where the chart's levels are fitted, as every
+    run of the history moves them."""
+    if fitted:
+        return Settled(0, (), "")
     upto = 0
     for a, b, _, _ in table.blocks:
         if a != upto:
             break
         upto = b
-    if fixed is None:
-        return Settled(upto, table.blocks, "measured")
-    digest, below = fixed
-    if not digest:  # nothing sealed: every level is fitted anew at every build
-        return Settled(0, (), "")
-    return Settled(min(upto, below), table.blocks, digest)
+    return Settled(upto, table.blocks, "measured")
 
 
 def page_key(version: str, rel: str, identity: str, parts: list[tuple[str, Settled | None]], a: int, b: int | None):

@@ -34,15 +34,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from regress.analysis import changepoints, runs
+from regress.analysis import changepoints, levels, runs
 from regress.analysis import table as figures_table
 from regress.analysis.table import Table
 from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
-from regress.report import detects, prefix_cache, settled, steps_cache
+from regress.report import detects, settled, steps_cache
 from regress.report.builder import MANIFEST, SITE_FORMAT, Site
 from regress.report.data import Series, judge_recent, summarize
-from regress.report.steps_beside import Beside
 from regress.report.verdict_cache import CachedCompare
 from regress.storage import computed, derived, summary
 from regress.storage.store import Store
@@ -164,15 +163,17 @@ def _load(
                 # The recent verdicts decode their commits in full, or come from the last build's.
                 judge = CachedCompare(store, machine, env, digests=digests)
                 found = Series(machine, env, history, table=table)
-                later.start(found, ids, judge, digests)  # first: the search runs while the verdicts are judged
-                chart = prefix_cache.ChartLevels(store, machine, env)
-                try:
-                    series.append(
-                        summarize(found, threshold=threshold, code=ids, steps=None, fit_levels=chart, verdicts=False)
-                    )
-                finally:
-                    chart.close()
-                found.settled = settled.of(found.table, chart.fixed)
+                later.start(found, ids, judge, digests)
+                fitted: list[bool] = []
+
+                def chart(table, code, fitted=fitted):
+                    fitted.append(True)
+                    return levels.chart(table, code)
+
+                series.append(
+                    summarize(found, threshold=threshold, code=ids, steps=None, fit_levels=chart, verdicts=False)
+                )
+                found.settled = settled.of(found.table, fitted=bool(fitted))
                 verdicts.append((found, ids, judge, digests))
     if not series:
         raise RegressError(f"no results in {store.root}; measure some commits first with `regress run`")
@@ -189,49 +190,32 @@ def _load(
 
 class _LaterSteps:
     """Each series' change points: the ones the last build or `regressions` kept for these very files
-    (report/steps_cache.py), else found beside the rest of the build (report/steps_beside.py) and
-    judged, through the kept verdicts across candidate steps, when a page first needs them."""
+    (report/steps_cache.py), else found and judged, through the kept verdicts across candidate steps,
+    when a page first needs them."""
 
     def __init__(self, store: Store, threshold: float) -> None:
         self.store, self.threshold = store, threshold
-        self.pending: list[tuple] = []  # (series, code identities, judge, kept steps, search, kept prefix)
+        self.pending: list[tuple] = []  # (series, code identities, judge, kept steps)
 
     def start(self, s: Series, code: dict[str, str], judge: CachedCompare, digests: dict[str, str] | None) -> None:
         shas = [c.commit.sha for c in s.history]
         entry = steps_cache.entry(
             self.store, s.machine, s.env, shas, threshold=self.threshold, code=code, digests=digests
         )
-        beside, prefix = None, None
-        if entry.found is None:
-            # The sealed prefix the last build kept: read here, decoded and checked in the search.
-            prefix = prefix_cache.Entry(self.store, s.machine, s.env, self.threshold)
-            table, threshold, kept = s.table, self.threshold, prefix.found
-            beside = Beside(
-                lambda: changepoints.search(table, threshold=threshold, code=code, kept=prefix_cache.decode(kept))
-            )
-        self.pending.append((s, code, judge, entry, beside, prefix))
+        self.pending.append((s, code, judge, entry))
 
     def settle(self) -> None:
-        for s, code, judge, entry, beside, prefix in self.pending:
+        for s, code, judge, entry in self.pending:
             if entry.found is not None:
                 s.steps = entry.found
-            elif beside is not None:
-                found = beside.get()
-                s.steps = changepoints.find_steps(
-                    s.table, threshold=self.threshold, code=code, found=found.candidates, judge_one=judge.across
-                )
+            else:
+                s.steps = changepoints.find_steps(s.table, threshold=self.threshold, code=code, judge_one=judge.across)
                 entry.keep(steps_cache.encode(s.steps))
-                if found.keep is not None:
-                    prefix.keep(found.keep)
         self.close()
 
     def close(self) -> None:
-        """Everything kept written, and a search still running (the build failed) stopped."""
-        for _, _, judge, entry, beside, prefix in self.pending:
-            if beside is not None:
-                beside.stop()
-            if prefix is not None:
-                prefix.close()
+        """Everything kept written."""
+        for _, _, judge, entry in self.pending:
             entry.close()
             judge.close()
         self.pending = []

@@ -11,7 +11,7 @@ import dataclasses
 import factories
 import numpy as np
 
-from regress.analysis import changepoints, diff, runs, sealed_fit, stats, trusted_levels
+from regress.analysis import changepoints, diff, levels, runs, stats, trusted_levels
 from regress.core.kinds import Kind
 
 N = 24
@@ -26,7 +26,7 @@ def test_a_cpu_model_switch_moves_no_level_when_pushes_are_paired():
     shifts = [1.0] * 12 + [1.25] * 12
     cpus = ["Intel Xeon 8370C"] * 12 + ["AMD EPYC 7763"] * 12
     paired = factories.pushes([1e-3] * N, shifts, cpus=cpus)
-    ((_, fitted),) = sealed_fit.chart(paired)[0].values()
+    ((_, fitted),) = levels.chart(paired).values()
     spread = fitted.max() / fitted.min()
     assert spread < 1.01, fitted
     assert _steps(paired) == []
@@ -42,7 +42,7 @@ def test_one_slower_runner_moves_nothing_and_a_real_step_is_found_exactly():
     truth = [1e-3] * 15 + [1.1e-3] * (N - 15)  # a real 10% slowdown at commit 15
     history = factories.pushes(truth, shifts, seed=5)
     assert _steps(history) == [(15, "regression")]
-    ((positions, fitted),) = sealed_fit.chart(history)[0].values()
+    ((positions, fitted),) = levels.chart(history).values()
     assert positions.tolist() == list(range(N))
     # The slow runner: a run of the usual CPU model 40% slower leaks under 2% into a level (not a step).
     assert abs(fitted[9] / fitted[8] - 1) < 0.02 and abs(fitted[15] / fitted[14] - 1.1) < 0.01

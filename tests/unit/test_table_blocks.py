@@ -11,8 +11,8 @@ import pytest
 from test_derived_figures import ENV, MACHINE, same
 
 from regress.analysis import figures as file_figures
-from regress.analysis import sealed, table_blocks
 from regress.analysis import table as figures_table
+from regress.analysis import table_blocks
 from regress.analysis.table import Table
 from regress.storage import derived, summary
 from regress.storage.store import Store
@@ -97,29 +97,3 @@ def test_a_block_that_names_what_it_does_not_list_or_is_cut_short_does_not_read(
     ):
         with pytest.raises(ValueError):
             table_blocks.decode(wrong, {}, Table)
-
-
-def test_the_sealed_digest_reads_kept_blocks_digests_and_is_the_one_every_row_gives(tmp_path, monkeypatch):
-    """`sealed.digest` hashes its rows a block at a time (analysis/sealed_rows.py): a kept block's digest as
-    it was made, the same value the whole table's rows give, and any other rows change it."""
-    folder = tmp_path / "paired"
-    fabricate(folder, machines=(MACHINE,), **dict(SHAPE, paired=True))
-    read(folder)
-    table, _ = read(folder)  # its first two blocks decoded, with their rows' digests
-    assert [b[:2] for b in table.blocks] == [(0, 100), (100, 200)]
-    full = Table.of(Store(folder).history(MACHINE, ENV))
-    made = []
-    real = sealed.rows_digest
-    monkeypatch.setattr(sealed, "rows_digest", lambda *a, **k: made.append(a[1]) or real(*a, **k))
-    for s in (100, 200):
-        # A paired push at s measured s - 1 again: its block's rows of that newer run are left out, on the fly.
-        kept = sealed.digest(table, {}, s, sealed.open_rows(table, s), "salt")
-        assert made == [s - 100]
-        made.clear()
-        assert kept == sealed.digest(full, {}, s, sealed.open_rows(full, s), "salt")
-        assert len(made) == s // 100  # every block's rows hashed afresh: the same
-        made.clear()
-    low = full.low.copy()
-    low[0, 5] *= 1.001
-    other = dataclasses.replace(full, low=low)
-    assert sealed.digest(other, {}, 200, sealed.open_rows(other, 200), "salt") != kept
