@@ -8,31 +8,26 @@ import json
 import re
 from pathlib import Path
 
-from regress.report import forked
 from regress.report.bench_chunks import Chunks
 from regress.report.label_chunks import LabelChunks
 
 _PUSH = re.compile(r"^\(window\.REGRESS_CHUNKS = window\.REGRESS_CHUNKS \|\| \[\]\)\.push\((.*)\);\n$", re.S)
 
 
-def _chunks(page: Path, text: str, kind: str, slug: str = "") -> list[dict]:
+def _chunks(page: Path, text: str, kind: str) -> list[dict]:
     """The page's chunks, in order: its chunk files', or the one it holds inline (a history shorter
-    than a chunk). A chart's newest pieces are shared by its label's charts (report/open_pieces.py):
-    its own values there are under its `slug`."""
-    srcs = re.findall(rf'<script src="\.\./(data/(?:{kind}|open)/[^"]+\.js)"></script>', text)
+    than a chunk)."""
+    srcs = re.findall(rf'<script src="\.\./(data/{kind}/[^"]+\.js)"></script>', text)
     scripts = [(page.parent.parent / src).read_text(encoding="utf-8") for src in srcs]
     scripts += re.findall(r"<script>(\(window\.REGRESS_CHUNKS.*?\n)</script>", text, re.S)
     chunks = [json.loads(_PUSH.match(s).group(1)) for s in scripts]
-    chunks = [
-        {"k": c["k"], **c["benches"].get(slug, {"series": {}, "metrics": {}})} if "benches" in c else c for c in chunks
-    ]
     return sorted(chunks, key=lambda c: c["k"])
 
 
 def chart_data(page: Path) -> dict:
     text = page.read_text(encoding="utf-8")
     data = json.loads(re.search(r'id="bench-data">(.*?)</script>', text, re.S).group(1))
-    chunks = _chunks(page, text, "bench", data.get("slug", ""))
+    chunks = _chunks(page, text, "bench")
     for s in data["series"]:
         for col in ("at", "level", "lo", "hi"):
             s[col] = [v for c in chunks for v in c["series"].get(s["name"], {}).get(col, [])]
@@ -67,11 +62,8 @@ def label_page_data(page: Path) -> dict:
 
 @contextlib.contextmanager
 def made():
-    """The data files whose values a build made (digested), as (page kind, slug, first position); made in
-    this process (report/forked.py forks nothing meanwhile), where the calls can be seen."""
+    """The data files whose values a build made (digested), as (page kind, slug, first position)."""
     found = []
-    can_fork = forked.can_fork
-    forked.can_fork = lambda: False
     chunk_digest, label_digest = Chunks.digest, LabelChunks.digest
     Chunks.digest = lambda self, version, slug, k: (
         found.append(("bench", slug, k)) or chunk_digest(self, version, slug, k)
@@ -83,4 +75,3 @@ def made():
         yield found
     finally:
         Chunks.digest, LabelChunks.digest = chunk_digest, label_digest
-        forked.can_fork = can_fork

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from regress.report.chunk_grid import Grid
+from regress.report.chunk_grid import Chunking
 from regress.report.files import script_json
 from regress.report.label_data import round6_array
 
@@ -42,8 +42,7 @@ class Line:
     at: np.ndarray  # history positions, ascending
     columns: dict[str, np.ndarray]  # parallel to `at`
     text: Callable[[float], str] | None = None  # a metric's point as text (its "text" column, from "y")
-    # The columns shown (and digested) at 6 significant figures: rounded a file at a time, only for the
-    # files made (most are kept unmade: report/settled.py).
+    # The columns shown (and digested) at 6 significant figures, rounded a file at a time.
     rounded: bool = False
     _shown: dict = field(default_factory=dict, compare=False, repr=False)  # rounded once: digested, then written
 
@@ -60,21 +59,21 @@ class Line:
 class Chunks:
     """Per file key (`chunk_grid`), the slices of every line that fall in it."""
 
-    grid: Grid
+    chunking: Chunking
     parts: dict[int, list[tuple[Line, int, int]]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, lines: list[Line], longest: int) -> Chunks:
         """`longest`: the length of the longest series' history."""
-        out = cls(Grid(longest))
+        out = cls(Chunking(longest))
         for line in lines:
-            for k, (a, b) in out.grid.spans(line.at).items():
+            for k, (a, b) in out.chunking.spans(line.at).items():
                 out.parts.setdefault(k, []).append((line, a, b))
         return out
 
     def listed(self) -> list[int]:
-        """The keys a page lists (`Grid.listed`)."""
-        return self.grid.listed(self.parts)
+        """The keys a page lists (`Chunking.listed`)."""
+        return self.chunking.listed(self.parts)
 
     def drawn(self, k: int) -> list[str]:
         """The series with points in file k."""

@@ -74,7 +74,7 @@ class Site(ChartPages, OverviewPages):
             self.labels.setdefault(bid.label, []).append(bid)
         self.bench_href = {bid: f"bench/{bench_slug(bid)}.html" for bid in self.ids}
         self.label_href = {label: f"label/{label_slug(label)}.html" for label in self.labels}
-        self.changes: list[dict] = []  # once the change points are known (`write`)
+        self.changes = self._changes()
         self.publishers = [make() for make in PUBLISHERS]
         self.metric_index = report_metrics.Index(series)  # each benchmark's figures beyond time, looked up once
         folder = templates
@@ -134,28 +134,15 @@ class Site(ChartPages, OverviewPages):
 
     # -- writing --------------------------------------------------------------
 
-    def write(
-        self,
-        previous: dict[str, str],
-        *,
-        keep_unchanged: bool,
-        results: Path,
-        settle=lambda: None,
-        settled: dict[str, str] | None = None,
-        judge=lambda: None,
-    ) -> tuple[int, int]:
+    def write(self, previous: dict[str, str], *, keep_unchanged: bool, results: Path) -> tuple[int, int]:
         """Write the site; returns (pages written, pages kept as they were).
 
         previous: the manifest of the site already in the folder. Its files that
         this build does not write are removed; with `keep_unchanged`, its pages
-        whose inputs have the same digest now are kept as they are. `settle()`
-        fills in each series' change points (found beside the build); what needs
-        none is written before it is called. `results`: the folder publishers
-        read beyond the series (stored explain profiles, ...). `settled`: the data files' settled keys
-        the last build recorded (report/settled.py). `judge()` makes each series' recent verdicts, which
-        the label pages and the overview show: called first, while the change points' search runs beside.
+        whose digest is the same now are kept as they are. `results`: the folder
+        publishers read beyond the model (stored explain profiles, ...).
         """
-        pages = Pages(self.out, previous, keep_unchanged=keep_unchanged, settled=settled)
+        pages = Pages(self.out, previous, keep_unchanged=keep_unchanged)
         self.out.mkdir(parents=True, exist_ok=True)
         plotly_rel = f"assets/{self.assets['plotly']}"
         target = self.out / plotly_rel
@@ -165,30 +152,15 @@ class Site(ChartPages, OverviewPages):
         for name, key in (("regress.css", "css"), ("regress.js", "js")):
             pages.file(f"assets/{self.assets[key]}", self.static[name])
         pages.file("data/commits.js", self._commits_js())
-        try:
-            # The verdicts first (the change points' search beside them), then what runs beside the rest of
-            # the build (the chart files: report/forked.py), so no more than two processes share two cores.
-            judge()
-            late = [p for p in self.publishers if p.writes_late]
-            for p in late:
-                p.early(self, pages)
-            for p in self.publishers:
-                if p not in late:
-                    p.early(self, pages)
-            settle()
-            self.changes = self._changes()
-            for p in sorted(self.publishers, key=lambda p: p.writes_late):  # those working beside the build last
-                p.gather(self, results)
-                p.write(self, pages)
-        finally:
-            for p in self.publishers:
-                p.close()
-
+        for p in self.publishers:
+            p.gather(self, results)
+        for p in self.publishers:
+            p.write(self, pages)
         for rel in set(previous) - set(pages.files):  # pages of benchmarks and labels that are gone
             stale = self.out / rel
             if ".." not in Path(rel).parts and stale.is_file():
                 stale.unlink()
-        manifest = {"format": SITE_FORMAT, "regress": __version__, "files": pages.files, "settled": pages.settled}
+        manifest = {"format": SITE_FORMAT, "regress": __version__, "files": pages.files}
         _write(self.out / MANIFEST, json.dumps(manifest, indent=0, sort_keys=True))
         return pages.written, pages.kept
 

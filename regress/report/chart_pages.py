@@ -174,13 +174,13 @@ class ChartPages:
 
     # -- label pages ------------------------------------------------------------
 
-    def label_page(self, label: str, grid, names: list[str], data, chunks: list[str], inline=None) -> str:
+    def label_page(self, label: str, layout, names: list[str], data, chunks: list[str], inline=None) -> str:
         """`names`: the series with tables of this label; the tables are in `chunks` (report/label_chunks.py),
         or in the page's `inline` chunk script."""
         return self.env.get_template("label.html").render(
             **self.context("../"),
             label=label,
-            grid=grid,
+            layout=layout,
             sections=names,
             chunks=chunks,
             inline=inline,

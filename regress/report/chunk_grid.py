@@ -30,7 +30,7 @@ PIECES = (CHUNK + SETTLE - 2) // PIECE + 1
 
 
 @dataclass(frozen=True)
-class Grid:
+class Chunking:
     """The files of a page whose longest series has `longest` commits; a file's key is the first
     position it may hold (their order is the positions'; regress.js joins them by it)."""
 

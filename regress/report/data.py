@@ -98,8 +98,6 @@ class Series:
     compared: dict[tuple[int, int], list[Verdict]] = field(default_factory=dict)
     # Its figures (analysis/table.py): given by the loader, else built from `history` by summarize.
     table: Table | None = None
-    # Which of its positions are made from what named keys say (report/settled.py); None: none known.
-    settled: object | None = None
     # BenchmarkId -> runs.Allowance, as the recent verdicts were judged (`judge_recent`), and what each
     # benchmark can detect at the newest commit (report/detects.py).
     apart: object | None = None

@@ -20,10 +20,10 @@ import hashlib
 
 import numpy as np
 
-from regress.report.chunk_grid import Grid
+from regress.report.chunk_grid import Chunking
 from regress.report.data import Series
 from regress.report.files import script_json
-from regress.report.label_data import LabelInputs, judged_cells, label_inputs, label_tables
+from regress.report.label_data import LabelInputs, Layout, judged_cells, label_inputs, label_tables
 from regress.report.tables import UNIT_ENGLISH
 
 
@@ -39,18 +39,21 @@ def sha_array(s) -> np.ndarray:
 class LabelChunks:
     """One label's tables over every series, by data file (`chunk_grid`)."""
 
-    def __init__(self, series: list[Series], grid, threshold: float, shas: list[np.ndarray] | None = None) -> None:
-        """`shas`: per series, its commits' shas as bytes (`sha_array`), made once for every label."""
-        self.grid, self.threshold = grid, threshold
+    def __init__(
+        self, series: list[Series], layout: Layout, threshold: float, shas: list[np.ndarray] | None = None
+    ) -> None:
+        """`layout`: the label's tables' rows and columns; `shas`: per series, its commits' shas as bytes
+        (`sha_array`), made once for every label."""
+        self.layout, self.threshold = layout, threshold
         self.shas = {id(s): a for s, a in zip(series, shas or [sha_array(s) for s in series])}
-        self.grid = Grid(max(len(s.history) for s in series))
+        self.chunking = Chunking(max(len(s.history) for s in series))
         # Per series with tables: its inputs, and each file's rows of them.
         self.parts: list[tuple[Series, LabelInputs, dict[int, range]]] = []
         for s in series:
-            inputs = label_inputs(s, grid)
+            inputs = label_inputs(s, layout)
             if inputs is None:
                 continue
-            spans = self.grid.spans(np.asarray(inputs.commits, dtype=np.int64))
+            spans = self.chunking.spans(np.asarray(inputs.commits, dtype=np.int64))
             self.parts.append((s, inputs, {k: range(a, b) for k, (a, b) in spans.items()}))
 
     @property
@@ -63,12 +66,12 @@ class LabelChunks:
         return [s.name for s, _, rows in self.parts if k in rows]
 
     def listed(self) -> list[int]:
-        """The keys a page lists (`Grid.listed`)."""
-        return self.grid.listed({k for _, _, rows in self.parts for k in rows})
+        """The keys a page lists (`Chunking.listed`)."""
+        return self.chunking.listed({k for _, _, rows in self.parts for k in rows})
 
     def digest(self, version: str, slug: str, k: int) -> str:
         """Of what file k's tables are made from, without making them."""
-        h = hashlib.sha1(f"{version} {slug} {k} {self.threshold!r}".encode())
+        h = hashlib.sha1(f"{version} {slug} {k} {self.threshold!r} {self.layout}".encode())
         for s, inputs, rows in self.parts:
             r = rows.get(k)
             if r is None:
@@ -97,7 +100,7 @@ class LabelChunks:
             r = rows.get(k)
             if r is None:
                 continue
-            tables = label_tables(s, self.grid, threshold=self.threshold, inputs=inputs, rows=r, verdicts=False)
+            tables = label_tables(s, self.layout, threshold=self.threshold, inputs=inputs, rows=r, verdicts=False)
             for t in tables:
                 t["sha"] = s.history[t.pop("c")].commit.sha
                 t["unit_name"] = UNIT_ENGLISH.get(t["unit"], "")

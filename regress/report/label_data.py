@@ -1,4 +1,4 @@
-"""The Compare tables of a label page: the grid of benchmarks, and each cell's verdict colour."""
+"""The Compare tables of a label page: the layout of benchmarks, and each cell's verdict colour."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from regress.report.tables import (
 
 
 @dataclass(frozen=True)
-class Grid:
+class Layout:
     """The fixed rows and columns of one label's tables, over all of its history."""
 
     columns: list[str]  # descriptions
@@ -30,7 +30,7 @@ class Grid:
         return [bid for _, rows in self.groups for _, row in rows for bid in row]
 
 
-def grid_for(ids: list[BenchmarkId]) -> Grid:
+def layout_for(ids: list[BenchmarkId]) -> Layout:
     """torch's layout: rows by sub_label, columns by description, grouped by threads (ids in first-seen order)."""
     columns = list(dict.fromkeys(b.description for b in ids))
     row_keys = sorted(dict.fromkeys((b.num_threads, b.sub_label) for b in ids), key=lambda k: k[0])
@@ -40,7 +40,7 @@ def grid_for(ids: list[BenchmarkId]) -> Grid:
         if not groups or groups[-1][0] != threads:
             groups.append((threads, []))
         groups[-1][1].append((sub, [by_key.get((threads, sub, c)) for c in columns]))
-    return Grid(columns, groups)
+    return Layout(columns, groups)
 
 
 def verdict_class(v: Verdict) -> str:
@@ -74,9 +74,9 @@ class LabelInputs:
     failed: list[tuple[int, int, str]]  # (row, cell, message)
 
 
-def label_inputs(series: Series, grid: Grid) -> LabelInputs | None:
+def label_inputs(series: Series, layout: Layout) -> LabelInputs | None:
     """None where the series measured none of the label's benchmarks."""
-    cells = grid.cells
+    cells = layout.cells
     tracks = [series.tracks.get(bid) if bid is not None else None for bid in cells]
     fails = [series.failed.get(bid, ()) if bid is not None else () for bid in cells]
     # Every position a cell has a value or a failure at (a set of Python ints was 20 ms a label at 10,000 commits).
@@ -93,7 +93,7 @@ def label_inputs(series: Series, grid: Grid) -> LabelInputs | None:
         where = np.searchsorted(order, t.commits)
         medians[where, k] = shown.values(t)  # the level, as the verdict colouring the cell
         figures[where, k] = shown.FIGURES
-    columns = np.asarray([grid.columns.index(bid.description) if bid is not None else -1 for bid in cells])
+    columns = np.asarray([layout.columns.index(bid.description) if bid is not None else -1 for bid in cells])
     rows = np.searchsorted(order, [f.commit for fs in fails for f in fs]).tolist()
     failed = [(r, k, f.message[:300]) for r, (k, f) in zip(rows, ((k, f) for k, fs in enumerate(fails) for f in fs))]
     return LabelInputs(cells, commits, medians, figures, columns, failed)
@@ -101,7 +101,7 @@ def label_inputs(series: Series, grid: Grid) -> LabelInputs | None:
 
 def label_tables(
     series: Series,
-    grid: Grid,
+    layout: Layout,
     *,
     threshold: float,
     inputs: LabelInputs | None = None,
@@ -112,7 +112,7 @@ def label_tables(
 
     Each entry: {"c": commit index in history, "unit": ..., "judged": whether
     the commit is among the newest VERDICT_COMMITS (its colours are verdicts),
-    "cells": [...]} with one cell per grid position: None (not measured), or
+    "cells": [...]} with one cell per layout position: None (not measured), or
     [text, class, title]. text is the shown level (`shown`), in the table's unit; class and title come
     from the differ's verdict against the benchmark's previous measured commit
     (`Series.verdicts`, `verdict_class`, `verdict_title`); both are "" where
@@ -122,7 +122,7 @@ def label_tables(
     `rows`: only these of its rows (a page's chunk of commits: report/label_chunks.py). Without
     `verdicts`, plain cells and no "judged" (the page lays `judged_cells` over the newest).
     """
-    inputs = label_inputs(series, grid) if inputs is None else inputs
+    inputs = label_inputs(series, layout) if inputs is None else inputs
     if inputs is None:
         return []
     rows = range(len(inputs.commits)) if rows is None else rows

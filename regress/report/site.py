@@ -25,21 +25,19 @@ into JSON that `script_json` makes safe inside <script>, or into JS textContent.
 
 from __future__ import annotations
 
-import gc
 import importlib.util
 import json
 import re
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from regress.analysis import changepoints, levels, runs
+from regress.analysis import changepoints, runs
 from regress.analysis import table as figures_table
 from regress.analysis.table import Table
 from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
-from regress.report import detects, settled, steps_cache
+from regress.report import detects, steps_cache
 from regress.report.builder import MANIFEST, SITE_FORMAT, Site
 from regress.report.data import Series, judge_recent, summarize
 from regress.report.verdict_cache import CachedCompare
@@ -93,40 +91,26 @@ def build(
     """
     started = time.perf_counter()
     repo_url = _check_repo_url(repo_url)
-    previous, settled_before = _read_manifest(out)
+    previous = _read_manifest(out)
     templates, plotly = _templates(), _plotly_js()
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # a million small records: the cyclic collector would triple the load time
-    later = _LaterSteps(store, threshold)
+    all_series = _model(store, threshold, code, rounds)
+    site = Site(
+        out,
+        all_series,
+        templates,
+        plotly,
+        repo_url=repo_url,
+        threshold=threshold,
+        threshold_for=threshold_for or DEFAULT.threshold_for,
+        title=title or "regress",
+        baseline=baseline,
+    )
     try:
-        all_series, judge = _load(store, threshold, code, later, rounds)
-        site = Site(
-            out,
-            all_series,
-            templates,
-            plotly,
-            repo_url=repo_url,
-            threshold=threshold,
-            threshold_for=threshold_for or DEFAULT.threshold_for,
-            title=title or "regress",
-            baseline=baseline,
-        )
-        written, kept = site.write(
-            previous,
-            keep_unchanged=incremental,
-            results=store.root,
-            settle=later.settle,
-            settled=settled_before,
-            judge=judge,
-        )
+        written, kept = site.write(previous, keep_unchanged=incremental, results=store.root)
     except OSError as exc:
         raise RegressError(
             f"cannot write the site to {out}: {exc.strerror} ({exc.filename}); check the folder and free space"
         ) from None
-    finally:
-        later.close()
-        if gc_was_enabled:
-            gc.enable()
     return Summary(
         out,
         written,
@@ -148,77 +132,47 @@ def _check_repo_url(url: str) -> str:
     return url
 
 
-def _load(
-    store: Store, threshold: float, code, later: _LaterSteps, rounds=(DEFAULT.min_rounds, DEFAULT.max_rounds)
-) -> tuple[list[Series], Callable[[], None]]:
-    """Every series with its tracks; its change points are `later`'s (found beside the build), and its recent
-    verdicts are the returned call's to judge (the build makes them while its chart files are made beside it)."""
-    series, verdicts = [], []
+def _model(store: Store, threshold: float, code, rounds=(DEFAULT.min_rounds, DEFAULT.max_rounds)) -> list[Series]:
+    """Every series complete: its tracks, change points, recent verdicts and what each benchmark can detect."""
+    series = []
     for machine in store.machines():
         for env in store.envs(machine):
             table, digests = _table(store, machine, env)
             history = table.history
-            if history:
-                ids = code([c.commit.sha for c in history]) if code is not None else {}
-                # The recent verdicts decode their commits in full, or come from the last build's.
-                judge = CachedCompare(store, machine, env, digests=digests)
-                found = Series(machine, env, history, table=table)
-                later.start(found, ids, judge, digests)
-                fitted: list[bool] = []
-
-                def chart(table, code, fitted=fitted):
-                    fitted.append(True)
-                    return levels.chart(table, code)
-
-                series.append(
-                    summarize(found, threshold=threshold, code=ids, steps=None, fit_levels=chart, verdicts=False)
+            if not history:
+                continue
+            ids = code([c.commit.sha for c in history]) if code is not None else {}
+            # The recent verdicts decode their commits in full, or come from the last build's.
+            judge = CachedCompare(store, machine, env, digests=digests)
+            steps = steps_cache.entry(
+                store, machine, env, [c.commit.sha for c in history], threshold=threshold, code=ids, digests=digests
+            )
+            try:
+                found = summarize(
+                    Series(machine, env, history, table=table),
+                    threshold=threshold,
+                    code=ids,
+                    steps=None,
+                    verdicts=False,
                 )
-                found.settled = settled.of(found.table, fitted=bool(fitted))
-                verdicts.append((found, ids, judge, digests))
+                if steps.found is not None:
+                    found.steps = steps.found
+                else:
+                    found.steps = changepoints.find_steps(
+                        found.table, threshold=threshold, code=ids, judge_one=judge.across
+                    )
+                    steps.keep(steps_cache.encode(found.steps))
+                judge_recent(found, threshold=threshold, code=ids, judge=judge)
+                least, most = rounds
+                found.detects = detects.of_series(store, found, threshold=threshold, rounds=least, most_rounds=most)
+                _keep_pairs(store, found, ids, digests)
+            finally:
+                steps.close()
+                judge.close()
+            series.append(found)
     if not series:
         raise RegressError(f"no results in {store.root}; measure some commits first with `regress run`")
-
-    def judge_all() -> None:
-        for found, ids, judge, digests in verdicts:
-            judge_recent(found, threshold=threshold, code=ids, judge=judge)
-            least, most = rounds
-            found.detects = detects.of_series(store, found, threshold=threshold, rounds=least, most_rounds=most)
-            _keep_pairs(store, found, ids, digests)
-
-    return series, judge_all
-
-
-class _LaterSteps:
-    """Each series' change points: the ones the last build or `regressions` kept for these very files
-    (report/steps_cache.py), else found and judged, through the kept verdicts across candidate steps,
-    when a page first needs them."""
-
-    def __init__(self, store: Store, threshold: float) -> None:
-        self.store, self.threshold = store, threshold
-        self.pending: list[tuple] = []  # (series, code identities, judge, kept steps)
-
-    def start(self, s: Series, code: dict[str, str], judge: CachedCompare, digests: dict[str, str] | None) -> None:
-        shas = [c.commit.sha for c in s.history]
-        entry = steps_cache.entry(
-            self.store, s.machine, s.env, shas, threshold=self.threshold, code=code, digests=digests
-        )
-        self.pending.append((s, code, judge, entry))
-
-    def settle(self) -> None:
-        for s, code, judge, entry in self.pending:
-            if entry.found is not None:
-                s.steps = entry.found
-            else:
-                s.steps = changepoints.find_steps(s.table, threshold=self.threshold, code=code, judge_one=judge.across)
-                entry.keep(steps_cache.encode(s.steps))
-        self.close()
-
-    def close(self) -> None:
-        """Everything kept written."""
-        for _, _, judge, entry in self.pending:
-            entry.close()
-            judge.close()
-        self.pending = []
+    return series
 
 
 def _table(store: Store, machine: str, env: str) -> tuple[Table, dict[str, str] | None]:
@@ -241,9 +195,8 @@ def _keep_pairs(store: Store, s: Series, code: dict[str, str], digests: dict[str
 # -- reading the folder ------------------------------------------------------
 
 
-def _read_manifest(out: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """{relative path: digest of its inputs} of the site already in `out`, and {data file: its settled
-    key} (report/settled.py)."""
+def _read_manifest(out: Path) -> dict[str, str]:
+    """{relative path: digest of what it shows} of the site already in `out`."""
     if out.exists() and not out.is_dir():
         raise RegressError(f"{out} is a file, not a folder; pass --out a folder for the site")
     path = out / MANIFEST
@@ -252,17 +205,14 @@ def _read_manifest(out: Path) -> tuple[dict[str, str], dict[str, str]]:
             raise RegressError(
                 f"{out} already has an index.html that regress did not write; pass --out an empty folder (or delete {out})"
             )
-        return {}, {}
+        return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         files = data["files"] if data.get("format") == SITE_FORMAT else {}
-        keys = data.get("settled", {}) if isinstance(files, dict) and files else {}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        files, keys = {}, {}
-    if not isinstance(files, dict):
-        return {}, {}
-    ok = isinstance(keys, dict) and all(isinstance(v, str) for v in keys.values())
-    return files, keys if ok else {}
+        return {}
+    ok = isinstance(files, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
+    return files if ok else {}
 
 
 def _templates() -> Path:

@@ -42,12 +42,7 @@
   function benchData() {
     if (benchCache) return benchCache;
     var data = benchCache = readJSON("bench-data");
-    // A file of the newest positions is shared by a label's charts: this page's values are under its slug.
-    var chunks = (window.REGRESS_CHUNKS || []).map(function (c) {
-      if (!c.benches) return c;
-      var mine = c.benches[data.slug] || { series: {}, metrics: {} };
-      return { k: c.k, series: mine.series || {}, metrics: mine.metrics || {} };
-    }).sort(function (a, b) { return a.k - b.k; });
+    var chunks = (window.REGRESS_CHUNKS || []).slice().sort(function (a, b) { return a.k - b.k; });
     function join(line, parts, columns) {
       columns.forEach(function (c) { line[c] = []; });
       parts.forEach(function (p) {

@@ -9,7 +9,7 @@ import json
 import numpy as np
 
 from regress.report.bench_chunks import Chunks, Line, rel
-from regress.report.chunk_grid import CHUNK, PIECE, PIECES, SETTLE, Grid
+from regress.report.chunk_grid import CHUNK, PIECE, PIECES, SETTLE, Chunking
 
 
 def _lines(n: int, bump_at: int | None = None) -> list[Line]:
@@ -34,10 +34,10 @@ def test_chunks_join_back_into_the_lines():
     n = 2 * CHUNK + 7
     lines = _lines(n)
     chunks = Chunks.of(lines, n)
-    assert chunks.grid.closed == 2
+    assert chunks.chunking.closed == 2
     keys = chunks.listed()
     assert keys == [0, CHUNK, *(2 * CHUNK + j * PIECE for j in range(PIECES))]
-    assert [rel("s", chunks.grid.name(k)) for k in keys] == [
+    assert [rel("s", chunks.chunking.name(k)) for k in keys] == [
         "data/bench/s/0.js",
         "data/bench/s/1.js",
         *(f"data/bench/s/open-{j}.js" for j in range(PIECES)),
@@ -52,29 +52,29 @@ def test_chunks_join_back_into_the_lines():
 
 
 def test_the_grid_closes_a_chunk_settle_commits_after_it_and_lists_the_same_files_until_then():
-    assert Grid(CHUNK - 1).inline and Grid(CHUNK - 1).listed({0}) == [0]
-    assert Grid(CHUNK).closed == 0 and not Grid(CHUNK).inline
+    assert Chunking(CHUNK - 1).inline and Chunking(CHUNK - 1).listed({0}) == [0]
+    assert Chunking(CHUNK).closed == 0 and not Chunking(CHUNK).inline
     for n in range(CHUNK, 3 * CHUNK + 5):
-        g = Grid(n)
+        g = Chunking(n)
         assert g.closed == (n - SETTLE) // CHUNK
         keys = g.keys(np.arange(n))
         assert (np.diff(keys) >= 0).all() and set(keys.tolist()) <= set(g.listed(set(keys.tolist())))
         assert (np.bincount(np.searchsorted(g.listed(set(keys.tolist())), keys)) <= CHUNK).all()
-        if g.closed == Grid(n - 1).closed and not Grid(n - 1).inline:  # the page's list of files stays
-            assert g.listed(set(keys.tolist())) == Grid(n - 1).listed(set(Grid(n - 1).keys(np.arange(n - 1)).tolist()))
+        if g.closed == Chunking(n - 1).closed and not Chunking(n - 1).inline:  # the page's list of files stays
+            assert g.listed(set(keys.tolist())) == Chunking(n - 1).listed(set(Chunking(n - 1).keys(np.arange(n - 1)).tolist()))
 
 
 def _written(before: Chunks, after: Chunks) -> list[int]:
     """The keys whose files a build after `before` writes for `after`."""
-    was = {before.grid.name(k): before.digest("v", "s", k) for k in before.listed()}
-    return [k for k in after.listed() if was.get(after.grid.name(k)) != after.digest("v", "s", k)]
+    was = {before.chunking.name(k): before.digest("v", "s", k) for k in before.listed()}
+    return [k for k in after.listed() if was.get(after.chunking.name(k)) != after.digest("v", "s", k)]
 
 
 def test_a_new_commit_and_its_paired_parent_write_one_piece_or_two():
     for n in (2 * CHUNK, 2 * CHUNK + 37, 2 * CHUNK + PIECE - 1, 2 * CHUNK + PIECE, 3 * CHUNK + SETTLE):
         before, after = Chunks.of(_pushed(n), n), Chunks.of(_pushed(n + 1), n + 1)
         written = _written(before, after)
-        assert set(written) <= set(after.grid.keys(np.array([n - 1, n]))), (n, written)
+        assert set(written) <= set(after.chunking.keys(np.array([n - 1, n]))), (n, written)
         assert before.listed() == after.listed()
     # The push that closes a chunk writes it, once: the pushes after leave it as it is.
     n = 3 * CHUNK + SETTLE - 1

@@ -16,7 +16,7 @@ from regress.core.records import (
     TaskSpec,
 )
 from regress.report.data import Series, summarize
-from regress.report.label_data import grid_for, label_tables
+from regress.report.label_data import layout_for, label_tables
 from regress.report.tables import (
     format_tables,
     select_unit,
@@ -59,7 +59,7 @@ def test_label_tables_show_the_level_in_torchs_units():
         history.append(_commit(i, results))
 
     series = summarize(Series("m", "e", history), threshold=0.05)
-    grid = grid_for(sorted(series.ids))
+    grid = layout_for(sorted(series.ids))
     tables = label_tables(series, grid, threshold=0.05)
     assert [t["c"] for t in tables] == list(range(12))
     for table in tables:

@@ -39,7 +39,7 @@ from regress.report import data as report_data
 from regress.report import label_data
 from regress.report import site as report
 from regress.report.data import Series, summarize
-from regress.report.label_data import grid_for, label_tables, verdict_class
+from regress.report.label_data import layout_for, label_tables, verdict_class
 from regress.storage.store import Store
 
 N_COMMITS = 14
@@ -125,7 +125,7 @@ def site(history, tmp_path_factory) -> Path:
 
 def _tables(history: list[CommitResult]) -> tuple[Series, list, list[dict]]:
     series = summarize(Series(MACHINE, ENV, history), threshold=0.05)
-    grid = grid_for([s.id for s in SPECS.values()])
+    grid = layout_for([s.id for s in SPECS.values()])
     return series, grid, label_tables(series, grid, threshold=0.05)
 
 
@@ -259,7 +259,7 @@ def test_pages_say_what_the_numbers_and_colours_are(site):
     # The label page's data: verdict titles, kept inside the JSON, hostile names escaped.
     data = label_page_data(label)
     (section,) = data["sections"]
-    grid = grid_for([s.id for s in SPECS.values()])
+    grid = layout_for([s.id for s in SPECS.values()])
     table = section["tables"][SLOW_AT]
     assert table["sha"] == _sha(SLOW_AT) and table["judged"] is True
     assert _cell(grid, table, STEADY)[1] == "up2" and _cell(grid, table, STEADY)[2].startswith("regression against ")

@@ -11,10 +11,8 @@ import shutil
 import pytest
 from chart_data import chart_data, label_page_data, made
 
-from regress.report import forked
 from regress.report import site as report_site
 from regress.report.chunk_grid import CHUNK, PIECES
-from regress.report.publishers import BenchPages
 from regress.storage.store import Store
 from scripts.fabricate_history import fabricate
 
@@ -58,12 +56,8 @@ def test_only_the_piece_holding_the_new_commit_is_written(grown):
     names = ("0", *(f"open-{j}" for j in range(PIECES)))
     assert files("data/label") == {f"data/label/{p.stem}/{k}.js" for p in labels for k in names}
     assert _touched(out, "data/label") == {f"data/label/{p.stem}/open-0.js" for p in labels}
-    # A chart's closed chunk is its own; its newest pieces are shared by its label's charts (one label here).
-    (label,) = labels
-    assert files("data/bench") == {f"data/bench/{p.stem}/0.js" for p in benches}
-    assert files("data/open") == {f"data/open/{label.stem}/open-{j}.js" for j in range(PIECES)}
-    assert _touched(out, "data/bench") == set()
-    assert _touched(out, "data/open") == {f"data/open/{label.stem}/open-0.js"}  # one file for the four charts
+    assert files("data/bench") == {f"data/bench/{p.stem}/{k}.js" for p in benches for k in names}
+    assert _touched(out, "data/bench") == {f"data/bench/{p.stem}/open-0.js" for p in benches}
     assert summary.kept >= len(benches) - 1  # chart pages whose change points stayed are kept
 
 
@@ -98,16 +92,9 @@ def test_the_chunks_read_back_as_a_full_build_of_the_same_files(grown, tmp_path)
         assert sum(t["judged"] for t in tables) == 30  # the newest commits' verdicts laid over their tables
 
 
-def test_a_settled_file_is_kept_unmade_and_made_again_once_a_commit_it_holds_changes(grown, tmp_path):
-    results, out, _, found = grown
-    pages = {("bench", p.stem) for p in (out / "bench").glob("*.html")} | {
-        ("label", p.stem) for p in (out / "label").glob("*.html")
-    }
-    # Positions 0-499 lie in kept figure blocks (analysis/table_blocks.py): their closed chunk's values are
-    # never made after one new commit; every piece past it is (its positions are not settled yet).
-    assert {(kind, slug) for kind, slug, k in found} == pages
-    assert not [k for _, _, k in found if k < CHUNK]
-    # A commit of that chunk measured again: its block's key moves, and the chunk is made afresh.
+def test_a_file_holding_a_commit_measured_again_is_rewritten_to_what_a_full_build_gives(grown, tmp_path):
+    results, out, _, _ = grown
+    # A commit of the closed chunk measured again: its chunk's values change, and the file is written afresh.
     site = tmp_path / "site"
     shutil.copytree(out, site)
     folder = tmp_path / "results"
@@ -115,9 +102,7 @@ def test_a_settled_file_is_kept_unmade_and_made_again_once_a_commit_it_holds_cha
     grown_shape = dict(SHAPE, commits=SHAPE["commits"] + 1)
     fabricate(folder, machines=(MACHINE,), which=[7], **dict(grown_shape, seed=1))
     _age(site)
-    with made() as again:
-        report_site.build(Store(folder), site, incremental=True)
-    assert {(kind, slug) for kind, slug, k in again if k == 0} == pages
+    report_site.build(Store(folder), site, incremental=True)
     full = tmp_path / "full"
     report_site.build(Store(folder), full)
     for kind in ("bench", "label"):
@@ -126,32 +111,3 @@ def test_a_settled_file_is_kept_unmade_and_made_again_once_a_commit_it_holds_cha
         assert {
             f.relative_to(site).as_posix() for f in (site / "data" / kind).rglob("0.js") if f.stat().st_mtime != OLD
         }
-
-
-def test_chart_files_made_beside_the_build_are_the_ones_made_in_it_and_a_failed_child_changes_nothing(
-    grown, tmp_path, monkeypatch
-):
-    results, _, _, _ = grown
-
-    def files(out):
-        return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
-
-    def built(name: str) -> dict:
-        out = tmp_path / name
-        report_site.build(Store(results), out)
-        return files(out)
-
-    starts = []
-    real_start = forked.Forked._start
-    monkeypatch.setattr(forked.Forked, "_start", lambda self, work: starts.append(1) or real_start(self, work))
-    monkeypatch.setattr(forked, "can_fork", lambda: False)
-    alone = built("alone")
-    assert starts == []
-    monkeypatch.setattr(forked, "can_fork", lambda: True)
-    assert built("beside") == alone and len(starts) == 1  # the chart files (the change points were kept)
-    # A child that fails, or answers what does not read: the build makes the files itself, the same.
-    real_sent = BenchPages._sent
-    monkeypatch.setattr(BenchPages, "_sent", lambda self, site, part: 1 / 0)
-    assert built("failed") == alone and len(starts) == 2
-    monkeypatch.setattr(BenchPages, "_sent", lambda self, site, part: real_sent(self, site, part)[:-9])
-    assert built("garbled") == alone and len(starts) == 3
