@@ -61,7 +61,9 @@ def test_the_grid_closes_a_chunk_settle_commits_after_it_and_lists_the_same_file
         assert (np.diff(keys) >= 0).all() and set(keys.tolist()) <= set(g.listed(set(keys.tolist())))
         assert (np.bincount(np.searchsorted(g.listed(set(keys.tolist())), keys)) <= CHUNK).all()
         if g.closed == Chunking(n - 1).closed and not Chunking(n - 1).inline:  # the page's list of files stays
-            assert g.listed(set(keys.tolist())) == Chunking(n - 1).listed(set(Chunking(n - 1).keys(np.arange(n - 1)).tolist()))
+            assert g.listed(set(keys.tolist())) == Chunking(n - 1).listed(
+                set(Chunking(n - 1).keys(np.arange(n - 1)).tolist())
+            )
 
 
 def _written(before: Chunks, after: Chunks) -> list[int]:

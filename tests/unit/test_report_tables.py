@@ -16,7 +16,7 @@ from regress.core.records import (
     TaskSpec,
 )
 from regress.report.data import Series, summarize
-from regress.report.label_data import layout_for, label_tables
+from regress.report.label_data import label_tables, layout_for
 from regress.report.tables import (
     format_tables,
     select_unit,

@@ -39,7 +39,7 @@ from regress.report import data as report_data
 from regress.report import label_data
 from regress.report import site as report
 from regress.report.data import Series, summarize
-from regress.report.label_data import layout_for, label_tables, verdict_class
+from regress.report.label_data import label_tables, layout_for, verdict_class
 from regress.storage.store import Store
 
 N_COMMITS = 14
