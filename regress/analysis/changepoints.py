@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from regress.analysis import diff, ranktest, runs, stats, trusted_levels
-from regress.analysis.segments import PENALTY, breakpoints_of, noise_scale, robust
+from regress.analysis.segments import PENALTY, Kept, breakpoints_of, calibrated
 from regress.analysis.table import Table, as_table
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId
@@ -98,6 +98,7 @@ def find_steps(
     apart=None,
     judge_one=None,
     found: list[Candidate] | None = None,
+    kept: Kept | None = None,
 ) -> list[Step]:
     """Every step of every benchmark over `history` (oldest first), in history order.
 
@@ -106,11 +107,11 @@ def find_steps(
     `history`: a list of results or their `Table` (whose `load` gives the rounds compare reads).
     `judge_one(table, before, after, bid, threshold, apart)`: compare's verdict across a candidate
     step (`judge_across`; the site build keeps them between builds: report/verdict_cache.py).
-    `found`: `candidates(history, ...)` when already computed (the site build's are, beside it).
+    `found`: `candidates(history, ...)` when already computed; `kept`: the search's checkpoints.
     """
     table = as_table(history)
     if found is None:
-        found = candidates(table, threshold=threshold, penalty=penalty, code=code)
+        found = candidates(table, threshold=threshold, penalty=penalty, code=code, kept=kept)
     history = table.history
     known = [c.fingerprint.cores for c in history if c.fingerprint.cores]
     cores = min(known) if known else 0
@@ -147,24 +148,25 @@ def find_steps(
 
 
 def candidates(
-    history, *, threshold: float = 0.05, penalty: float = PENALTY, code: dict[str, str] | None = None
+    history,
+    *,
+    threshold: float = 0.05,
+    penalty: float = PENALTY,
+    code: dict[str, str] | None = None,
+    kept: Kept | None = None,
 ) -> list[Candidate]:
     """Every move of every benchmark that the history's own evidence supports: the segmentation's
     cuts grouped into moves, past the threshold, no blip, not the newest two commits. Reads no
-    rounds (only the table's figures). Each benchmark's noise scale is its whole history's
-    (`segments.noise_scale`), whatever the history's length."""
+    rounds (only the table's figures). Each benchmark's noise scale is its calibration span's
+    (`segments.calibrated`). `kept`: the search's checkpoints (`segments.breakpoints_of`)."""
     table = as_table(history)
     known = [c.fingerprint.cores for c in table.history if c.fingerprint.cores]
     cores = min(known) if known else 0
     found_series = trusted_levels.series(table, threshold=threshold, code=code)
-    clipped = []
-    for _, levels_found in found_series.values():
-        raw = np.log(np.asarray(levels_found, dtype=float))
-        scale = noise_scale(raw)
-        # Levels, tests and the search all see outliers clipped to the edge of the noise.
-        clipped.append((robust(raw, scale), scale))
+    # Levels, tests and the search all see outliers clipped to the edge of the noise.
+    clipped = [calibrated(np.log(np.asarray(found, dtype=float))) for _, found in found_series.values()]
     # Every benchmark's search at once.
-    all_cuts = breakpoints_of(clipped, penalty=penalty)
+    all_cuts = breakpoints_of(clipped, penalty=penalty, kept=kept)
     out: list[Candidate] = []
     for (bid, (positions, _)), (logs, _), cuts in zip(found_series.items(), clipped, all_cuts):
         # A move compare across it could call a change (an estimate of half the threshold, `judge`); a

@@ -18,7 +18,7 @@ from regress.analysis import detectable, segments, stats
 from regress.analysis.detectable import Detectable
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 
-# A series needs this many levels before its commit-to-commit noise says anything (segments.noise_scale).
+# A series needs this many levels before its commit-to-commit noise says anything (segments.history_scale).
 FEWEST_LEVELS = 3
 
 
@@ -53,14 +53,14 @@ class Seen:
 
 
 def history_noise(levels: Mapping[BenchmarkId, Sequence[float]]) -> dict[BenchmarkId, float]:
-    """Each series' commit-to-commit noise (log; `segments.noise_scale`), from its levels oldest first;
+    """Each series' commit-to-commit noise (log; `segments.history_scale`), from its levels oldest first;
     left out where the series is too short to tell."""
     out = {}
     for bid, values in levels.items():
         v = np.asarray(values, dtype=float)
         v = v[np.isfinite(v) & (v > 0)]
         if len(v) >= FEWEST_LEVELS:
-            out[bid] = segments.noise_scale(np.log(v))
+            out[bid] = segments.history_scale(np.log(v))
     return out
 
 

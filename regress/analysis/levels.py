@@ -243,13 +243,25 @@ def points(
     log levels there, every benchmark fitted at once over the whole history (`fit_many`).
     `off`: positions whose lone runs are left out (measured while the machine was off its usual speed)."""
     found = observed(table, code, rows, off)
-    fitted = fit_many([(obs, None) for obs in found.values()])
+    linked = {bid: obs for bid, obs in found.items() if _linked(obs)}
+    fitted = dict(zip(linked, fit_many([(obs, None) for obs in linked.values()])))
     out = {}
-    for (bid, obs), fit in zip(found.items(), fitted):
+    for bid, obs in found.items():
+        order = np.argsort(obs.position, kind="stable")
         positions = np.unique(obs.position)
-        nodes = obs.node[np.searchsorted(obs.position, positions, sorter=np.argsort(obs.position, kind="stable"))]
-        out[bid] = (positions, nodes, np.asarray([fit["node"][n] for n in nodes.tolist()], dtype=float))
+        first = order[np.searchsorted(obs.position, positions, sorter=order)]
+        nodes = obs.node[first]
+        if bid in fitted:
+            logs = np.asarray([fitted[bid]["node"][n] for n in nodes.tolist()], dtype=float)
+        else:  # every observation its own node and run: the fit's levels are the observations themselves
+            logs = obs.log_level[first]
+        out[bid] = (positions, nodes, logs)
     return out
+
+
+def _linked(obs: Observations) -> bool:
+    """Whether a run measured two nodes or a node was measured twice: else nothing ties one level to another."""
+    return len(np.unique(obs.run)) < len(obs) or len(np.unique(obs.node)) < len(obs)
 
 
 def chart(history, code: dict[str, str] | None = None) -> dict[BenchmarkId, tuple[np.ndarray, np.ndarray]]:

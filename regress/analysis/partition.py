@@ -21,42 +21,121 @@ many short segments (5 of 900 random ones, each time at a higher cost).
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
+
 import numpy as np
 
 # Starts kept per series are packed to the left every this many points, and the arrays narrowed.
 PACK = 32
 
 
-# The state per start still in play.
-FIELDS = ("start", "cost0", "a", "sq", "m", "low", "high", "shut_low", "shut_high", "alive", "drop_at")
-_FILLS = (0, np.inf, 0.0, 0.0, 0.0, -np.inf, np.inf, np.inf, -np.inf, False, np.inf)
+@dataclass(frozen=True)
+class Checkpoint:
+    """The programme's state after the first `t` points of a series, to carry on from when the series
+    only grew: the starts still in play, and the best last start for every point so far."""
+
+    t: int
+    digest: str  # of those t points, the penalty and min_size: resumed only where they are the same
+    slots: dict[str, np.ndarray]  # per field of the state, its value in each start still in play
+    back: np.ndarray  # back[u], u <= t: the start of the last segment of the best partition of u points
+
+
+def digest(x: np.ndarray, t: int, penalty: float, min_size: int) -> str:
+    return hashlib.blake2b(
+        np.ascontiguousarray(x[:t], dtype=float).tobytes() + f" {penalty!r} {min_size}".encode()
+    ).hexdigest()
+
+
+def digests(x: np.ndarray, ts: range, penalty: float, min_size: int) -> dict[int, str]:
+    """`digest` of x at each t of `ts` (ascending), hashing x once."""
+    x = np.ascontiguousarray(x, dtype=float)
+    tail = f" {penalty!r} {min_size}".encode()
+    h = hashlib.blake2b()
+    at, out = 0, {}
+    for t in ts:
+        h.update(x[at:t].tobytes())
+        at = t
+        g = h.copy()
+        g.update(tail)
+        out[t] = g.hexdigest()
+    return out
+
+
+def plain(c: Checkpoint) -> dict:
+    """The checkpoint as plain values and arrays (what a store of derived values encodes)."""
+    return {"t": c.t, "digest": c.digest, "slots": dict(c.slots), "back": c.back}
+
+
+def from_plain(value: dict) -> Checkpoint:
+    """`plain`'s inverse; ValueError where it is not one."""
+    try:
+        slots = {f: np.asarray(value["slots"][f]) for f in FIELDS}
+        return Checkpoint(int(value["t"]), str(value["digest"]), slots, np.asarray(value["back"], dtype=np.int64))
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"not a checkpoint: {exc}") from None
 
 
 def cuts_of(series: list[np.ndarray], penalty: float, min_size: int = 2) -> list[list[int]]:
     """Per series: the start of every segment after the first, of its optimal partition."""
+    return search(series, penalty, min_size)[0]
+
+
+# The state per start still in play, in a Checkpoint's `slots`.
+FIELDS = ("start", "cost0", "a", "sq", "m", "low", "high", "shut_low", "shut_high", "alive", "drop_at")
+_FILLS = (0, np.inf, 0.0, 0.0, 0.0, -np.inf, np.inf, np.inf, -np.inf, False, np.inf)
+
+
+def search(
+    series: list[np.ndarray],
+    penalty: float,
+    min_size: int = 2,
+    *,
+    resume: list[Checkpoint | None] | None = None,
+    keep_at: list[int] | None = None,
+) -> tuple[list[list[int]], list[Checkpoint | None]]:
+    """`cuts_of`, each series carried on from its `resume` checkpoint where that was made from the same
+    first points (else from its start), and a checkpoint of each after `keep_at` of its points (None
+    where it has fewer, or 0). The cuts are the same either way: the state after t points is all the
+    programme carries forward."""
     count = len(series)
     if count == 0:
-        return []
+        return [], []
     lengths = np.asarray([len(x) for x in series], dtype=np.int64)
-    steps = longest = int(lengths.max())
+    longest = int(lengths.max())
+    resume = list(resume or [None] * count)
+    keep = np.asarray([k if 0 < k <= n else -1 for k, n in zip(keep_at or [0] * count, lengths.tolist())])
+    for b, (x, c) in enumerate(zip(series, resume)):
+        if c is not None and not (c.t <= len(x) and c.digest == digest(x, c.t, penalty, min_size)):
+            resume[b] = None
+    t0 = np.asarray([c.t if c is not None else 0 for c in resume], dtype=np.int64)
+    steps = int((lengths - t0).max())
     xs = np.zeros((steps, count))
     for b, x in enumerate(series):
-        xs[: len(x), b] = x
+        xs[: len(x) - t0[b], b] = x[t0[b] :]
     back = np.zeros((count, longest + 1), dtype=np.int64)
     rows = np.arange(count)
     # Each slot a segment start still in play: where it starts, the best cost up to it, the sum, sum
     # of squares and count of the points since; the levels of the segment after it for which no
     # later start beats it (low..high); those where the start that ended its segment stays better;
     # whether it is in play, and the point after which a beaten start goes.
-    width = 16
+    width = max([16, *(int(c.slots["start"].size) + 1 for c in resume if c is not None)])
     state = {f: np.full((count, width), fill) for f, fill in zip(FIELDS, _FILLS)}
     state["start"] = state["start"].astype(np.int64)
     state["alive"] = state["alive"].astype(bool)
     state["alive"][:, 0], state["cost0"][:, 0] = True, -penalty  # the first segment costs no penalty
+    for b, c in enumerate(resume):
+        if c is not None:
+            size = c.slots["start"].size
+            for field in FIELDS:
+                state[field][b, :size] = c.slots[field]
+            state["alive"][b, size:] = False
+            back[b, : c.t + 1] = c.back
     start, cost0, a, sq, m, low, high, shut_low, shut_high, alive, drop_at = (state[f] for f in FIELDS)
+    kept: list[Checkpoint | None] = [c if c is not None and c.t == k else None for c, k in zip(resume, keep.tolist())]
     with np.errstate(invalid="ignore", divide="ignore"):
         for s in range(steps):
-            t = np.full(count, s + 1, dtype=np.int64)  # each series' point count
+            t = t0 + s + 1  # each series' own point count
             tc = t[:, None]
             x = xs[s][:, None]
             a += x
@@ -94,6 +173,13 @@ def cuts_of(series: list[np.ndarray], penalty: float, min_size: int = 2) -> list
             # within sqrt(penalty / its length) of that segment's mean: t never wins there.
             half = np.sqrt(penalty / mk)
             shut_low[r, c], shut_high[r, c] = ak / mk - half, ak / mk + half
+            for b in np.flatnonzero(keep == t).tolist():
+                used = alive[b]
+                now = (start, cost0, a, sq, m, low, high, shut_low, shut_high, alive, drop_at)
+                slots = {name: arr[b, used].copy() for name, arr in zip(FIELDS, now)}
+                kept[b] = Checkpoint(
+                    int(t[b]), digest(series[b], int(t[b]), penalty, min_size), slots, back[b, : t[b] + 1].copy()
+                )
     out = []
     for b in range(count):
         cuts: list[int] = []
@@ -103,7 +189,7 @@ def cuts_of(series: list[np.ndarray], penalty: float, min_size: int = 2) -> list
             if at > 0:
                 cuts.append(at)
         out.append(cuts[::-1])
-    return out
+    return out, kept
 
 
 def _pack(arrays: list[np.ndarray], used: np.ndarray, fills: tuple) -> tuple[list[np.ndarray], int]:

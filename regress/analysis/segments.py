@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+from typing import Protocol
 
 import numpy as np
 
@@ -18,6 +20,12 @@ MIN_SEGMENT = 2
 # The noise scale never falls below this (log units), so a nearly constant
 # history doesn't turn every wobble into a step.
 MIN_NOISE = 0.002
+# The calibration span: a benchmark's noise scale and the search's centre are read from its first this
+# many levels (all of them in a shorter history), so what a history said of its older commits stays
+# said as it grows (docs/statistics.md, "The calibration span").
+CALIBRATION = 500
+# A search is carried on from a checkpoint at most this many points short of the newest final one.
+RESUME_BACK = 8
 
 
 def noise_scale(logs: np.ndarray) -> float:
@@ -56,14 +64,59 @@ def running_median(logs: np.ndarray) -> np.ndarray:
     return np.median(np.lib.stride_tricks.sliding_window_view(padded, WINDOW), axis=1)
 
 
-def breakpoints_of(series: list[tuple[np.ndarray, float]], *, penalty: float = PENALTY) -> list[list[int]]:
+class Kept(Protocol):
+    """Where the search keeps its checkpoints between calls (a store of derived values): by content key."""
+
+    def get(self, key: str) -> dict | None: ...
+
+    def put(self, key: str, value: dict) -> None: ...
+
+
+def history_scale(logs: np.ndarray) -> float:
+    """A benchmark's commit-to-commit noise (`noise_scale`) as the change points read it: its calibration span's."""
+    return noise_scale(np.asarray(logs)[:CALIBRATION])
+
+
+def calibrated(logs: np.ndarray) -> tuple[np.ndarray, float]:
+    """A benchmark's log levels clipped to the edge of its noise (`robust`), and that noise (`history_scale`)."""
+    scale = history_scale(logs)
+    return robust(logs, scale), scale
+
+
+def breakpoints_of(
+    series: list[tuple[np.ndarray, float]], *, penalty: float = PENALTY, kept: Kept | None = None
+) -> list[list[int]]:
     """Per (clipped log levels, noise scale): the start of every segment after the first.
 
-    Penalised least squares on the levels in noise units, centred on their
-    median, every segment at least MIN_SEGMENT long: the exact optimal
-    partition (`partition`), of every benchmark at once.
+    Penalised least squares on the levels in noise units, centred on the
+    median of the calibration span, every segment at least MIN_SEGMENT long:
+    the exact optimal partition (`partition`), of every benchmark at once.
+    `kept`: checkpoints of earlier searches, each under the digest of the points
+    it covered. A series longer than the calibration span is carried on from
+    the last checkpoint made from the same first points (at most RESUME_BACK
+    points short of the newest final one), and checkpointed at its newest
+    final point (the last whose clipping no newer level can move). The cuts
+    are the same with or without them.
     """
     z = [np.asarray(c, dtype=float) / scale for c, scale in series]
-    centred = [v - np.median(v) if len(v) else v for v in z]
-    found = partition.cuts_of(centred, penalty, MIN_SEGMENT)
+    centred = [v - np.median(v[:CALIBRATION]) if len(v) else v for v in z]
+    # Final points: all but the last WINDOW // 2, whose clipping reads levels still to come.
+    final = [len(v) - WINDOW // 2 if len(v) > CALIBRATION + WINDOW else 0 for v in centred]
+    resume: list[partition.Checkpoint | None] = [None] * len(centred)
+    if kept is not None:
+        for b, (v, t) in enumerate(zip(centred, final)):
+            if not t:
+                continue
+            keys = partition.digests(v, range(max(t - RESUME_BACK, 1), t + 1), penalty, MIN_SEGMENT)
+            for at in sorted(keys, reverse=True):
+                value = kept.get(keys[at])
+                if value is not None:
+                    with contextlib.suppress(ValueError):
+                        resume[b] = partition.from_plain(value)
+                        break
+    found, made = partition.search(centred, penalty, MIN_SEGMENT, resume=resume, keep_at=final)
+    if kept is not None:
+        for c, old in zip(made, resume):
+            if c is not None and (old is None or old.t != c.t):
+                kept.put(c.digest, partition.plain(c))
     return [cuts if len(v) >= 2 * MIN_SEGMENT else [] for cuts, v in zip(found, z)]

@@ -1,0 +1,66 @@
+"""The change points' search carried on from a kept checkpoint gives the cuts a search from scratch gives."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from regress.analysis import segments
+
+
+class Memory:
+    """A store of checkpoints in a dict (what the memo does for a command), counting hits."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, dict] = {}
+        self.hits = 0
+
+    def get(self, key: str) -> dict | None:
+        found = self.values.get(key)
+        self.hits += found is not None
+        return found
+
+    def put(self, key: str, value: dict) -> None:
+        self.values[key] = value
+
+
+def _series(n: int, seed: int) -> list[tuple[np.ndarray, float]]:
+    """Six benchmarks' first n log levels (0 to 5 steps each) of one longer history."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for b in range(6):
+        logs = rng.normal(0, 0.01, 1300)
+        for at in rng.integers(50, 1190, size=b):
+            logs[at:] += rng.choice([-0.1, 0.08, 0.2])
+        out.append(segments.calibrated(logs[:n]))
+    return out
+
+
+def test_a_grown_history_carries_on_from_the_last_search_and_finds_the_same_cuts():
+    made = Memory()
+    first = _series(1200, seed=1)
+    assert segments.breakpoints_of(first, kept=made) == segments.breakpoints_of(first)
+    assert len(made.values) == len(first)  # one checkpoint a series, at its newest final point
+    for grown, resumed in ((1203, True), (1200 + segments.RESUME_BACK + 1, False)):
+        kept = Memory()
+        kept.values = dict(made.values)
+        longer = _series(grown, seed=1)
+        assert [np.array_equal(a[0][:1190], b[0][:1190]) for a, b in zip(first, longer)] == [True] * 6
+        assert segments.breakpoints_of(longer, kept=kept) == segments.breakpoints_of(longer)
+        # Carried on where the last checkpoint is within reach; else searched whole (the same cuts).
+        assert kept.hits == (len(longer) if resumed else 0)
+
+
+def test_a_checkpoint_of_other_points_is_never_resumed():
+    kept = Memory()
+    segments.breakpoints_of(_series(1200, seed=1), kept=kept)
+    other = _series(1201, seed=2)  # other levels from the first on
+    kept.hits = 0
+    assert segments.breakpoints_of(other, kept=kept) == segments.breakpoints_of(other)
+    assert kept.hits == 0
+
+
+def test_a_history_within_its_calibration_span_is_searched_whole():
+    kept = Memory()
+    short = _series(segments.CALIBRATION, seed=3)
+    assert segments.breakpoints_of(short, kept=kept) == segments.breakpoints_of(short)
+    assert kept.values == {}
