@@ -1,15 +1,11 @@
 """The level fit's weighted least squares (`levels.fit_many`): small blocks batched dense, big ones sparse.
 
 A batch's benchmarks share no column: its design is block diagonal, a
-block a benchmark. A whole history's fit is one long chain of runs a block,
-thousands of columns: one sparse solve through scipy.sparse. A site build
-after one new commit fits only the runs past the sealed prefix
-(`analysis/sealed_fit.py`): a few columns a block, which one batched dense
-solve (numpy's stacked `solve`) does in a millisecond. Solving those as one
-dense 600 x 600 system instead took 30-70 ms a solve, and more while the
-forked change-point search ran its own BLAS threads on the other core;
-importing scipy.sparse for them cost a quarter of a second. Both paths solve
-the same normal equations. Pure.
+block a benchmark. A long history's fit is one long chain of runs a block,
+thousands of columns: one sparse solve through scipy.sparse. A short
+history's blocks are a few columns each, which one batched dense solve
+(numpy's stacked `solve`) does without importing scipy.sparse. Both paths
+solve the same normal equations. Pure.
 """
 
 from __future__ import annotations
