@@ -163,7 +163,7 @@ def summarize(
             pos[i].astype(np.int64), line, t.band[0, i] * moved, t.band[1, i] * moved, i, t.torch
         )
     if steps is not None:  # None: the caller fills them in (the site build, beside the rest: report/steps_beside.py)
-        series.steps = steps(t, threshold=threshold, code=code)  # or kept ones (report/steps_cache.py)
+        series.steps = steps(t, threshold=threshold, code=code)  # or kept ones (the memo: report/site.py)
     if verdicts:
         judge_recent(series, threshold=threshold, code=code, judge=judge)
     return series

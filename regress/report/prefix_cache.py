@@ -3,16 +3,15 @@
 What the sealed part of a 10,000-commit history gives (every benchmark's
 fitted levels and its search's checkpoint) changes once every SEAL commits;
 kept, the next build fits and searches only the newer commits. It is kept
-in the summary's SQLite file (`storage/computed.py`), one entry a series,
-as numpy arrays (`np.savez`, read back without pickle: nothing in it can
-run) and a JSON header. The entry carries the digest of what it was made
+in the memo (`storage/memo.py`), one entry a series, as numpy arrays
+(`np.savez`, read back without pickle: nothing in it can run) and a JSON
+header. The entry carries the digest of what it was made
 from, and the search uses it only where that digest is the history's own:
 a stale or garbled entry costs the time it would have saved, nothing else.
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 
@@ -23,7 +22,8 @@ from regress.analysis.partition import FIELDS, Checkpoint
 from regress.analysis.sealed import Prefix, SealedLevels
 from regress.core.records import BenchmarkId
 from regress.report.verdict_cache import bid_fields
-from regress.storage import computed
+from regress.storage import memo
+from regress.storage.memo import Memo
 
 
 def encode(prefix: Prefix) -> bytes:
@@ -83,19 +83,16 @@ def _cat(parts: list[np.ndarray], dtype) -> np.ndarray:
 
 
 class Entry:
-    """The series' kept prefix (`found`: its bytes, or None); `keep` a new one; `close`. `kind`: whose
+    """The series' kept prefix (`found`: its bytes, or None); `keep` a new one. `kind`: whose
     prefix: the change points' search ("prefix") or the chart's levels ("levels", `chart_levels`)."""
 
-    def __init__(self, store, machine: str, env: str, threshold: float | None, kind: str = "prefix") -> None:
-        self.cache = computed.Computed(store.root, f"{kind} {machine}/{env}")
-        self.key = hashlib.sha256(f"{computed.analysis_code()} {threshold!r}".encode()).hexdigest()
-        self.found = self.cache.get(self.key)
+    def __init__(self, kept: Memo, machine: str, env: str, threshold: float | None, kind: str = "prefix") -> None:
+        self.memo, self.kind, self.key = kept, kind, memo.digest(machine, env, threshold)
+        found = kept.find(kind, self.key)
+        self.found = found.tobytes() if isinstance(found, np.ndarray) else None
 
     def keep(self, data: bytes) -> None:
-        self.cache.put(self.key, data)
-
-    def close(self) -> None:
-        self.cache.close()
+        self.memo.put(self.kind, self.key, np.frombuffer(data, dtype=np.uint8))
 
 
 class ChartLevels:
@@ -103,8 +100,8 @@ class ChartLevels:
     next: after one new commit only the newer runs are fitted, and the older levels, the same to the
     bit, leave every older chunk of every chart as it was."""
 
-    def __init__(self, store, machine: str, env: str) -> None:
-        self.entry = Entry(store, machine, env, None, kind="levels")
+    def __init__(self, kept: Memo, machine: str, env: str) -> None:
+        self.entry = Entry(kept, machine, env, None, kind="levels")
         # Once fitted: the sealed part's digest, and the positions below which its levels are it alone
         # (`sealed_fit.chart_fixed`); None: no fit was made (every level is the measured one).
         self.fixed: tuple[str, int] | None = None
@@ -116,6 +113,3 @@ class ChartLevels:
             self.entry.keep(encode(prefix))
         self.fixed = (prefix.digest if prefix is not None else "", fixed)
         return found
-
-    def close(self) -> None:
-        self.entry.close()

@@ -29,7 +29,6 @@ from regress.report.forked import Forked
 from regress.report.label_chunks import LabelChunks
 from regress.report.label_data import grid_for
 from regress.report.links import bench_slug, label_slug
-from regress.storage.computed import plain
 
 
 class Pages:
@@ -165,7 +164,7 @@ class BenchPages(Publisher):
         """In the child: every chart's data files written (recorded in `part`), and what the pages need."""
         self._make(site, part)
         shells = [[self.shells[bid][0], self.shells[bid][1][0]] for bid in site.ids]
-        return json.dumps({"shells": shells, "pages": part.state()}, default=plain).encode()
+        return json.dumps({"shells": shells, "pages": part.state()}, default=_plain).encode()
 
     def _joined(self, site, pages: Pages) -> None:
         """The child's part taken in, or (no answer, or one that does not read) made here."""
@@ -283,3 +282,10 @@ class Overview(Publisher):
 
 # In the order they are written; each build makes its own instances.
 PUBLISHERS: tuple[type[Publisher], ...] = (BenchPages, ExplainPanels, LabelPages, Overview)
+
+
+def _plain(value):
+    """json.dumps' default: numpy's scalars as Python numbers (a figure computed with numpy may be one)."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON")

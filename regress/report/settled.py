@@ -9,29 +9,18 @@ table come from kept blocks (`analysis/table_blocks.py`, each keyed by its
 files' shas and content digests), and a chart's fitted levels there, below
 the reach of every newer run, are the sealed part's alone
 (`sealed_fit.chart_fixed`, named by its digest). A file whose range lies in
-that settled part, in every series it draws, gets a key of those keys and of
-the page and the code; the manifest keeps it beside the file's digest, and a
-build that finds the same key keeps the file, digest and all, without making
-its values. Anything else (a newer position, a file measured again, another
+that settled part, in every series it draws, gets a key of those keys, of
+the page and of regress's code (`memo.code_digest`); the manifest keeps it
+beside the file's digest, and a build that finds the same key keeps the
+file, digest and all, without making its values. Anything else (a newer position, a file measured again, another
 rule) is made and digested as before.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
-from pathlib import Path
 
-from regress.storage.computed import analysis_code
-
-
-@functools.cache
-def rule() -> str:
-    """A digest of the code a data file's values are made by: the analysis and core code, and the report's."""
-    h = hashlib.sha256(analysis_code().encode())
-    for path in sorted((Path(__file__).resolve().parent).glob("*.py")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()
+from regress.storage import memo
 
 
 class Settled:
@@ -77,4 +66,4 @@ def page_key(version: str, rel: str, identity: str, parts: list[tuple[str, Settl
         if found is None:
             return None
         keys.append(f"{name}={found}")
-    return hashlib.sha1(f"{rule()} {version} {rel} {identity} {' '.join(keys)}".encode()).hexdigest()
+    return hashlib.sha1(f"{memo.code_digest()} {version} {rel} {identity} {' '.join(keys)}".encode()).hexdigest()

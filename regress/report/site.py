@@ -34,17 +34,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from regress.analysis import changepoints, runs
+from regress.analysis import changepoints, run_pairs, runs
 from regress.analysis import table as figures_table
 from regress.analysis.table import Table
 from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
-from regress.report import detects, prefix_cache, settled, steps_cache
+from regress.report import detects, prefix_cache, settled, verdict_cache
 from regress.report.builder import MANIFEST, SITE_FORMAT, Site
 from regress.report.data import Series, judge_recent, summarize
 from regress.report.steps_beside import Beside
-from regress.report.verdict_cache import CachedCompare
-from regress.storage import computed, derived, summary
+from regress.report.verdict_cache import STEPS, CachedCompare
+from regress.storage import series_figures, summary
+from regress.storage.memo import Memo, files_digest
 from regress.storage.store import Store
 
 
@@ -82,6 +83,7 @@ def build(
     title: str = "",
     code=None,
     rounds: tuple[int, int] = (DEFAULT.min_rounds, DEFAULT.max_rounds),
+    memo: Memo | None = None,
 ) -> Summary:
     """Write the site for everything in `store` into `out`.
 
@@ -91,6 +93,7 @@ def build(
     `incremental`, pages whose inputs did not change since the last build in `out` are kept as they are.
     `code`: shas -> {sha: code digest} (`storage.code_identity`): commits of identical code share a level.
     `rounds`: the plan's least and most rounds a commit (what each benchmark can detect is stated at them).
+    `memo`: the command's memo (`storage/memo.py`; default: the results folder's, opened and closed here).
     """
     started = time.perf_counter()
     repo_url = _check_repo_url(repo_url)
@@ -98,9 +101,11 @@ def build(
     templates, plotly = _templates(), _plotly_js()
     gc_was_enabled = gc.isenabled()
     gc.disable()  # a million small records: the cyclic collector would triple the load time
-    later = _LaterSteps(store, threshold)
+    own = memo is None
+    memo = Memo(store.root) if memo is None else memo
+    later = _LaterSteps(store, memo, threshold)
     try:
-        all_series, judge = _load(store, threshold, code, later, rounds)
+        all_series, judge = _load(store, memo, threshold, code, later, rounds)
         site = Site(
             out,
             all_series,
@@ -126,6 +131,8 @@ def build(
         ) from None
     finally:
         later.close()
+        if own:
+            memo.close()
         if gc_was_enabled:
             gc.enable()
     return Summary(
@@ -150,28 +157,30 @@ def _check_repo_url(url: str) -> str:
 
 
 def _load(
-    store: Store, threshold: float, code, later: _LaterSteps, rounds=(DEFAULT.min_rounds, DEFAULT.max_rounds)
+    store: Store,
+    memo: Memo,
+    threshold: float,
+    code,
+    later: _LaterSteps,
+    rounds=(DEFAULT.min_rounds, DEFAULT.max_rounds),
 ) -> tuple[list[Series], Callable[[], None]]:
     """Every series with its tracks; its change points are `later`'s (found beside the build), and its recent
     verdicts are the returned call's to judge (the build makes them while its chart files are made beside it)."""
     series, verdicts = [], []
     for machine in store.machines():
         for env in store.envs(machine):
-            table, digests = _table(store, machine, env)
+            table, digests = _table(store, memo, machine, env)
             history = table.history
             if history:
                 ids = code([c.commit.sha for c in history]) if code is not None else {}
                 # The recent verdicts decode their commits in full, or come from the last build's.
-                judge = CachedCompare(store, machine, env, digests=digests)
+                judge = CachedCompare(store, memo, machine, env, digests=digests)
                 found = Series(machine, env, history, table=table)
                 later.start(found, ids, judge, digests)  # first: the search runs while the verdicts are judged
-                chart = prefix_cache.ChartLevels(store, machine, env)
-                try:
-                    series.append(
-                        summarize(found, threshold=threshold, code=ids, steps=None, fit_levels=chart, verdicts=False)
-                    )
-                finally:
-                    chart.close()
+                chart = prefix_cache.ChartLevels(memo, machine, env)
+                series.append(
+                    summarize(found, threshold=threshold, code=ids, steps=None, fit_levels=chart, verdicts=False)
+                )
                 found.settled = settled.of(found.table, chart.fixed)
                 verdicts.append((found, ids, judge, digests))
     if not series:
@@ -182,76 +191,76 @@ def _load(
             judge_recent(found, threshold=threshold, code=ids, judge=judge)
             least, most = rounds
             found.detects = detects.of_series(store, found, threshold=threshold, rounds=least, most_rounds=most)
-            _keep_pairs(store, found, ids, digests)
+            _keep_pairs(store, memo, found, ids, digests)
 
     return series, judge_all
 
 
 class _LaterSteps:
     """Each series' change points: the ones the last build or `regressions` kept for these very files
-    (report/steps_cache.py), else found beside the rest of the build (report/steps_beside.py) and
+    (kind STEPS in the memo), else found beside the rest of the build (report/steps_beside.py) and
     judged, through the kept verdicts across candidate steps, when a page first needs them."""
 
-    def __init__(self, store: Store, threshold: float) -> None:
-        self.store, self.threshold = store, threshold
-        self.pending: list[tuple] = []  # (series, code identities, judge, kept steps, search, kept prefix)
+    def __init__(self, store: Store, memo: Memo, threshold: float) -> None:
+        self.store, self.memo, self.threshold = store, memo, threshold
+        self.pending: list[tuple] = []  # (series, code identities, judge, steps' inputs, search, kept prefix)
 
     def start(self, s: Series, code: dict[str, str], judge: CachedCompare, digests: dict[str, str] | None) -> None:
         shas = [c.commit.sha for c in s.history]
-        entry = steps_cache.entry(
-            self.store, s.machine, s.env, shas, threshold=self.threshold, code=code, digests=digests
-        )
+        digests = summary.digests(self.store, s.machine, s.env) if digests is None else digests
+        inputs = verdict_cache.steps_inputs(digests, shas, threshold=self.threshold, code=code)
         beside, prefix = None, None
-        if entry.found is None:
+        if inputs is None or self.memo.find(STEPS, inputs) is None:
             # The sealed prefix the last build kept: read here, decoded and checked in the search.
-            prefix = prefix_cache.Entry(self.store, s.machine, s.env, self.threshold)
-            table, threshold, kept = s.table, self.threshold, prefix.found
+            prefix = prefix_cache.Entry(self.memo, s.machine, s.env, self.threshold)
+            table, threshold, found = s.table, self.threshold, prefix.found
             beside = Beside(
-                lambda: changepoints.search(table, threshold=threshold, code=code, kept=prefix_cache.decode(kept))
+                lambda: changepoints.search(table, threshold=threshold, code=code, kept=prefix_cache.decode(found))
             )
-        self.pending.append((s, code, judge, entry, beside, prefix))
+        self.pending.append((s, code, judge, inputs, beside, prefix))
 
     def settle(self) -> None:
-        for s, code, judge, entry, beside, prefix in self.pending:
-            if entry.found is not None:
-                s.steps = entry.found
-            elif beside is not None:
-                found = beside.get()
-                s.steps = changepoints.find_steps(
-                    s.table, threshold=self.threshold, code=code, found=found.candidates, judge_one=judge.across
+        for s, code, judge, inputs, beside, prefix in self.pending:
+
+            def steps(s=s, code=code, judge=judge, beside=beside, prefix=prefix) -> list[changepoints.Step]:
+                found = None
+                if beside is not None:
+                    searched = beside.get()
+                    found = searched.candidates
+                    if searched.keep is not None:
+                        prefix.keep(searched.keep)
+                return changepoints.find_steps(
+                    s.table, threshold=self.threshold, code=code, found=found, judge_one=judge.across
                 )
-                entry.keep(steps_cache.encode(s.steps))
-                if found.keep is not None:
-                    prefix.keep(found.keep)
+
+            s.steps = self.memo.get(STEPS, inputs, steps, verdict_cache.steps_tree, verdict_cache.steps_from_tree)
         self.close()
 
     def close(self) -> None:
-        """Everything kept written, and a search still running (the build failed) stopped."""
-        for _, _, judge, entry, beside, prefix in self.pending:
+        """A search still running (the build failed) stopped."""
+        for _, _, judge, _, beside, _ in self.pending:
             if beside is not None:
                 beside.stop()
-            if prefix is not None:
-                prefix.close()
-            entry.close()
             judge.close()
         self.pending = []
 
 
-def _table(store: Store, machine: str, env: str) -> tuple[Table, dict[str, str] | None]:
-    """The series' figures: kept per file in the summary (one new file's computed), else from its light
+def _table(store: Store, memo: Memo, machine: str, env: str) -> tuple[Table, dict[str, str] | None]:
+    """The series' figures: each file's kept in the memo (one new file's computed), else from its light
     history; and its files' content digests as the summary had them (None: read them where needed)."""
-    kept = derived.per_file(store, machine, env, figures_table.KIND, figures_table.compute)
-    digests = kept.by_sha if kept is not None else None
-    return Table.kept(kept, lambda: summary.history(store, machine, env)), digests
+    files = series_figures.per_file(store, memo, machine, env, figures_table.compute)
+    digests = files.by_sha if files is not None else None
+    return Table.kept(files, lambda: summary.history(store, machine, env)), digests
 
 
-def _keep_pairs(store: Store, s: Series, code: dict[str, str], digests: dict[str, str] | None) -> None:
+def _keep_pairs(store: Store, memo: Memo, s: Series, code: dict[str, str], digests: dict[str, str] | None) -> None:
     """The same-code pairs this build's verdicts computed, kept for `regress compare` (which would read
     the whole history for them)."""
     pairs = runs.pairs_found(s.table, code)
     if pairs is not None:
-        shas = [c.commit.sha for c in s.history]
-        computed.kept_pairs(store, s.machine, s.env, shas, code, lambda: pairs, digests=digests)
+        digests = summary.digests(store, s.machine, s.env) if digests is None else digests
+        inputs = files_digest(digests, [c.commit.sha for c in s.history], sorted(code.items()))
+        memo.get(run_pairs.PAIRS, inputs, lambda: pairs, run_pairs.pairs_tree, run_pairs.pairs_from_tree)
 
 
 # -- reading the folder ------------------------------------------------------

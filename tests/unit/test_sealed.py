@@ -17,7 +17,7 @@ from regress.analysis.partition import cuts_of, search
 from regress.analysis.table import Table
 from regress.report import prefix_cache
 from regress.report import site as report_site
-from regress.storage import summary
+from regress.storage import memo, summary
 from regress.storage.store import Store
 from scripts.fabricate_history import fabricate
 
@@ -170,17 +170,17 @@ def test_the_site_build_keeps_the_prefix_and_an_incremental_build_reads_back_as_
 
     def kept():
         with sqlite3.connect(results / summary.FILE) as db:
-            rows = db.execute("SELECT key, value FROM computed WHERE kind LIKE 'prefix %'").fetchall()
+            rows = db.execute("SELECT inputs, value FROM memo WHERE kind = 'prefix'").fetchall()
         db.close()
         return rows
 
     (first,) = kept()
-    assert prefix_cache.decode(first[1]) is not None
+    assert prefix_cache.decode(memo.decode(first[1]).tobytes()) is not None
     fabricate(results, machines=("ci-runner",), which=[sealed.SEAL + 11], **shape)
     report_site.build(Store(results), tmp_path / "site", incremental=True)
     assert kept() == [first]  # the same prefix served the build after one more commit
     with sqlite3.connect(results / summary.FILE) as db:
-        db.execute("DELETE FROM computed")
+        db.execute("DELETE FROM memo")
     db.close()
     report_site.build(Store(results), tmp_path / "afresh")
 

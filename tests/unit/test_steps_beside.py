@@ -84,7 +84,7 @@ def test_a_site_built_with_the_search_beside_it_is_the_site_built_without(folder
     report_site.build(store, tmp_path / "beside")
     assert forked == [1]
     with sqlite3.connect(folder / summary.FILE) as db:  # nothing kept from that build: search and judge again
-        db.execute("DELETE FROM computed")
+        db.execute("DELETE FROM memo")
     db.close()
     monkeypatch.setattr(forked_child, "can_fork", lambda: False)
     report_site.build(store, tmp_path / "alone")
