@@ -89,7 +89,11 @@ class StaleValue(RuntimeError):
 def code_digest() -> str:
     """A digest of regress's version and of every source file of the installed package (every .py under
     it, and the report's templates): the code every kept value is made by. Computed once per process."""
-    package = Path(__file__).resolve().parents[1]
+    return package_digest(Path(__file__).resolve().parents[1])
+
+
+def package_digest(package: Path) -> str:
+    """`code_digest` of the package in folder `package`."""
     templates = package / "templates"
     if not templates.is_dir() and (package.parent / "pyproject.toml").is_file():
         templates = package.parent / "templates"  # a source checkout: the top-level folder

@@ -4,14 +4,17 @@ clean-up rule; and its one encoding reads back what it was given."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import shutil
 import sqlite3
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from regress.storage import memo
+from regress.storage import memo, summary
 from regress.storage.memo import KEEP, Memo, StaleValue
 
 
@@ -175,3 +178,63 @@ def test_the_encoding_reads_back_what_it_was_given():
 def test_the_code_digest_covers_the_package_source_and_is_made_once():
     assert memo.code_digest() == memo.code_digest() and len(memo.code_digest()) == 64
     assert memo.code_digest.cache_info().hits >= 1
+
+
+def test_a_changed_source_file_or_template_is_another_code_digest(tmp_path):
+    package = Path(memo.__file__).resolve().parents[1]
+    copy = tmp_path / "regress"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(package.parent / "templates", copy / "templates")
+    first = memo.package_digest(copy)
+    assert memo.package_digest(copy) == first
+    figures = copy / "analysis" / "figures.py"
+    figures.write_text(figures.read_text() + "\n# a comment is a change too\n")
+    second = memo.package_digest(copy)
+    assert second != first
+    base = next((copy / "templates").glob("*.html"))
+    base.write_text(base.read_text() + "<!-- a template -->")
+    assert memo.package_digest(copy) not in (first, second)
+
+
+def test_a_changed_figure_function_finds_no_stale_value(tmp_path, monkeypatch):
+    """A site build keeps each file's figures, their blocks, the steps and the verdicts; then a function the
+    figures depend on changes, and with it the code digest (as any change to regress's source does): the
+    next read computes everything afresh, and what it gives is the changed function's, nowhere the kept."""
+    from regress.analysis import figures as file_figures
+    from regress.analysis import table as figures_table
+    from regress.analysis import table_blocks
+    from regress.analysis.table import Table
+    from regress.report import site
+    from regress.storage import series_figures
+    from regress.storage.store import Store
+    from scripts.fabricate_history import fabricate
+
+    machine, env = "ci-runner", "default"
+    commits = table_blocks.BLOCK + table_blocks.TAIL + 5  # one kept block, and the newest beside it
+    fabricate(tmp_path / "r", machines=(machine,), commits=commits, benchmarks=3, rounds="3-4", times="3")
+    store = Store(tmp_path / "r")
+    site.build(store, tmp_path / "site")  # the memo filled: figures, a block, verdicts, steps, pairs
+
+    def read(verify: bool = False) -> Table:
+        with Memo(store.root, verify=verify) as m:
+            return Table.kept(series_figures.per_file(store, m, machine, env, figures_table.compute), list)
+
+    before = read()
+    real = file_figures.of
+    monkeypatch.setattr(file_figures, "of", lambda result, **kw: dataclasses.replace(real(result, **kw), reference=7.0))
+    assert read().reference.tolist() == before.reference.tolist()  # the same code digest: kept ...
+    with pytest.raises(StaleValue, match="figures"):
+        read(verify=True)  # ... and found out as stale where the memo verifies
+    monkeypatch.setattr(memo, "code_digest", lambda: "the changed code's")
+    made = []
+    counted = file_figures.to_tree
+    monkeypatch.setattr(file_figures, "to_tree", lambda f: made.append(1) or counted(f))
+    with Memo(store.root) as m:
+        found = m.find_many(series_figures.KIND, [d for d in summary.digests(store, machine, env).values()])
+    assert found == {}  # nothing kept is found by other code
+    after = read()
+    assert len(made) == commits  # every file's figures made afresh, the block joined from them
+    assert after.reference.tolist() == [7.0] * commits and before.reference.tolist() != [7.0] * commits
+    again = read()
+    assert again.reference.tolist() == [7.0] * commits and len(made) == commits  # now kept, by the new code
+    site.build(store, tmp_path / "site2")  # the site of the changed code: its verdicts and steps verified
