@@ -142,7 +142,7 @@ def encode(value: Any) -> bytes:
                 raise TypeError("an array of objects is not kept")
             a = np.ascontiguousarray(v, dtype=v.dtype.newbyteorder("<"))
             arrays.append(a)
-            return {"__array__": [a.dtype.str, list(a.shape)]}
+            return {_ARRAY: [a.dtype.str, list(a.shape)]}
         if isinstance(v, np.generic):
             return v.item()
         raise TypeError(f"{type(v).__name__} is not kept")
@@ -156,11 +156,14 @@ def decode(data: bytes) -> Any:
     `data` is not such bytes."""
     try:
         (n,) = struct.unpack_from("<I", data)
+        head = data[4 : 4 + n].decode()
         at = 4 + n
+        if len(head) != n or _ARRAY not in head:  # no arrays: the plain decoder
+            return _plain(head, at, len(data))
 
         def array(d: dict) -> Any:
             nonlocal at
-            spec = d.get("__array__")
+            spec = d.get(_ARRAY)
             if spec is None or len(d) != 1:
                 return d
             dtype, shape = np.dtype(spec[0]), tuple(int(k) for k in spec[1])
@@ -169,12 +172,22 @@ def decode(data: bytes) -> Any:
             at += dtype.itemsize * count
             return a
 
-        value = json.loads(data[4 : 4 + n], object_hook=array)
+        value = json.loads(head, object_hook=array)
     except (struct.error, TypeError, KeyError, IndexError, UnicodeDecodeError) as exc:
         raise ValueError(f"not a kept value: {exc}") from None
     if at != len(data):
         raise ValueError("a kept value of the wrong length")
     return value
+
+
+def _plain(head: str, at: int, end: int) -> Any:
+    if at != end:
+        raise ValueError("a kept value of the wrong length")
+    return _DECODER.decode(head)
+
+
+_ARRAY = "__array__"
+_DECODER = json.JSONDecoder()
 
 
 # -- the store ------------------------------------------------------------------
@@ -281,12 +294,14 @@ class Memo:
         try:
             for k in range(0, len(wanted), _BATCH):
                 part = wanted[k : k + _BATCH]
-                rows = self._db.execute(
-                    f"SELECT inputs, file, length, value FROM memo WHERE kind = ? AND code = ?"
+                rows = self._db.execute(  # by the primary key: code is tested here, not by the code's index
+                    f"SELECT inputs, code, file, length, value FROM memo WHERE kind = ?"
                     f" AND inputs IN ({', '.join('?' * len(part))})",
-                    (kind, self.code, *part),
+                    (kind, *part),
                 ).fetchall()
-                for key, file, length, value in rows:
+                for key, code, file, length, value in rows:
+                    if code != self.code:
+                        continue
                     data = value if file is None else self._read_file(file, length)
                     if data is not None:
                         out[key] = data
