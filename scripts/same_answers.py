@@ -43,7 +43,7 @@ def _empty_memo(results: Path) -> None:
         with sqlite3.connect(path) as db:
             for table in memo.TABLES:
                 if db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone():
-                    db.execute(f"DELETE FROM {table}")  # noqa: S608 - the memo's own table names
+                    db.execute(f"DELETE FROM {table}")
         db.close()
     folder = results / memo.FOLDER
     if folder.is_dir():
@@ -105,7 +105,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"DIFFERENT: {rel}")
             return 1
     pages = sorted(f.relative_to(a_site).as_posix() for f in a_site.rglob("*.html"))
-    differ = [rel for rel in pages if rel != "index.html" and not filecmp.cmp(a_site / rel, b_site / rel, shallow=False)]
+    differ = [
+        rel for rel in pages if rel != "index.html" and not filecmp.cmp(a_site / rel, b_site / rel, shallow=False)
+    ]
     if differ:
         print(f"DIFFERENT: {len(differ)} pages, the first {differ[0]}")
         return 1

@@ -99,14 +99,14 @@ def _project(project: Path, results: Path, n: int) -> list[str]:
 
 
 def _forget_verdicts(path: Path) -> None:
-    """The recent verdicts the last build kept (storage/computed.py), whole and their cores: gone, so this
-    build judges every one. Only those: the rest (the candidate steps' verdicts among them, which a build
-    whose change points are kept does not judge again) stays kept, as a real history's would."""
+    """The recent verdicts the last build kept in the memo (storage/memo.py), whole and their cores: gone,
+    so this build judges every one. Only those: the rest (the candidate steps' verdicts among them, which
+    a build whose change points are kept does not judge again) stays kept, as a real history's would."""
     import sqlite3
 
     with sqlite3.connect(path) as db:
-        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'computed'").fetchone():
-            db.execute("DELETE FROM computed WHERE kind LIKE ? OR kind LIKE ?", (f"{WHOLE} %", f"{CORES} %"))
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'memo'").fetchone():
+            db.execute("DELETE FROM memo WHERE kind IN (?, ?)", (WHOLE, CORES))
     db.close()
 
 

@@ -17,11 +17,17 @@ SRC_ROOT = Path(__file__).resolve().parents[1]
 if sys.path[0] != str(SRC_ROOT):
     sys.path.insert(0, str(SRC_ROOT))
 
+# Every value the memo finds kept is computed again and must be the same (storage/memo.py), here and in
+# every regress the tests start (`cli_env` passes it on).
+VERIFY = "REGRESS_VERIFY_CACHE"
+os.environ.setdefault(VERIFY, "1")
+
 
 def cli_env(extra: dict | None = None) -> dict:
     # Without PYTHONDONTWRITEBYTECODE, as on a laptop: whatever bytecode regress
     # writes, the tests see it (e.g. in `git status` of the user's checkout).
     env = {k: v for k, v in os.environ.items() if not k.startswith("REGRESS_") and k != "PYTHONDONTWRITEBYTECODE"}
+    env[VERIFY] = os.environ[VERIFY]
     env["PYTHONPATH"] = os.pathsep.join([str(SRC_ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.setdefault("GIT_AUTHOR_NAME", "Test Author")
     env.setdefault("GIT_AUTHOR_EMAIL", "author@example.com")

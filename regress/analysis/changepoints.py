@@ -29,6 +29,8 @@ from regress.analysis.table import Table, as_table
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId
 
+# The memo's kind for the search's checkpoints (`segments.breakpoints_of`).
+CHECKPOINT = "search checkpoint"
 # A new level held this many commits or fewer and then undone is a blip, not a step.
 BLIP = 3
 # Commits on a new level at the end of the history before it counts: 3, as nothing

@@ -5,18 +5,15 @@ charts and the site's metric tables all read every commit of a series, but of
 each commit's rounds only a handful of figures: a benchmark's level, its
 rounds' quartiles, torch's pooled-block statistics, and per run the count and
 the three fastest round values. Computed once per file (the results summary
-keeps them beside the file's entry: `storage/derived.py`), a thousand commits
+memo keeps them: `storage/series_figures.py`), a thousand commits
 of two hundred benchmarks are a few arrays instead of a million round
-records to walk. `encode`/`decode` are a flat binary form (a JSON head and
-raw float arrays), never a pickle. Pure.
+records to walk. `to_tree`/`from_tree`: the form the memo keeps. Pure.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
-import struct
 from dataclasses import dataclass
 from typing import TypeAlias, cast
 
@@ -28,9 +25,6 @@ from regress.core.blocks import summarize_times
 from regress.core.kinds import FailureKind
 from regress.core.metric_specs import BEYOND_TIME, spec
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
-
-# Bump when what a file's figures hold (or how they are computed) changes: all are computed afresh.
-FIGURES_VERSION = 1
 
 # A result's status: timed (a level), failed (a failure that is not a skip), other (skipped, counts only).
 TIMED, FAILED, OTHER = 0, 1, 2
@@ -135,87 +129,74 @@ def of(result: CommitResult, *, site: bool = True) -> FileFigures:
     )
 
 
-# -- the stored form -------------------------------------------------------------
+# -- the kept form ---------------------------------------------------------------
 
-_ARRAYS = (  # (field, dtype, rows per result row or per run row)
-    ("status", np.int8, "r"),
-    ("ok", np.bool_, "r"),
-    ("level", np.float64, "r"),
-    ("band", np.float64, "r"),
-    ("torch", np.float64, "r"),
-    ("instructions", np.int64, "r"),
-    ("extra", np.float64, "r"),
-    ("run_row", np.int32, "u"),
-    ("run", np.int32, "u"),
-    ("run_n", np.int32, "u"),
-    ("low", np.float64, "u"),
+_ARRAYS = (  # (field, dtype): one per result row, or per run row (_RUN); 2-D ones (width, rows)
+    ("status", np.int8),
+    ("ok", np.bool_),
+    ("level", np.float64),
+    ("band", np.float64),
+    ("torch", np.float64),
+    ("instructions", np.int64),
+    ("extra", np.float64),
+    ("run_row", np.int32),
+    ("run", np.int32),
+    ("run_n", np.int32),
+    ("low", np.float64),
 )
+_RUN = ("run_row", "run", "run_n", "low")
 
 
 def _key(b: BenchmarkId) -> str:
     return _FIELD.join((b.label, b.sub_label, b.description, str(b.num_threads)))
 
 
-def encode(f: FileFigures) -> bytes:
-    head = {
-        "v": FIGURES_VERSION,
+def to_tree(f: FileFigures) -> dict:
+    """The figures as a tree of JSON and arrays (what the memo keeps: `storage/memo.py`)."""
+    return {
         "ids": _SEP.join(_key(b) for b in f.ids),
-        "rows": len(f.ids),
         "runs": list(f.runs),
-        "run_rows": len(f.run_row),
         "messages": {str(k): v for k, v in f.messages.items()},
         "units": {str(k): v for k, v in f.units.items()},
         "reference": None if math.isnan(f.reference) else f.reference,
+        **{name: np.asarray(getattr(f, name), dtype=dtype) for name, dtype in _ARRAYS},
     }
-    data = json.dumps(head).encode()
-    body = b"".join(np.ascontiguousarray(getattr(f, name), dtype=dtype).tobytes() for name, dtype, _ in _ARRAYS)
-    return struct.pack("<I", len(data)) + data + body
 
 
-# A cache of the BenchmarkIds `decode` built, by key, and of the tuples of them files list, by _SEP + their keys.
+# A cache of the BenchmarkIds `from_tree` built, by key, and of the tuples of them files list, by _SEP + their keys.
 IdCache: TypeAlias = "dict[str, BenchmarkId | tuple[BenchmarkId, ...]]"
 
 
-def decode(blob: bytes, ids: IdCache | None = None) -> FileFigures:
-    """`ids`: a cache of the BenchmarkIds already built (files of a series share them).
-
-    Raises ValueError on anything that does not read back as figures of this version."""
+def from_tree(tree: dict, ids: IdCache | None = None) -> FileFigures:
+    """`to_tree`'s figures back. `ids`: a cache of the BenchmarkIds already built (files of a series share
+    them). Raises ValueError on anything that does not read back as figures."""
     ids = {} if ids is None else ids
     try:
-        (n,) = struct.unpack_from("<I", blob)
-        head = json.loads(blob[4 : 4 + n])
-        if head["v"] != FIGURES_VERSION:
-            raise ValueError("figures of another version")
-        rows, run_rows = int(head["rows"]), int(head["run_rows"])
-        # files of a series mostly list the same benchmarks: one tuple
-        found = cast("tuple[BenchmarkId, ...] | None", ids.get(_SEP + head["ids"]))
+        keys = tree["ids"]
+        found = cast("tuple[BenchmarkId, ...] | None", ids.get(_SEP + keys))  # files mostly list the same
         if found is None:
             built: list[BenchmarkId] = []
-            for key in head["ids"].split(_SEP) if rows else []:
+            for key in keys.split(_SEP) if keys else []:
                 bid = cast("BenchmarkId | None", ids.get(key))
                 if bid is None:
                     label, sub, desc, threads = key.split(_FIELD)
                     bid = ids[key] = BenchmarkId(label, sub, desc, int(threads))
                 built.append(bid)
-            found = ids[_SEP + head["ids"]] = tuple(built)
-        arrays, at = {}, 4 + n
-        for name, dtype, per in _ARRAYS:
-            count = rows if per == "r" else run_rows
-            width = {"band": 2, "torch": 4, "extra": len(BEYOND_TIME), "low": 3}.get(name, 1)
-            size = np.dtype(dtype).itemsize * count * width
-            a = np.frombuffer(blob, dtype=dtype, count=count * width, offset=at)
-            arrays[name] = a.reshape(width, count) if width > 1 else a
-            at += size
-        if at != len(blob) or len(found) != rows:
-            raise ValueError("figures of the wrong length")
-        reference = head["reference"]
+            found = ids[_SEP + keys] = tuple(built)
+        arrays = {name: tree[name] for name, _ in _ARRAYS}
+        rows, run_rows = len(found), len(arrays["run_row"])
+        for name, dtype in _ARRAYS:
+            a = arrays[name]
+            if not isinstance(a, np.ndarray) or a.dtype != dtype or a.shape[-1] != (run_rows if name in _RUN else rows):
+                raise ValueError(f"figures' {name} of the wrong shape")
+        reference = tree["reference"]
         return FileFigures(
             ids=found,
-            messages={int(k): str(v) for k, v in head["messages"].items()},
-            units={int(k): str(v) for k, v in head["units"].items()},
-            runs=tuple(str(r) for r in head["runs"]),
+            messages={int(k): str(v) for k, v in tree["messages"].items()},
+            units={int(k): str(v) for k, v in tree["units"].items()},
+            runs=tuple(str(r) for r in tree["runs"]),
             reference=math.nan if reference is None else float(reference),
             **arrays,
         )
-    except (struct.error, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
+    except (KeyError, TypeError, AttributeError, IndexError) as exc:
         raise ValueError(f"unreadable figures: {exc}") from None

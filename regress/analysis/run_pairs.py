@@ -108,3 +108,28 @@ def unique(values: np.ndarray, *, counts: bool = False):
     first[1:] = ordered[1:] != ordered[:-1]
     found = ordered[first]
     return (found, np.diff(np.append(np.flatnonzero(first), len(ordered)))) if counts else found
+
+
+# The memo's kind for a history's same-code pairs (kept by a site build for `regress compare`).
+PAIRS = "same-code pairs"
+
+
+def pairs_tree(pairs: dict[BenchmarkId, list[float]]) -> dict:
+    """Pairs as the memo keeps them: each benchmark and its count, then every difference in one array."""
+    values = [np.asarray(d, dtype=np.float64) for d in pairs.values()]
+    return {
+        "ids": [[b.label, b.sub_label, b.description, b.num_threads] for b in pairs],
+        "counts": [len(d) for d in values],
+        "values": np.concatenate(values) if values else np.zeros(0),
+    }
+
+
+def pairs_from_tree(tree: dict) -> dict[BenchmarkId, list[float]]:
+    values = tree["values"].tolist()
+    out, at = {}, 0
+    for bid, n in zip(tree["ids"], tree["counts"], strict=True):
+        out[BenchmarkId(*bid)] = values[at : at + n]
+        at += n
+    if at != len(values):
+        raise ValueError("pairs and their index disagree")
+    return out

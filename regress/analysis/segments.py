@@ -65,11 +65,16 @@ def running_median(logs: np.ndarray) -> np.ndarray:
 
 
 class Kept(Protocol):
-    """Where the search keeps its checkpoints between calls (a store of derived values): by content key."""
+    """Where the search keeps its checkpoints between calls (a store of derived values): by content key.
+    Where `verify`, a search carried on from a kept checkpoint is done afresh too, and `check`ed."""
+
+    verify: bool
 
     def get(self, key: str) -> dict | None: ...
 
     def put(self, key: str, value: dict) -> None: ...
+
+    def check(self, kept: object, fresh: object) -> None: ...
 
 
 def history_scale(logs: np.ndarray) -> float:
@@ -115,6 +120,8 @@ def breakpoints_of(
                         resume[b] = partition.from_plain(value)
                         break
     found, made = partition.search(centred, penalty, MIN_SEGMENT, resume=resume, keep_at=final)
+    if kept is not None and kept.verify and any(c is not None for c in resume):
+        kept.check(found, partition.search(centred, penalty, MIN_SEGMENT)[0])
     if kept is not None:
         for c, old in zip(made, resume):
             if c is not None and (old is None or old.t != c.t):

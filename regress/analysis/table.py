@@ -59,15 +59,13 @@ class Table:
 
     @classmethod
     def kept(cls, kept, light: Callable[[], list[CommitResult]]) -> Table:
-        """The table of a series' kept figures (`storage.derived.per_file`: joined in kept blocks,
-        `table_blocks`), else of its light history."""
+        """The table of a series' files' figures (`storage.series_figures.per_file`, joined in blocks:
+        `table_blocks`), else (None, or a file's figures can't be had) of its light history."""
         if kept is not None:
             try:
                 return table_blocks.assemble(kept, cls)
             except ValueError:
-                pass  # a kept entry that does not read: the light history has it all
-            finally:
-                kept.close()
+                pass  # a file's light result went missing: the light history has it all
         return cls.of(light(), site=True)
 
     @classmethod
@@ -164,12 +162,9 @@ def bounds(ascending: np.ndarray, lo: int, hi: int) -> tuple[int, int]:
     return a, b
 
 
-# What a file's figures are kept under (`storage/derived.py`), and how they are made.
-KIND = f"figures/{file_figures.FIGURES_VERSION}"
-
-
-def compute(result: CommitResult) -> bytes:
-    return file_figures.encode(file_figures.of(result))
+def compute(result: CommitResult) -> dict:
+    """A file's figures as the memo keeps them (`storage/series_figures.py`)."""
+    return file_figures.to_tree(file_figures.of(result))
 
 
 def as_table(history) -> Table:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from regress.analysis import diff, metrics, runs
+from regress.analysis import diff, metrics, run_pairs, runs
 from regress.analysis import table as figures_table
 from regress.analysis.table import Table
 from regress.core.config import Config
@@ -19,7 +19,8 @@ from regress.core.errors import RegressError
 from regress.core.history import neighbours
 from regress.core.kinds import CHANGES, Metric
 from regress.core.records import WORKTREE, CommitInfo, CommitResult
-from regress.storage import code_identity, computed, derived, light_entries, summary
+from regress.storage import code_identity, light_entries, memo, series_figures, summary
+from regress.storage.memo import Memo
 from regress.storage.store import Store, check_name
 
 
@@ -64,10 +65,11 @@ def load(cfg: Config, sides: Sides) -> tuple[CommitResult | None, CommitResult |
 
 
 class History:
-    """What compare reads of the history, loaded once and only when a verdict needs it."""
+    """What compare reads of the history, loaded once and only when a verdict needs it; what is derived
+    of it kept in `kept` (the command's memo)."""
 
-    def __init__(self, cfg: Config, env: str) -> None:
-        self.cfg, self.env = cfg, env
+    def __init__(self, cfg: Config, env: str, kept: Memo) -> None:
+        self.cfg, self.env, self.memo = cfg, env, kept
         self._listed: list | None = None
         self._code: dict[str, str] | None = None
 
@@ -93,18 +95,18 @@ class History:
         return before, after
 
     def table(self) -> Table:
-        """The history's figures (each file's, kept in the summary: what the allowance reads)."""
+        """The history's figures (each file's, kept in the memo: what the allowance reads)."""
         store = Store(self.cfg.results_dir)
         machine, env = self.cfg.machine_name, self.env
-        kept = derived.per_file(store, machine, env, figures_table.KIND, figures_table.compute)
-        return Table.kept(kept, lambda: summary.history(store, machine, env))
+        files = series_figures.per_file(store, self.memo, machine, env, figures_table.compute)
+        return Table.kept(files, lambda: summary.history(store, machine, env))
 
     def code(self, shas) -> dict[str, str]:
         if self._code is None:
             self._code = {}
         missing = [s for s in shas if s not in self._code and s != WORKTREE]
         if missing:
-            self._code.update(code_identity.for_config(self.cfg, missing))
+            self._code.update(code_identity.for_config(self.cfg, missing, self.memo))
         return self._code
 
     def same_code(self, base: str, head: str) -> str:
@@ -129,13 +131,13 @@ class History:
         else from the light history."""
         shas = [c.commit.sha for c in self.listed]
         code = self.code(shas)
-        return computed.kept_pairs(
-            Store(self.cfg.results_dir),
-            self.cfg.machine_name,
-            self.env,
-            shas,
-            code,
+        digests = summary.digests(Store(self.cfg.results_dir), self.cfg.machine_name, self.env)
+        return self.memo.get(
+            run_pairs.PAIRS,
+            memo.files_digest(digests, shas, sorted(code.items())),
             lambda: runs.same_code_pairs(self.table(), code),
+            run_pairs.pairs_tree,
+            run_pairs.pairs_from_tree,
         )
 
 
@@ -157,14 +159,17 @@ def judge(
         )
     else:
         base, head = metrics.only(base, Metric.TIME), metrics.only(head, Metric.TIME)  # tracked values are judged apart
-        known = History(cfg, sides.head_env) if sides.base_env == sides.head_env else None
-        same = known.same_code(sides.base, sides.head) if known is not None else ""
-        apart = known.apart(base, head) if known is not None and not same else None
-        verdicts = diff.compare(base, head, threshold=threshold, apart=apart, same_code=same)
-        if known is not None and any(v.verdict in CHANGES for v in verdicts):
-            before, after = known.around(sides.base, sides.head)
-            if before is not None or after is not None:
-                verdicts = diff.with_neighbours(verdicts, base, head, before, after, threshold=threshold, apart=apart)
+        with Memo(cfg.results_dir) as kept:
+            known = History(cfg, sides.head_env, kept) if sides.base_env == sides.head_env else None
+            same = known.same_code(sides.base, sides.head) if known is not None else ""
+            apart = known.apart(base, head) if known is not None and not same else None
+            verdicts = diff.compare(base, head, threshold=threshold, apart=apart, same_code=same)
+            if known is not None and any(v.verdict in CHANGES for v in verdicts):
+                before, after = known.around(sides.base, sides.head)
+                if before is not None or after is not None:
+                    verdicts = diff.with_neighbours(
+                        verdicts, base, head, before, after, threshold=threshold, apart=apart
+                    )
     return [v for v in verdicts if wanted is None or wanted.search(str(v.id))]
 
 

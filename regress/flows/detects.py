@@ -16,6 +16,7 @@ from regress.core.config import Config
 from regress.core.records import CommitInfo, CommitResult
 from regress.flows.comparison import History
 from regress.storage import light_entries
+from regress.storage.memo import Memo
 from regress.storage.store import Store
 
 # `at_newest` walks back at most this many commits for one with timed results (a newest whose build failed).
@@ -51,7 +52,10 @@ def at_commit(
     history: History | None = None,
 ) -> list[Seen]:
     """Each timed benchmark of `result` (a stored commit of machine `cfg.machine_name`, env `env`)."""
-    known = history or History(cfg, env)
+    if history is None:
+        with Memo(cfg.results_dir) as kept:
+            return at_commit(cfg, env, result, threshold=threshold, history=History(cfg, env, kept))
+    known = history
     plan: _Plan = {"threshold": threshold, "rounds": cfg.min_rounds, "most_rounds": cfg.max_rounds}
     sha = result.commit.sha
     shas = [c.commit.sha for c in known.listed]
@@ -75,9 +79,15 @@ def at_commit(
     )
 
 
-def at_newest(cfg: Config, env: str, *, threshold: float) -> tuple[CommitInfo | None, list[Seen]]:
-    """The newest measured commit with timed results, and what each of its benchmarks can detect."""
-    known = History(cfg, env)
+def at_newest(
+    cfg: Config, env: str, *, threshold: float, kept: Memo | None = None
+) -> tuple[CommitInfo | None, list[Seen]]:
+    """The newest measured commit with timed results, and what each of its benchmarks can detect.
+    `kept`: the command's memo (default: the results folder's, opened and closed here)."""
+    if kept is None:
+        with Memo(cfg.results_dir) as own:
+            return at_newest(cfg, env, threshold=threshold, kept=own)
+    known = History(cfg, env, kept)
     shas = [c.commit.sha for c in known.listed][-LOOK_BACK:]
     results = _results(cfg, env, shas)
     for sha in reversed(shas):

@@ -161,7 +161,7 @@ def summarize(
             pos[i].astype(np.int64), line, t.band[0, i] * moved, t.band[1, i] * moved, i, t.torch
         )
     if steps is not None:  # None: the caller fills them in (the site build, when a page first needs them)
-        series.steps = steps(t, threshold=threshold, code=code)  # or kept ones (report/steps_cache.py)
+        series.steps = steps(t, threshold=threshold, code=code)  # or kept ones (the memo: report/site.py)
     if verdicts:
         judge_recent(series, threshold=threshold, code=code, judge=judge)
     return series

@@ -32,16 +32,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from regress.analysis import changepoints, runs
+from regress.analysis import changepoints, run_pairs, runs
 from regress.analysis import table as figures_table
 from regress.analysis.table import Table
 from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
-from regress.report import detects, steps_cache
+from regress.report import detects, verdict_cache
 from regress.report.builder import MANIFEST, SITE_FORMAT, Site
 from regress.report.data import Series, judge_recent, summarize
-from regress.report.verdict_cache import CachedCompare
-from regress.storage import computed, derived, summary
+from regress.report.verdict_cache import STEPS, CachedCompare
+from regress.storage import series_figures, summary
+from regress.storage.memo import Memo, files_digest
 from regress.storage.store import Store
 
 
@@ -79,6 +80,7 @@ def build(
     title: str = "",
     code=None,
     rounds: tuple[int, int] = (DEFAULT.min_rounds, DEFAULT.max_rounds),
+    memo: Memo | None = None,
 ) -> Summary:
     """Write the site for everything in `store` into `out`.
 
@@ -88,29 +90,35 @@ def build(
     `incremental`, pages whose inputs did not change since the last build in `out` are kept as they are.
     `code`: shas -> {sha: code digest} (`storage.code_identity`): commits of identical code share a level.
     `rounds`: the plan's least and most rounds a commit (what each benchmark can detect is stated at them).
+    `memo`: the command's memo (`storage/memo.py`; default: the results folder's, opened and closed here).
     """
     started = time.perf_counter()
     repo_url = _check_repo_url(repo_url)
     previous = _read_manifest(out)
     templates, plotly = _templates(), _plotly_js()
-    all_series = _model(store, threshold, code, rounds)
-    site = Site(
-        out,
-        all_series,
-        templates,
-        plotly,
-        repo_url=repo_url,
-        threshold=threshold,
-        threshold_for=threshold_for or DEFAULT.threshold_for,
-        title=title or "regress",
-        baseline=baseline,
-    )
+    own = memo is None
+    memo = Memo(store.root) if memo is None else memo
     try:
+        all_series = _model(store, memo, threshold, code, rounds)
+        site = Site(
+            out,
+            all_series,
+            templates,
+            plotly,
+            repo_url=repo_url,
+            threshold=threshold,
+            threshold_for=threshold_for or DEFAULT.threshold_for,
+            title=title or "regress",
+            baseline=baseline,
+        )
         written, kept = site.write(previous, keep_unchanged=incremental, results=store.root)
     except OSError as exc:
         raise RegressError(
             f"cannot write the site to {out}: {exc.strerror} ({exc.filename}); check the folder and free space"
         ) from None
+    finally:
+        if own:
+            memo.close()
     return Summary(
         out,
         written,
@@ -132,21 +140,20 @@ def _check_repo_url(url: str) -> str:
     return url
 
 
-def _model(store: Store, threshold: float, code, rounds=(DEFAULT.min_rounds, DEFAULT.max_rounds)) -> list[Series]:
+def _model(
+    store: Store, memo: Memo, threshold: float, code, rounds=(DEFAULT.min_rounds, DEFAULT.max_rounds)
+) -> list[Series]:
     """Every series complete: its tracks, change points, recent verdicts and what each benchmark can detect."""
     series = []
     for machine in store.machines():
         for env in store.envs(machine):
-            table, digests = _table(store, machine, env)
+            table, digests = _table(store, memo, machine, env)
             history = table.history
             if not history:
                 continue
             ids = code([c.commit.sha for c in history]) if code is not None else {}
-            # The recent verdicts decode their commits in full, or come from the last build's.
-            judge = CachedCompare(store, machine, env, digests=digests)
-            steps = steps_cache.entry(
-                store, machine, env, [c.commit.sha for c in history], threshold=threshold, code=ids, digests=digests
-            )
+            # The recent verdicts decode their commits in full, or are the memo's.
+            judge = CachedCompare(store, memo, machine, env, digests=digests)
             try:
                 found = summarize(
                     Series(machine, env, history, table=table),
@@ -155,19 +162,12 @@ def _model(store: Store, threshold: float, code, rounds=(DEFAULT.min_rounds, DEF
                     steps=None,
                     verdicts=False,
                 )
-                if steps.found is not None:
-                    found.steps = steps.found
-                else:
-                    found.steps = changepoints.find_steps(
-                        found.table, threshold=threshold, code=ids, judge_one=judge.across
-                    )
-                    steps.keep(steps_cache.encode(found.steps))
+                found.steps = _steps(store, memo, found, ids, judge, threshold, digests)
                 judge_recent(found, threshold=threshold, code=ids, judge=judge)
                 least, most = rounds
                 found.detects = detects.of_series(store, found, threshold=threshold, rounds=least, most_rounds=most)
-                _keep_pairs(store, found, ids, digests)
+                _keep_pairs(store, memo, found, ids, digests)
             finally:
-                steps.close()
                 judge.close()
             series.append(found)
     if not series:
@@ -175,21 +175,47 @@ def _model(store: Store, threshold: float, code, rounds=(DEFAULT.min_rounds, DEF
     return series
 
 
-def _table(store: Store, machine: str, env: str) -> tuple[Table, dict[str, str] | None]:
-    """The series' figures: kept per file in the summary (one new file's computed), else from its light
+def _steps(
+    store: Store,
+    memo: Memo,
+    s: Series,
+    code: dict[str, str],
+    judge: CachedCompare,
+    threshold: float,
+    digests: dict[str, str] | None,
+) -> list[changepoints.Step]:
+    """The series' change points: kept for these very files (kind STEPS), else found, judged through the
+    kept verdicts across candidate steps."""
+    shas = [c.commit.sha for c in s.history]
+    digests = summary.digests(store, s.machine, s.env) if digests is None else digests
+    inputs = verdict_cache.steps_inputs(digests, shas, threshold=threshold, code=code)
+    return memo.get(
+        STEPS,
+        inputs,
+        lambda: changepoints.find_steps(
+            s.table, threshold=threshold, code=code, judge_one=judge.across, kept=memo.values(changepoints.CHECKPOINT)
+        ),
+        verdict_cache.steps_tree,
+        verdict_cache.steps_from_tree,
+    )
+
+
+def _table(store: Store, memo: Memo, machine: str, env: str) -> tuple[Table, dict[str, str] | None]:
+    """The series' figures: each file's kept in the memo (one new file's computed), else from its light
     history; and its files' content digests as the summary had them (None: read them where needed)."""
-    kept = derived.per_file(store, machine, env, figures_table.KIND, figures_table.compute)
-    digests = kept.by_sha if kept is not None else None
-    return Table.kept(kept, lambda: summary.history(store, machine, env)), digests
+    files = series_figures.per_file(store, memo, machine, env, figures_table.compute)
+    digests = files.by_sha if files is not None else None
+    return Table.kept(files, lambda: summary.history(store, machine, env)), digests
 
 
-def _keep_pairs(store: Store, s: Series, code: dict[str, str], digests: dict[str, str] | None) -> None:
+def _keep_pairs(store: Store, memo: Memo, s: Series, code: dict[str, str], digests: dict[str, str] | None) -> None:
     """The same-code pairs this build's verdicts computed, kept for `regress compare` (which would read
     the whole history for them)."""
     pairs = runs.pairs_found(s.table, code)
     if pairs is not None:
-        shas = [c.commit.sha for c in s.history]
-        computed.kept_pairs(store, s.machine, s.env, shas, code, lambda: pairs, digests=digests)
+        digests = summary.digests(store, s.machine, s.env) if digests is None else digests
+        inputs = files_digest(digests, [c.commit.sha for c in s.history], sorted(code.items()))
+        memo.get(run_pairs.PAIRS, inputs, lambda: pairs, run_pairs.pairs_tree, run_pairs.pairs_from_tree)
 
 
 # -- reading the folder ------------------------------------------------------

@@ -1,78 +1,75 @@
-"""The site's recent verdicts, kept between builds: one new commit costs one comparison, not thirty.
+"""The site's verdicts and change points, kept in the memo between builds: one new commit costs one comparison, not thirty.
 
 `data.judge_recent` judges the newest VERDICT_COMMITS commits of each series;
 each judgement is `diff.compare` of two stored commits with their neighbours
-(a bootstrap per benchmark). After one
-new commit every one of those comparisons but the newest is what it was.
-`CachedCompare` stands in for `diff.compare`: it keeps each comparison's
-verdicts (`storage/computed.py`) under a digest of all it is computed from
-(the four files' content digests from the summary, the threshold, the
-same-code sha, and the source of the analysis and core code). The one input
-a key cannot hold, the history-wide allowance for separate runs (`apart`,
-which every new pair of runs can move), is recorded for each benchmark that
-asked for it and compared again on reading: another allowance means the
-benchmarks that asked for it are judged again, alone (a verdict reads no
-other benchmark's allowance: `diff.compare(only=...)`), and the rest kept;
-one allowance that crossed a step re-judged whole comparisons of 200
-benchmarks at every build. The same allowance from more pairs (the usual
-case: most allowances sit at the fixed floor) judges alike, and only the
-reason's note of how many pairs it came from is brought up to date. Neither a
-hit nor a miss decodes a file: a miss judges the history's light copies, which
-give the verdicts their files give (`storage/light.py`), as `regress compare`
-does. An entry that does not read back is computed afresh and replaced.
+(a bootstrap per benchmark). After one new commit every one of those
+comparisons but the newest is what it was. `CachedCompare` stands in for
+`diff.compare`: it keeps each comparison's verdicts in the memo
+(`storage/memo.py`) under a digest of all it is computed from (the four
+files' content digests from the summary, the threshold, the same-code sha).
+The one input a key cannot hold, the history-wide allowance for separate
+runs (`apart`, which every new pair of runs can move), is recorded for each
+benchmark that asked for it and compared again on reading: another
+allowance means the benchmarks that asked for it are judged again, alone (a
+verdict reads no other benchmark's allowance: `diff.compare(only=...)`), and
+the rest kept. The same allowance from more pairs judges alike, and only the
+reason's note of how many pairs it came from is brought up to date. Neither
+a hit nor a miss decodes a file: a miss judges the history's light copies,
+which give the verdicts their files give (`storage/light.py`), as `regress
+compare` does. Where the memo verifies, every comparison that read kept
+verdicts is judged again whole and must say the same.
+
+A series' change points are kept too (kind STEPS, `steps_inputs`): the site
+build and `regress regressions` find the ones the other kept.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 
 from regress.analysis import context
-from regress.analysis.changepoints import judge_across
+from regress.analysis.changepoints import Step, judge_across
 from regress.analysis.diff import compare, with_neighbours
 from regress.analysis.runs import Allowance
 from regress.analysis.verdict import Verdict, order_key
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, CommitResult
-from regress.storage import light_entries, summary
-from regress.storage.computed import Computed, analysis_code, plain
+from regress.storage import light_entries, memo, summary
+from regress.storage.memo import Memo
 
-# What each kind of kept verdict is kept under (`storage/computed.py`), before its series' "machine/env": the
-# recent comparisons whole, their cores (`__call__`), and the candidate steps' (`across`).
-WHOLE, CORES, ACROSS = "verdicts", "verdict cores", "step verdicts"
+# The memo's kinds: the recent comparisons whole, their cores (`__call__`), the candidate steps' (`across`),
+# and a series' change points.
+WHOLE, CORES, ACROSS, STEPS = "verdicts", "verdict cores", "step verdicts", "steps"
 
 _FIELDS = [f.name for f in dataclasses.fields(Verdict)]
 assert _FIELDS[:2] == ["id", "verdict"]  # the row's first two are made anew (`_made`), the rest stored as they are
 _REASON = _FIELDS.index("reason")
-# How a kept entry is written, part of every key: an entry of another encoding is never read as this one.
-# 2: a row a verdict, its fields in Verdict's order (1: a dict a verdict, its field names in every row,
-# which took half again as long to read at every build).
-ENCODING = 2
+_STEP_FIELDS = [f.name for f in dataclasses.fields(Step)]
 
 
 def bid_fields(b: BenchmarkId) -> list:
     return [b.label, b.sub_label, b.description, b.num_threads]
 
 
-def encode(verdicts: list[Verdict], asked: dict[BenchmarkId, Allowance]) -> bytes:
+def to_tree(verdicts: list[Verdict], asked: dict[BenchmarkId, Allowance]) -> dict:
+    """Verdicts and the allowances they asked for, as the memo keeps them: a row a verdict, its fields
+    in Verdict's order."""
     rows = [[bid_fields(v.id), Kind(v.verdict).value, *(getattr(v, f) for f in _FIELDS[2:])] for v in verdicts]
     apart = [[bid_fields(b), a.sigma, a.pairs, a.within, a.within_pairs] for b, a in asked.items()]
-    return json.dumps({"verdicts": rows, "apart": apart}, default=plain).encode()
+    return {"verdicts": rows, "apart": apart}
 
 
-def decode(data: bytes) -> tuple[list[Verdict], dict[BenchmarkId, Allowance]]:
-    rows, asked = _rows(data)
+def from_tree(tree: dict) -> tuple[list[Verdict], dict[BenchmarkId, Allowance]]:
+    rows, asked = _rows(tree)
     return verdicts_of(rows, {}, None), asked
 
 
-def _rows(data: bytes) -> tuple[list[list], dict[BenchmarkId, Allowance]]:
+def _rows(tree: dict) -> tuple[list[list], dict[BenchmarkId, Allowance]]:
     """The kept verdicts' rows (made into verdicts by `verdicts_of`) and the allowances they asked for."""
-    found = json.loads(data)
-    rows = found["verdicts"]
+    rows = tree["verdicts"]
     if not isinstance(rows, list) or not all(isinstance(r, list) and len(r) == len(_FIELDS) for r in rows):
         raise ValueError("not a kept entry's rows")
-    return rows, {BenchmarkId(*b[0]): Allowance(*b[1:]) for b in found["apart"]}
+    return rows, {BenchmarkId(*b[0]): Allowance(*b[1:]) for b in tree["apart"]}
 
 
 def _made(row: list, ids: dict[tuple, BenchmarkId]) -> Verdict:
@@ -91,7 +88,7 @@ def _made(row: list, ids: dict[tuple, BenchmarkId]) -> Verdict:
 def verdicts_of(rows: list[list], asked: dict[BenchmarkId, Allowance], apart) -> list[Verdict]:
     """The verdicts, each allowance note as the history now gives it (the same sigma, perhaps more pairs):
     made with the note in place, not replaced after (thirty commits' verdicts at every build)."""
-    notes: dict[tuple, tuple[str, str]] = {}
+    notes: dict[tuple, list[tuple[str, str]]] = {}
     ids: dict[tuple, BenchmarkId] = {}
     out = []
     for row in rows:
@@ -101,37 +98,56 @@ def verdicts_of(rows: list[list], asked: dict[BenchmarkId, Allowance], apart) ->
             now = apart(v.id)
             if now != was:
                 if (was, now) not in notes:
-                    notes[was, now] = was.describe(), now.describe()
-                old, new = notes[was, now]
-                v.__dict__["reason"] = row[_REASON].replace(old, new)
+                    pairs = [(was.describe(), now.describe()), (was.describe_within(), now.describe_within())]
+                    notes[was, now] = [(old, new) for old, new in pairs if old and old != new]
+                reason = row[_REASON]
+                for old, new in notes[was, now]:
+                    reason = reason.replace(old, new)
+                v.__dict__["reason"] = reason
         out.append(v)
     return out
 
 
-class CachedCompare:
-    """`diff.compare` for one series of a site build, its verdicts kept between builds."""
+def _moved(was: Allowance, now: Allowance) -> bool:
+    """Whether a verdict that asked for allowance `was` may judge otherwise with `now`: another allowance
+    between runs, or within one (more pairs giving the same ones change only the notes)."""
+    return (was.sigma, was.within) != (now.sigma, now.within)
 
-    def __init__(self, store, machine: str, env: str, *, digests: dict[str, str] | None = None):
+
+def steps_tree(steps: list[Step]) -> list:
+    """A series' change points as the memo keeps them."""
+    return [[bid_fields(s.id), *(getattr(s, f) for f in _STEP_FIELDS[1:])] for s in steps]
+
+
+def steps_from_tree(tree: list) -> list[Step]:
+    out = []
+    for bid, *rest in tree:
+        fields = dict(zip(_STEP_FIELDS[1:], rest, strict=True))
+        out.append(Step(id=BenchmarkId(*bid), **{**fields, "direction": Kind(fields["direction"])}))
+    return out
+
+
+def steps_inputs(digests: dict[str, str], shas: list[str], *, threshold: float, code: dict[str, str]) -> str | None:
+    """What a series' change points are kept under (kind STEPS): its files in history order `shas`, by
+    their content digests, the threshold and the commits' code identities."""
+    return memo.files_digest(digests, shas, threshold, sorted(code.items()))
+
+
+class CachedCompare:
+    """`diff.compare` for one series of a site build, its verdicts kept in `memo` between builds."""
+
+    def __init__(self, store, memo: Memo, machine: str, env: str, *, digests: dict[str, str] | None = None):
         """`digests`: the files' content digests as the summary has them, where the caller read them already."""
-        self.store, self.machine, self.env = store, machine, env
+        self.store, self.memo, self.machine, self.env = store, memo, machine, env
         self.light: dict[str, CommitResult] = {}
         self.digests = summary.digests(store, machine, env) if digests is None else digests
-        self.cache, self.cores, self.steps = (
-            Computed(store.root, f"{k} {machine}/{env}") for k in (WHOLE, CORES, ACROSS)
-        )
-        self.code = f"{analysis_code()} {ENCODING}"
         # Comparisons kept whole, judged whole, and kept but for the benchmarks whose allowance moved;
         # `rejudged` counts the benchmarks the differ judged (not those a kept core gave, see __call__).
         self.hits = self.misses = self.partial = self.rejudged = 0
 
     def _key(self, sides, threshold: float, same_code: str) -> str | None:
-        parts = []
-        for c in sides:
-            digest = "" if c is None else self.digests.get(c.commit.sha)
-            if digest is None:
-                return None  # not in the summary: nothing to key it by
-            parts.append(digest)
-        return hashlib.sha256(f"{self.code} {threshold!r} {same_code} {' '.join(parts)}".encode()).hexdigest()
+        shas = [None if c is None else c.commit.sha for c in sides]
+        return memo.files_digest(self.digests, shas, threshold, same_code)
 
     def _light(self, sides) -> list[CommitResult | None]:
         """The sides' light copies (the history's records may be headers only), read once each, from the
@@ -144,16 +160,12 @@ class CachedCompare:
                 self.light[sha] = found.get(sha) or self.store.load(c.machine, c.env, sha) or c
         return [None if c is None else self.light[c.commit.sha] for c in sides]
 
-    def _kept(
-        self, key: str | None, apart, judge, *, cache: Computed | None = None, tally: bool = True
-    ) -> list[Verdict]:
-        """The verdicts kept under `key`, those whose allowance moved judged again (their notes brought
-        up to date), else `judge(apart, only)`'s, each allowance it asks for recorded, and kept.
-        `cache`: where it is kept (`self.cache`, or the cores'); `tally`: counted in hits, misses and
-        partial (a comparison's core is not: `__call__`)."""
-        cache = self.cache if cache is None else cache
-        data = cache.get(key) if key is not None else None
-        rows, asked, moved = self._read(data, apart)
+    def _kept(self, key: str | None, apart, judge, *, kind: str = WHOLE, tally: bool = True) -> list[Verdict]:
+        """The verdicts kept under `kind` and `key`, those whose allowance moved judged again (their notes
+        brought up to date), else `judge(apart, only)`'s, each allowance it asks for recorded, and kept.
+        `tally`: counted in hits, misses and partial (a comparison's core is not: `__call__`)."""
+        tree = self.memo.find(kind, key) if key is not None else None
+        rows, asked, moved = self._read(tree, apart)
         try:
             if moved:  # kept but for the benchmarks whose allowance moved: those are judged again
                 rows = [r for r in rows if BenchmarkId(*r[0]) not in moved]
@@ -163,6 +175,8 @@ class CachedCompare:
             kept, asked, moved = [], {}, None
         if moved is not None and not moved:
             self.hits += tally
+            if self.memo.verify:
+                self._verify(kind, kept, {b: apart(b) for b in asked}, apart, judge)
             return kept
         if moved is None:
             self.misses += tally
@@ -176,24 +190,42 @@ class CachedCompare:
 
         judged = judge(recorded if apart is not None else None, moved)
         verdicts = sorted(kept + judged, key=order_key)
+        if moved is not None and self.memo.verify:
+            self._verify(kind, verdicts, {**{b: apart(b) for b in asked}, **fresh}, apart, judge)
         if key is not None:
-            cache.put(key, encode(verdicts, {**asked, **fresh}))
+            self.memo.put(kind, key, to_tree(verdicts, {**asked, **fresh}))
         return verdicts
 
+    def _verify(self, kind: str, verdicts: list[Verdict], asked: dict, apart, judge) -> None:
+        """The verdicts a comparison gave from kept ones, as judging it afresh gives them (StaleValue
+        where not). Uncounted."""
+        counts = self.hits, self.misses, self.partial, self.rejudged
+        fresh: dict[BenchmarkId, Allowance] = {}
+
+        def recorded(bid: BenchmarkId) -> Allowance:
+            fresh[bid] = apart(bid)
+            return fresh[bid]
+
+        again = sorted(judge(recorded if apart is not None else None, None), key=order_key)
+        self.hits, self.misses, self.partial, self.rejudged = counts
+        self.memo.check(
+            kind, to_tree(verdicts, dict(sorted(asked.items()))), to_tree(again, dict(sorted(fresh.items())))
+        )
+
     @staticmethod
-    def _read(data: bytes | None, apart) -> tuple[list[list], dict[BenchmarkId, Allowance], set[BenchmarkId] | None]:
+    def _read(tree, apart) -> tuple[list[list], dict[BenchmarkId, Allowance], set[BenchmarkId] | None]:
         """A kept entry's rows, the allowances they asked for, and the benchmarks whose allowance moved
         since; moved is None (judge every benchmark) where nothing is kept, it does not read back, or
         it asked for allowances this comparison is not given."""
-        if data is None:
+        if tree is None:
             return [], {}, None
         try:
-            rows, asked = _rows(data)
-        except (ValueError, KeyError, TypeError):
+            rows, asked = _rows(tree)
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError):
             return [], {}, None  # garbled: made afresh, and replaced
         if asked and apart is None:
             return [], {}, None
-        return rows, asked, {b for b, a in asked.items() if apart(b).sigma != a.sigma}
+        return rows, asked, {b for b, a in asked.items() if _moved(a, apart(b))}
 
     def __call__(self, base, head, *, threshold: float, before=None, after=None, apart=None, same_code: str = ""):
         """`diff.compare(base, head, ...)`. Kept twice: whole, and its core (`compare` without the
@@ -213,11 +245,7 @@ class CachedCompare:
 
         def judge(apart, only):
             # The benchmarks whose allowance moved are judged again alone; else the kept core.
-            made = (
-                core(apart, only)
-                if only is not None
-                else self._kept(core_key, apart, core, cache=self.cores, tally=False)
-            )
+            made = core(apart, only) if only is not None else self._kept(core_key, apart, core, kind=CORES, tally=False)
             if base is None or head is None or not any(map(context.may_blip, made)):
                 return made  # no neighbour can move any of them: none read
             light = self._light((base, head, before, after))
@@ -235,11 +263,8 @@ class CachedCompare:
             return [] if v is None else [v]
 
         key = self._key((table.history[before], table.history[after]), threshold, f"across {bid_fields(bid)}")
-        found = self._kept(key, apart, judge, cache=self.steps)
+        found = self._kept(key, apart, judge, kind=ACROSS)
         return found[0] if found else None
 
     def close(self) -> None:
-        self.cache.close()
-        self.cores.close()
-        self.steps.close()
         self.light.clear()

@@ -17,7 +17,8 @@ import hashlib
 from typing import TYPE_CHECKING
 
 from regress.core.config import Config
-from regress.storage import git_trees, kept_code_ids
+from regress.storage import git_trees
+from regress.storage.memo import Memo
 
 if TYPE_CHECKING:
     import git
@@ -160,22 +161,38 @@ def _read(git_args: list[str], cfg: Config, shas) -> dict[str, str]:
         return {}
 
 
-def for_config(cfg: Config, shas) -> dict[str, str]:
-    """code_ids in cfg's repository, kept in the results summary (`kept_code_ids`); {} when cfg.root is
-    not in one (results read on their own)."""
+def for_config(cfg: Config, shas, kept: Memo | None = None) -> dict[str, str]:
+    """code_ids in cfg's repository, each commit's kept in the memo (a commit's tree never changes, so
+    git is asked once); {} when cfg.root is not in one (results read on their own). `kept`: the
+    command's memo (default: the results folder's, opened and closed here)."""
     shas = list(shas)
     if not shas or not cfg.root.is_dir():
         return {}
-    return kept_code_ids.through(
-        cfg.results_dir, rule(cfg), shas, lambda missing: _read(["-C", str(cfg.root)], cfg, missing)
-    )
+    if kept is None:
+        with Memo(cfg.results_dir) as own:
+            return for_config(cfg, shas, own)
+    made_by = rule(cfg)
+    inputs = {sha: f"{made_by}:{sha}" for sha in shas}
+    found = kept.find_many(CODE, inputs.values())
+    out = {sha: found[key] for sha, key in inputs.items() if isinstance(found.get(key), str)}
+    missing = [sha for sha in inputs if sha not in out]
+    if missing or (kept.verify and out):
+        made = _read(["-C", str(cfg.root)], cfg, missing + (list(out) if kept.verify else []))
+        for sha in out:
+            if sha in made:
+                kept.check(CODE, out[sha], made[sha])
+        for sha in missing:
+            if sha in made:  # a commit git does not have is not kept
+                kept.put(CODE, inputs[sha], made[sha])
+                out[sha] = made[sha]
+    return {sha: out[sha] for sha in shas if sha in out}
 
 
-# Bump when what picks a commit's code changes (beyond the fields and patterns `rule` reads).
-RULE = 1
+CODE = "commit code"  # the memo's kind
 
 
 def rule(cfg: Config) -> str:
-    """What a commit's code identity is made by, besides its tree: a new one is read from git afresh."""
-    fields = (RULE, NOT_CODE, cfg.code_paths, cfg.import_path, cfg.benchmarks, bool(cfg.build_command))
+    """What a commit's code identity is made by, besides its tree and regress's code: the config's
+    fields that pick it."""
+    fields = (cfg.code_paths, cfg.import_path, cfg.benchmarks, bool(cfg.build_command))
     return hashlib.sha256(repr((*fields, cfg.build_inputs)).encode()).hexdigest()

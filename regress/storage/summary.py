@@ -3,9 +3,9 @@
 `<results>/.summary.sqlite` holds, per result file, a *light* copy of its
 CommitResult (`storage/light.py`: each round reduced to the one figure the
 differ and the change points read, torch's pooled-block figures kept aside),
-its header (the result without its benchmarks) and its commit; beside them,
-what analyses derive from each file (`storage/derived.py`). Analysis code
-reads a light history as it reads a full one.
+its header (the result without its benchmarks) and its commit. Analysis code
+reads a light history as it reads a full one. The same file holds the memo
+(`storage/memo.py`: what is derived from the results), which names it.
 
 Why SQLite: it is in the standard library, one file, updated one entry at a
 time in a transaction (a save rewrites one row, not the whole summary), safe
@@ -14,7 +14,8 @@ file would need pyarrow and a rewrite per save.
 
 The result files stay the record. Every read checks each file's entry
 against the file: its size and mtime, else its content digest, and the
-summary's own version (this module's and the results format's); an entry
+summary's own version (regress's code digest, `memo.code_digest`, and the
+results format's: another regress rebuilds every entry); an entry
 that disagrees, or a file without one, is rebuilt from the file, an entry
 without a file is dropped, and a summary that cannot be opened or written
 falls back to decoding the files. Saves and merges (`Store.save`,
@@ -39,14 +40,10 @@ from pathlib import Path
 from regress.core import records
 from regress.core.errors import RegressError
 from regress.core.history import history_order
-from regress.storage import blob_digests, branch_files, codec, entry_pickle, header_buckets
+from regress.storage import blob_digests, branch_files, codec, entry_pickle, header_buckets, memo
 from regress.storage.light import header, light
 
-FILE = ".summary.sqlite"
-# Bump when what a light record holds (or how it is computed) changes: every entry is rebuilt.
-SUMMARY_VERSION = 4  # 3: each entry's header (its result without the benchmarks), for derived figures;
-# 4: a light round whose blocks spread as torch warns about keeps their quartiles (storage/light.py)
-_VERSION = f"{SUMMARY_VERSION}/{codec.FORMAT_VERSION}"
+FILE = memo.FILE
 FLUSH = 200  # entries written in one transaction while rebuilding
 
 
@@ -84,10 +81,14 @@ def _open(root: Path) -> sqlite3.Connection:
     db = sqlite3.connect(root / FILE, timeout=30, isolation_level=None)
     db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     row = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
-    if row is None or row[0] != _VERSION:
+    if row is None or row[0] != _version():
         db.execute("BEGIN IMMEDIATE")
-        db.execute("DROP TABLE IF EXISTS entries")
-        db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (_VERSION,))
+        # Every table but these and the memo's (which keys its rows by the code): another regress's.
+        keep = {"meta", "blobs", *memo.TABLES}
+        for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+            if name not in keep and not name.startswith("sqlite_"):
+                db.execute(f'DROP TABLE IF EXISTS "{name}"')
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (_version(),))
         db.execute("COMMIT")
     db.execute(
         "CREATE TABLE IF NOT EXISTS entries (machine TEXT, env TEXT, sha TEXT, size INTEGER, mtime_ns INTEGER,"
@@ -95,6 +96,11 @@ def _open(root: Path) -> sqlite3.Connection:
     )
     db.execute(blob_digests.CREATE)
     return db
+
+
+def _version() -> str:
+    """What an entry is made by: regress's code and the results format."""
+    return f"{memo.code_digest()}/{codec.FORMAT_VERSION}"
 
 
 def _digest(data: bytes) -> str:
@@ -298,7 +304,7 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
     _write(db, writes, touches, gone, blobs)
     if current:
         stale = lambda sha: _write(db, [(machine, env, sha, -1, -1, "", None, None, None, None)], [], [])
-        out.extend(header_buckets.headers(store, db, machine, env, current, _VERSION, stale))
+        out.extend(header_buckets.headers(store, db, machine, env, current, _version(), stale))
     return out
 
 

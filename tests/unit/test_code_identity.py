@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from conftest import Repo
 
 from regress.core.config import Config
@@ -106,20 +107,25 @@ def test_no_repository_means_no_digests(tmp_path):
     assert code_identity.code_ids(None, cfg, ["0" * 40]) == {}
 
 
-def test_identities_are_kept_in_the_summary_and_asked_again_for_another_rule(tmp_path, monkeypatch):
-    from regress.storage import git_trees, summary
+def test_identities_are_kept_in_the_memo_and_asked_again_for_another_rule(tmp_path, monkeypatch):
+    from regress.storage import git_trees
+    from regress.storage.memo import Memo, StaleValue
 
     r, shas = _history(tmp_path)
     cfg = Config(root=r.path)
-    cfg.results_dir.mkdir(parents=True, exist_ok=True)
-    summary.connect(cfg.results_dir).close()  # a results folder with its summary
+    cfg.results_dir.mkdir(parents=True, exist_ok=True)  # a results folder, for the memo
     first = code_identity.for_config(cfg, shas)
     asked = []
     real = git_trees.Reader.roots
     monkeypatch.setattr(git_trees.Reader, "roots", lambda self, s: asked.append(list(s)) or real(self, s))
-    assert code_identity.for_config(cfg, shas) == first and asked == []  # kept: git not asked
+    with Memo(cfg.results_dir, verify=False) as kept:
+        assert code_identity.for_config(cfg, shas, kept) == first and asked == []  # kept: git not asked
     other = replace(cfg, code_paths=("src",))
     assert code_identity.for_config(other, shas) == {
         sha: code_identity.code_id(gitrepo.open_repo(r.path), other, sha) for sha in shas
     }
     assert asked and set(asked[0]) == set(shas)  # another rule: every commit read again
+    with Memo(cfg.results_dir, verify=False) as kept:  # a wrong identity kept (by hand) ...
+        kept.put(code_identity.CODE, f"{code_identity.rule(cfg)}:{shas[0]}", "not its tree")
+    with Memo(cfg.results_dir, verify=True) as kept, pytest.raises(StaleValue):
+        code_identity.for_config(cfg, shas, kept)  # ... is found out where the memo verifies

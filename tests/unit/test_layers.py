@@ -77,7 +77,7 @@ def test_modules_stay_small():
     sizes = {
         str(p.relative_to(PACKAGE)): len(p.read_text(encoding="utf-8").splitlines()) for p in PACKAGE.rglob("*.py")
     }
-    assert {name: n for name, n in sizes.items() if n > 320} == {}
+    assert {name: n for name, n in sizes.items() if n > 600} == {}
 
 
 def _module_name(path: Path) -> str:

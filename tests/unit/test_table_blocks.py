@@ -1,20 +1,22 @@
-"""A series' figures joined from kept blocks (analysis/table_blocks.py): the table every file's figures
-give, field for field; a block is decoded whole on the next read, joined afresh where one of its files
-changed, and never trusted garbled."""
+"""A series' figures joined from blocks kept in the memo (analysis/table_blocks.py): the table every
+file's figures give, field for field; a block is decoded whole on the next read, joined afresh where one of
+its files changed, and never trusted garbled."""
 
 from __future__ import annotations
 
 import dataclasses
 import sqlite3
 
+import numpy as np
 import pytest
-from test_derived_figures import ENV, MACHINE, same
+from test_series_figures import ENV, MACHINE, same
 
 from regress.analysis import figures as file_figures
 from regress.analysis import table as figures_table
 from regress.analysis import table_blocks
 from regress.analysis.table import Table
-from regress.storage import derived, summary
+from regress.storage import memo, series_figures, summary
+from regress.storage.memo import Memo
 from regress.storage.store import Store
 from scripts.fabricate_history import fabricate
 
@@ -40,10 +42,11 @@ def read(folder, monkeypatch=None) -> tuple[Table, int]:
     """The table, and how many files' own figures were decoded to join it."""
     decoded = []
     if monkeypatch is not None:
-        real = file_figures.decode
-        monkeypatch.setattr(file_figures, "decode", lambda blob, ids=None: decoded.append(1) or real(blob, ids))
+        real = file_figures.from_tree
+        monkeypatch.setattr(file_figures, "from_tree", lambda tree, ids=None: decoded.append(1) or real(tree, ids))
     store = Store(folder)
-    table = Table.kept(derived.per_file(store, MACHINE, ENV, figures_table.KIND, figures_table.compute), lambda: [])
+    with Memo(folder, verify=False) as m:  # what is decoded is counted: no hit joined again
+        table = Table.kept(series_figures.per_file(store, m, MACHINE, ENV, figures_table.compute), lambda: [])
     return table, len(decoded)
 
 
@@ -57,6 +60,8 @@ def test_the_blocks_join_into_the_table_of_every_file_and_are_kept_whole(folder,
     again, decoded = read(folder, monkeypatch)
     assert decoded == n - 2 * table_blocks.BLOCK  # the two blocks kept whole
     same(again, full)
+    with Memo(folder, verify=True) as m:  # each kept block joined again from its files: the same
+        same(Table.kept(series_figures.per_file(Store(folder), m, MACHINE, ENV, figures_table.compute), list), full)
 
 
 def test_a_block_with_a_changed_file_is_joined_afresh(folder, monkeypatch):
@@ -75,7 +80,7 @@ def test_a_garbled_block_is_joined_afresh_and_replaced(folder, monkeypatch):
     read(folder)
     with sqlite3.connect(folder / summary.FILE) as db:
         changed = db.execute(
-            "UPDATE computed SET value = substr(value, 1, length(value) - 8) WHERE kind LIKE '%blocks%'"
+            "UPDATE memo SET value = substr(value, 1, length(value) - 8) WHERE kind = ?", (table_blocks.BLOCKS,)
         ).rowcount
     db.close()
     assert changed == 2
@@ -87,13 +92,17 @@ def test_a_garbled_block_is_joined_afresh_and_replaced(folder, monkeypatch):
 
 def test_a_block_that_names_what_it_does_not_list_or_is_cut_short_does_not_read(folder):
     table, _ = read(folder)
-    assert table_blocks.decode(table_blocks.encode(table), {}, Table).ids == table.ids
+
+    def back(tree):
+        return table_blocks.from_tree(memo.decode(memo.encode(tree)), {}, Table)
+
+    assert back(table_blocks.to_tree(table)).ids == table.ids
     rows = ((0, len(table.reference), "", "its rows' digest"),)  # as made: these garbled rows can't make one
     for wrong in (
-        table_blocks.encode(dataclasses.replace(table, ids=table.ids[:1], blocks=rows)),  # its rows name benchmark 5
-        table_blocks.encode(dataclasses.replace(table, run_names=table.run_names[:1], blocks=rows)),
-        table_blocks.encode(table)[:-8],
-        b"\x05\x00\x00\x00{oops",
+        table_blocks.to_tree(dataclasses.replace(table, ids=table.ids[:1], blocks=rows)),  # its rows name benchmark 5
+        table_blocks.to_tree(dataclasses.replace(table, run_names=table.run_names[:1], blocks=rows)),
+        {**table_blocks.to_tree(table), "pos": table.pos.astype(np.int64)},
+        {"rows": "no arrays"},
     ):
         with pytest.raises(ValueError):
-            table_blocks.decode(wrong, {}, Table)
+            back(wrong)

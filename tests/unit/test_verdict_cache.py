@@ -1,4 +1,5 @@
-"""The site's recent verdicts kept between builds (report/verdict_cache.py): the same verdicts as judging afresh."""
+"""The site's recent verdicts and change points kept in the memo between builds (report/verdict_cache.py):
+the same verdicts as judging afresh."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import sqlite3
 import pytest
 
 from regress.report.data import Series, summarize
-from regress.report.verdict_cache import ACROSS, CORES, WHOLE, CachedCompare, decode, encode
-from regress.storage import summary
+from regress.report.verdict_cache import ACROSS, CORES, WHOLE, CachedCompare, from_tree, to_tree
+from regress.storage import memo, summary
+from regress.storage.memo import Memo
 from regress.storage.store import Store
 from scripts.fabricate_history import fabricate
 
@@ -28,12 +30,22 @@ def afresh(folder) -> dict:
     return summarize(Series(MACHINE, ENV, Store(folder).history(MACHINE, ENV)), threshold=0.05).verdicts
 
 
-def cached(folder) -> tuple[dict, CachedCompare]:
+def cached(folder, verify: bool = False) -> tuple[dict, CachedCompare]:
+    """The verdicts through the memo (not verified, unless asked: what is judged is counted)."""
     store = Store(folder)
-    judge = CachedCompare(store, MACHINE, ENV)
-    series = summarize(Series(MACHINE, ENV, summary.history(store, MACHINE, ENV)), threshold=0.05, judge=judge)
-    judge.close()
+    with Memo(folder, verify=verify) as m:
+        judge = CachedCompare(store, m, MACHINE, ENV)
+        series = summarize(Series(MACHINE, ENV, summary.history(store, MACHINE, ENV)), threshold=0.05, judge=judge)
+        judge.close()
     return series.verdicts, judge
+
+
+def decode(value: bytes):
+    return from_tree(memo.decode(value))
+
+
+def encode(verdicts, asked) -> bytes:
+    return memo.encode(to_tree(verdicts, asked))
 
 
 def test_the_second_build_judges_nothing_and_says_the_same(folder, monkeypatch):
@@ -71,18 +83,24 @@ def test_a_changed_file_a_garbled_entry_or_another_allowance_is_judged_afresh(fo
     _, judge = cached(folder)
     total = judge.misses
     db = sqlite3.connect(folder / summary.FILE)
-    keys = [k for (k,) in db.execute("SELECT key FROM computed WHERE kind LIKE ? ORDER BY key", (f"{WHOLE} %",))]
+    keys = [k for (k,) in db.execute("SELECT inputs FROM memo WHERE kind = ? ORDER BY inputs", (WHOLE,))]
     assert len(keys) == total
-    assert 0 < len(db.execute("SELECT key FROM computed WHERE kind LIKE ?", (f"{CORES} %",)).fetchall()) <= total
-    db.execute("UPDATE computed SET value = x'7b00' WHERE key = ?", (keys[0],))  # garbled
-    # JSON that reads, rows that do not make verdicts
-    db.execute("UPDATE computed SET value = ? WHERE key = ?", (b'{"verdicts": [{"id": 1}], "apart": []}', keys[1]))
+    assert 0 < len(db.execute("SELECT inputs FROM memo WHERE kind = ?", (CORES,)).fetchall()) <= total
+    db.execute("UPDATE memo SET value = x'7b00' WHERE inputs = ?", (keys[0],))  # garbled
+    # a tree that reads, rows that do not make verdicts
+    db.execute(
+        "UPDATE memo SET value = ? WHERE inputs = ?", (memo.encode({"verdicts": [{"id": 1}], "apart": []}), keys[1])
+    )
     # An allowance for separate runs that the history no longer gives (the next pair of runs moved it).
-    value = next(v for k, v in db.execute("SELECT key, value FROM computed") if k not in keys[:2] and decode(v)[1])
+    value = next(
+        v
+        for k, v in db.execute("SELECT inputs, value FROM memo WHERE kind = ?", (WHOLE,))
+        if k not in keys[:2] and decode(v)[1]
+    )
     verdicts, asked = decode(value)
     bid = next(iter(asked))
     moved = {**asked, bid: type(asked[bid])(asked[bid].sigma * 1.5, asked[bid].pairs + 1)}
-    db.execute("UPDATE computed SET value = ? WHERE value = ?", (encode(verdicts, moved), value))
+    db.execute("UPDATE memo SET value = ? WHERE value = ?", (encode(verdicts, moved), value))
     db.commit()
     again, judge = cached(folder)
     assert again == afresh(folder)
@@ -90,10 +108,8 @@ def test_a_changed_file_a_garbled_entry_or_another_allowance_is_judged_afresh(fo
     # The garbled comparisons made from their kept cores, the moved one judged for its one benchmark alone.
     assert judge.rejudged == 1
     # The cores garbled too: the two comparisons judged whole.
-    db.execute(
-        "UPDATE computed SET value = x'7b00' WHERE key IN (SELECT key FROM computed WHERE kind LIKE ?)", (f"{CORES} %",)
-    )
-    db.execute("UPDATE computed SET value = x'7b00' WHERE key IN (?, ?)", keys[:2])
+    db.execute("UPDATE memo SET value = x'7b00' WHERE kind = ?", (CORES,))
+    db.execute("UPDATE memo SET value = x'7b00' WHERE inputs IN (?, ?)", keys[:2])
     db.commit()
     db.close()
     again, judge = cached(folder)
@@ -115,11 +131,11 @@ def test_the_same_allowance_from_more_pairs_is_a_hit_with_its_note_brought_up_to
     _, judge = cached(folder)
     total = judge.misses
     db = sqlite3.connect(folder / summary.FILE)
-    rows = [(k, v) for k, v in db.execute("SELECT key, value FROM computed") if decode(v)[1]]
+    rows = [(k, v) for k, v in db.execute("SELECT inputs, value FROM memo WHERE kind = ?", (WHOLE,)) if decode(v)[1]]
     assert rows
     for key, value in rows:  # as if kept when the history had three pairs fewer
         verdicts, asked = decode(value)
-        fewer = {b: type(a)(a.sigma, a.pairs + 3) for b, a in asked.items()}
+        fewer = {b: dataclasses.replace(a, pairs=a.pairs + 3) for b, a in asked.items()}
         older = [
             dataclasses.replace(v, reason=v.reason.replace(asked[v.id].describe(), fewer[v.id].describe()))
             if v.id in asked
@@ -127,7 +143,7 @@ def test_the_same_allowance_from_more_pairs_is_a_hit_with_its_note_brought_up_to
             for v in verdicts
         ]
         assert older != verdicts  # the notes did name the count
-        db.execute("UPDATE computed SET value = ? WHERE key = ?", (encode(older, fewer), key))
+        db.execute("UPDATE memo SET value = ? WHERE inputs = ?", (encode(older, fewer), key))
     db.commit()
     db.close()
     again, judge = cached(folder)
@@ -143,60 +159,86 @@ def test_without_a_summary_nothing_is_kept_and_the_verdicts_are_the_same(folder)
     assert judge.hits == 0
 
 
-def test_steps_are_kept_for_the_same_files_and_found_afresh_when_one_changes(folder):
+def test_verifying_judges_every_kept_comparison_again_and_finds_it_the_same(folder):
+    cached(folder)
+    fabricate(folder, machines=(MACHINE,), which=[SHAPE["commits"]], **SHAPE)
+    verdicts, judge = cached(folder, verify=True)  # hits, the comparison the new commit neighbours, and it
+    assert verdicts == afresh(folder) and judge.hits > 0
+    with sqlite3.connect(folder / summary.FILE) as db:  # a kept verdict its inputs do not give
+        key, value = db.execute("SELECT inputs, value FROM memo WHERE kind = ? LIMIT 1", (WHOLE,)).fetchone()
+        verdicts, asked = decode(value)
+        wrong = [dataclasses.replace(verdicts[0], reason="not what the rounds say"), *verdicts[1:]]
+        db.execute("UPDATE memo SET value = ? WHERE inputs = ?", (encode(wrong, asked), key))
+    db.close()
+    assert cached(folder)[0] != afresh(folder)  # read as kept ...
+    with pytest.raises(memo.StaleValue, match=WHOLE):
+        cached(folder, verify=True)  # ... unless verified
+
+
+def steps_of(folder, calls: list, verify: bool = False) -> list:
+    """The series' change points through the memo, as `regress regressions` reads them."""
     from regress.analysis.changepoints import find_steps
-    from regress.report import steps_cache
+    from regress.report import verdict_cache
 
     store = Store(folder)
-    calls = []
+    history = summary.history(store, MACHINE, ENV)
+    shas = [c.commit.sha for c in history]
 
-    def steps():
-        history = summary.history(store, MACHINE, ENV)
-        shas = [c.commit.sha for c in history]
+    def compute():
+        calls.append(len(history))
+        return find_steps(history, threshold=0.05)
 
-        def compute():
-            calls.append(len(history))
-            return find_steps(history, threshold=0.05)
+    inputs = verdict_cache.steps_inputs(summary.digests(store, MACHINE, ENV), shas, threshold=0.05, code={})
+    with Memo(folder, verify=verify) as m:
+        return m.get(verdict_cache.STEPS, inputs, compute, verdict_cache.steps_tree, verdict_cache.steps_from_tree)
 
-        return steps_cache.steps_for(store, MACHINE, ENV, shas, threshold=0.05, code={}, compute=compute)
 
-    first = steps()
+def test_steps_are_kept_for_the_same_files_and_found_afresh_when_one_changes(folder):
+    from regress.analysis.changepoints import find_steps
+    from regress.report.verdict_cache import STEPS
+
+    calls: list = []
+    first = steps_of(folder, calls)
     assert first and first == find_steps(Store(folder).history(MACHINE, ENV), threshold=0.05)
-    kept = steps()
+    kept = steps_of(folder, calls)
     assert kept == first and calls == [SHAPE["commits"]]  # kept: not computed again
     assert [type(s.direction) for s in kept] == [type(s.direction) for s in first]  # the Enum, not its name
+    assert steps_of(folder, calls, verify=True) == first  # verified: found again by computing them
     fabricate(folder, machines=(MACHINE,), which=[SHAPE["commits"]], **SHAPE)
-    assert steps() == find_steps(Store(folder).history(MACHINE, ENV), threshold=0.05)
-    assert calls == [SHAPE["commits"], SHAPE["commits"] + 1]
+    calls.clear()
+    assert steps_of(folder, calls) == find_steps(Store(folder).history(MACHINE, ENV), threshold=0.05)
+    assert calls == [SHAPE["commits"] + 1]
     db = sqlite3.connect(folder / summary.FILE)
-    db.execute("UPDATE computed SET value = x'5b7b7d5d' WHERE kind LIKE 'steps %'")  # [{}]: garbled
+    db.execute("UPDATE memo SET value = ? WHERE kind = ?", (memo.encode([[1]]), STEPS))  # garbled
     db.commit()
     db.close()
-    assert steps() == find_steps(Store(folder).history(MACHINE, ENV), threshold=0.05)
-    assert len(calls) == 3
+    assert steps_of(folder, calls) == find_steps(Store(folder).history(MACHINE, ENV), threshold=0.05)
+    assert len(calls) == 2
 
 
 def test_a_build_keeps_the_same_code_pairs_compare_would_read_the_history_for(folder):
-    from regress.analysis import runs
+    from regress.analysis import run_pairs, runs
     from regress.report import site
-    from regress.storage import computed
 
     store = Store(folder)
-    later = site._LaterSteps(store, 0.05)
-    _, judge = site._load(store, 0.05, None, later)
-    judge()  # the recent verdicts, whose allowances compute the pairs
-    later.settle()
-    shas = [c.commit.sha for c in summary.commits(store, MACHINE, ENV)]
+
+    def kept_pairs(compute):
+        shas = [c.commit.sha for c in summary.commits(store, MACHINE, ENV)]
+        inputs = memo.files_digest(summary.digests(store, MACHINE, ENV), shas, [])
+        with Memo(folder, verify=False) as m:
+            return m.get(run_pairs.PAIRS, inputs, compute, run_pairs.pairs_tree, run_pairs.pairs_from_tree)
+
+    with Memo(folder) as m:
+        site._model(store, m, 0.05, None)  # the recent verdicts, whose allowances compute the pairs
 
     def never():
         raise AssertionError("computed again")
 
-    kept = computed.kept_pairs(store, MACHINE, ENV, shas, {}, never)
+    kept = kept_pairs(never)
     assert kept and kept == runs.same_code_pairs(Store(folder).history(MACHINE, ENV), {})
     fabricate(folder, machines=(MACHINE,), which=[SHAPE["commits"]], **SHAPE)
-    shas = [c.commit.sha for c in summary.commits(store, MACHINE, ENV)]
     calls = []
-    computed.kept_pairs(store, MACHINE, ENV, shas, {}, lambda: calls.append(1) or {})
+    kept_pairs(lambda: calls.append(1) or {})
     assert calls == [1]  # a new file: not the kept pairs
 
 
@@ -209,19 +251,24 @@ def test_verdicts_across_candidate_steps_are_kept_and_say_the_same(tmp_path):
     decoded = []
     history = dataclasses.replace(light, load=lambda i: decoded.append(i) or light.load(i))
     afresh_steps = changepoints.find_steps(light, threshold=0.05)
-    judge = CachedCompare(store, MACHINE, ENV)
-    first = changepoints.find_steps(history, threshold=0.05, judge_one=judge.across)
-    judge.close()
+    with Memo(tmp_path, verify=False) as m:
+        judge = CachedCompare(store, m, MACHINE, ENV)
+        first = changepoints.find_steps(history, threshold=0.05, judge_one=judge.across)
     assert first == afresh_steps and first  # the fabricated history has steps to check
     assert judge.misses > 0 and judge.hits == 0 and decoded  # a miss reads both sides' rounds
     decoded.clear()
-    judge2 = CachedCompare(store, MACHINE, ENV)
-    assert changepoints.find_steps(history, threshold=0.05, judge_one=judge2.across) == first
-    judge2.close()
+    with Memo(tmp_path, verify=False) as m:
+        judge2 = CachedCompare(store, m, MACHINE, ENV)
+        assert changepoints.find_steps(history, threshold=0.05, judge_one=judge2.across) == first
     assert (judge2.hits, judge2.misses) == (judge.misses, 0) and decoded == []  # a hit reads none
+    with Memo(tmp_path, verify=True) as m:
+        assert (
+            changepoints.find_steps(history, threshold=0.05, judge_one=CachedCompare(store, m, MACHINE, ENV).across)
+            == first
+        )
     # Kept apart from the recent verdicts: forgetting those (scripts/time_report.py's "verdicts afresh")
     # leaves the candidates' verdicts, which a build whose change points are kept never judges again.
     db = sqlite3.connect(tmp_path / summary.FILE)
-    kinds = dict(db.execute("SELECT kind, COUNT(*) FROM computed GROUP BY kind"))
+    kinds = dict(db.execute("SELECT kind, COUNT(*) FROM memo GROUP BY kind"))
     db.close()
-    assert kinds == {f"{ACROSS} {MACHINE}/{ENV}": judge.misses}
+    assert kinds == {ACROSS: judge.misses}

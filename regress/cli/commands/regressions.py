@@ -8,6 +8,7 @@ from regress.core.errors import RegressError
 from regress.core.kinds import Metric
 from regress.core.metric_specs import BEYOND_TIME, spec
 from regress.storage import summary
+from regress.storage.memo import Memo
 from regress.storage.store import Store
 
 
@@ -32,10 +33,15 @@ def add(sub) -> None:
 
 
 def run(args) -> int:
+    cfg = flags.load_config(args)
+    with Memo(cfg.results_dir) as kept:
+        return _run(args, cfg, kept)
+
+
+def _run(args, cfg, kept: Memo) -> int:
     from regress.analysis import changepoints
     from regress.output import verdicts as render
 
-    cfg = flags.load_config(args)
     metric = Metric(args.metric) if args.metric else Metric.TIME
     threshold = cfg.threshold_for(metric) if args.threshold is None else args.threshold
     wanted = flags.bench_pattern(args.bench)
@@ -48,22 +54,25 @@ def run(args) -> int:
             "measure some with `regress run HEAD~20..HEAD`"
         )
     if metric == Metric.TIME:
-        from regress.report import steps_cache
+        from regress.report import verdict_cache
         from regress.storage import code_identity
 
         machine, env, shas = cfg.machine_name, cfg.env, [c.commit.sha for c in history]
-        code = code_identity.for_config(cfg, shas)
+        code = code_identity.for_config(cfg, shas, kept)
 
-        def compute():  # each file's figures, kept in the summary: no rounds decoded
+        def compute():  # each file's figures, kept in the memo: no rounds decoded
             from regress.analysis import table
-            from regress.storage import derived
+            from regress.storage import series_figures
 
-            kept = derived.per_file(store, machine, env, table.KIND, table.compute)
-            series = table.Table.kept(kept, lambda: summary.history(store, machine, env))
-            return changepoints.find_steps(series, threshold=threshold, code=code)
+            files = series_figures.per_file(store, kept, machine, env, table.compute)
+            series = table.Table.kept(files, lambda: summary.history(store, machine, env))
+            return changepoints.find_steps(
+                series, threshold=threshold, code=code, kept=kept.values(changepoints.CHECKPOINT)
+            )
 
         # Kept by the site build (or the last `regressions`) when no file changed since.
-        found = steps_cache.steps_for(store, machine, env, shas, threshold=threshold, code=code, compute=compute)
+        inputs = verdict_cache.steps_inputs(summary.digests(store, machine, env), shas, threshold=threshold, code=code)
+        found = kept.get(verdict_cache.STEPS, inputs, compute, verdict_cache.steps_tree, verdict_cache.steps_from_tree)
     else:
         from regress.analysis import metrics
 
@@ -76,7 +85,7 @@ def run(args) -> int:
             from regress.flows import detects as detect_flow
             from regress.output import detects
 
-            at, detected = detect_flow.at_newest(cfg, cfg.env, threshold=threshold)
+            at, detected = detect_flow.at_newest(cfg, cfg.env, threshold=threshold, kept=kept)
             seen = [detects.seen_json(s) for s in detected if wanted.search(str(s.id))]
         print(
             render.steps_json(

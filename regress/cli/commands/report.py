@@ -7,6 +7,7 @@ from pathlib import Path
 from regress.cli import flags
 from regress.cli.console import skipped_files
 from regress.storage import code_identity
+from regress.storage.memo import Memo
 from regress.storage.store import Store
 
 
@@ -37,18 +38,20 @@ def run(args) -> int:
 
         make_ignored(out)  # regress's own output: nothing new in `git status`
     store = Store(cfg.results_dir)
-    summary = site.build(
-        store,
-        out,
-        baseline=baseline,
-        repo_url=cfg.repo_url,
-        threshold=cfg.threshold,
-        threshold_for=cfg.threshold_for,
-        incremental=args.incremental,
-        title=cfg.root.name,
-        code=lambda shas: code_identity.for_config(cfg, shas),
-        rounds=(cfg.min_rounds, cfg.max_rounds),
-    )
+    with Memo(cfg.results_dir) as kept:
+        summary = site.build(
+            store,
+            out,
+            baseline=baseline,
+            repo_url=cfg.repo_url,
+            threshold=cfg.threshold,
+            threshold_for=cfg.threshold_for,
+            incremental=args.incremental,
+            title=cfg.root.name,
+            code=lambda shas: code_identity.for_config(cfg, shas, kept),
+            rounds=(cfg.min_rounds, cfg.max_rounds),
+            memo=kept,
+        )
     skipped_files(store)
     print(summary.describe())
     return 0

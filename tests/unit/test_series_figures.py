@@ -1,4 +1,4 @@
-"""Each result file's figures kept in the summary (storage/derived.py, analysis/figures.py): the same
+"""Each result file's figures kept in the memo (storage/series_figures.py, analysis/figures.py): the same
 numbers as computed from the files, made once per file, made again for a changed file, never trusted garbled."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 from regress.analysis import changepoints, runs
 from regress.analysis import table as figures_table
 from regress.analysis.table import Table
-from regress.storage import derived, summary
+from regress.storage import memo, series_figures, summary
+from regress.storage.memo import Memo
 from regress.storage.store import Store
 from scripts.fabricate_history import fabricate
 
@@ -35,7 +36,8 @@ def kept(folder, made: list | None = None) -> Table:
         return figures_table.compute(result)
 
     store = Store(folder)
-    return Table.kept(derived.per_file(store, MACHINE, ENV, figures_table.KIND, compute), lambda: [])
+    with Memo(folder, verify=False) as m:  # what is computed is counted: no hit computed again
+        return Table.kept(series_figures.per_file(store, m, MACHINE, ENV, compute), lambda: [])
 
 
 def same(a: Table, b: Table) -> None:
@@ -70,33 +72,23 @@ def test_a_changed_file_is_made_again_and_a_garbled_entry_is_not_trusted(folder)
     again = kept(folder, made)
     assert made == [sha]
     same(again, Table.of(Store(folder).history(MACHINE, ENV), site=True))
-    db = sqlite3.connect(folder / summary.FILE)
-    db.execute("UPDATE derived SET blob = x'00ff00' WHERE sha = ?", (sha,))
-    db.commit()
-    db.close()
+    digest = summary.digests(store, MACHINE, ENV)[sha]
+
+    def garble(value: bytes) -> None:
+        with sqlite3.connect(folder / summary.FILE) as db:
+            where = (series_figures.KIND, digest)
+            assert db.execute("UPDATE memo SET value = ? WHERE kind = ? AND inputs = ?", (value, *where)).rowcount
+        db.close()
+
+    garble(b"\x00\xff\x00")  # bytes that do not decode: a miss, made again
+    made.clear()
+    same(kept(folder, made), again)
+    assert made == [sha]
+    garble(memo.encode({"ids": 5}))  # a tree that is no figures: the light history's table, not the entry's
     light = summary.history(Store(folder), MACHINE, ENV)
-    store = Store(folder)
-    fallback = Table.kept(
-        derived.per_file(store, MACHINE, ENV, figures_table.KIND, figures_table.compute), lambda: light
-    )
-    assert fallback.history is light  # the light history's table, not the garbled entry's
+    with Memo(folder, verify=False) as m:  # (verifying, it would be a stale value: computed, it differs)
+        fallback = Table.kept(
+            series_figures.per_file(Store(folder), m, MACHINE, ENV, figures_table.compute), lambda: light
+        )
+    assert fallback.history is light
     same(fallback, Table.of(light, site=True))
-
-
-def test_two_checkouts_of_regress_keep_their_own_figures(folder):
-    """Two rules (an A/B of regress itself) alternating on one folder make nothing again; past
-    KINDS rules, the oldest one's figures are dropped."""
-    store = Store(folder)
-    made: list[str] = []
-
-    def made_by(kind: str) -> int:
-        made.clear()
-        derived.per_file(store, MACHINE, ENV, kind, lambda r: made.append(r.commit.sha) or figures_table.compute(r))
-        return len(made)
-
-    assert made_by("a") == made_by("b") == SHAPE["commits"]
-    assert made_by("a") == made_by("b") == 0
-    for kind in ("c", "d"):
-        assert made_by(kind) == SHAPE["commits"]
-    assert made_by("a") == SHAPE["commits"]  # the oldest of four: dropped
-    assert made_by("d") == 0

@@ -1,0 +1,421 @@
+"""The one place regress keeps values derived from the results, from one command to the next.
+
+A value is kept under its *kind* (what it is: "figures", "steps", ...) and
+the digest of its *inputs* (the content digests of what it is computed from
+and every parameter: the caller's to make, with `digest` or `files_digest`),
+and it is found again only when the *code digest* (`code_digest`: regress's
+version and every source file of the installed package) is the one it was
+made by. So any change to regress is a miss for every kept value, and no
+value has a version of its own to bump.
+
+One encoding: a caller gives and gets a *tree*, a JSON-able value with
+numpy arrays inside, and the memo keeps it as `encode` makes it (a JSON
+header, then each array's raw little-endian bytes). Nothing kept is a
+pickle.
+
+Where: the results folder's cache file (FILE, which the summary shares: one
+file to cache in CI, safe to delete). A value of SPILL bytes or more is a
+file of its own in FOLDER, which its row names; files are the memo's
+business alone.
+
+One clean-up rule. A command that puts a value writes, when it closes its
+memo, in one transaction: what it put, which rows it used, and it drops
+every row made by other code and every row that none of the last KEEP
+writing commands (itself included) used. A command that puts nothing writes
+nothing. A file no row names is removed once it is ORPHAN_AGE old.
+
+Never an error: without a results folder, with a cache file SQLite cannot
+use, a row or file that is garbled or cut short, a value is computed afresh
+(a miss), and kept where it can be.
+
+With REGRESS_VERIFY_CACHE=1 in the environment (`verify`), every hit of
+`get` is computed again and its encoding compared with the kept bytes; a
+difference raises StaleValue naming the kind. A caller that reads with
+`find` does the same through `check`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import secrets
+import sqlite3
+import struct
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from regress import __version__
+from regress.storage.atomic import write_atomic
+
+FILE = ".summary.sqlite"
+FOLDER = ".summary.d"
+SPILL = 1 << 20  # values this long or longer are files of their own (SQLite reads a large blob 4 KB at a time)
+KEEP = 3  # a row none of the last KEEP writing commands used is dropped
+ORPHAN_AGE = 3600.0  # a file no row names is this old before it is removed (a command may not have committed)
+VERIFY = "REGRESS_VERIFY_CACHE"
+# What a garbled value raises in a decoder: a miss, never an error.
+GARBLED = (ValueError, KeyError, TypeError, IndexError, AttributeError, struct.error, EOFError)
+
+_TABLES = (
+    "CREATE TABLE IF NOT EXISTS memo (kind TEXT NOT NULL, inputs TEXT NOT NULL, code TEXT NOT NULL,"
+    " file TEXT, length INTEGER, value BLOB, PRIMARY KEY (kind, inputs))",
+    "CREATE INDEX IF NOT EXISTS memo_code ON memo (code)",
+    "CREATE INDEX IF NOT EXISTS memo_files ON memo (file) WHERE file IS NOT NULL",
+    "CREATE TABLE IF NOT EXISTS memo_used (kind TEXT NOT NULL, inputs TEXT NOT NULL, command INTEGER NOT NULL,"
+    " PRIMARY KEY (kind, inputs)) WITHOUT ROWID",
+)
+TABLES = ("memo", "memo_used")
+_BATCH = 500  # keys a query at most (SQLite's limit on bound parameters)
+
+T = TypeVar("T")
+
+
+def _same(tree: Any) -> Any:
+    return tree
+
+
+class StaleValue(RuntimeError):
+    """A kept value that is not what its computation gives now (REGRESS_VERIFY_CACHE=1)."""
+
+
+@functools.cache
+def code_digest() -> str:
+    """A digest of regress's version and of every source file of the installed package (every .py under
+    it, and the report's templates): the code every kept value is made by. Computed once per process."""
+    return package_digest(Path(__file__).resolve().parents[1])
+
+
+def package_digest(package: Path) -> str:
+    """`code_digest` of the package in folder `package`."""
+    templates = package / "templates"
+    if not templates.is_dir() and (package.parent / "pyproject.toml").is_file():
+        templates = package.parent / "templates"  # a source checkout: the top-level folder
+    files = [(p.relative_to(package).as_posix(), p) for p in package.rglob("*.py")]
+    if templates.is_dir():
+        files += [(f"templates/{p.relative_to(templates).as_posix()}", p) for p in templates.rglob("*") if p.is_file()]
+    h = hashlib.sha256(f"regress {__version__}\0".encode())
+    for name, path in sorted(files):
+        data = path.read_bytes()
+        h.update(f"{name}\0{len(data)}\0".encode() + data)
+    return h.hexdigest()
+
+
+def digest(*parts: object) -> str:
+    """An inputs digest of `parts` (each as its str)."""
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(str(part).encode() + b"\0")
+    return h.hexdigest()
+
+
+def files_digest(digests: Mapping[str, str], shas: Iterable[str | None], *params: object) -> str | None:
+    """The inputs digest of result files (by sha, in this order; None: no file there) by their content
+    digests (`digests`: sha -> digest, as the summary has them), and `params`; None where a file has no
+    digest to key it by (then nothing is kept)."""
+    h = hashlib.sha256(repr(params).encode())
+    for sha in shas:
+        found = "-" if sha is None else digests.get(sha)
+        if found is None:
+            return None
+        h.update(f" {sha}:{found}".encode())
+    return h.hexdigest()
+
+
+# -- the encoding ---------------------------------------------------------------
+
+
+def encode(value: Any) -> bytes:
+    """A JSON-able value (dicts with str keys, lists, tuples as lists, str, numbers, None, NaN), numpy
+    arrays and scalars anywhere inside, as bytes: a 4-byte length, the JSON, then each array's bytes."""
+    arrays: list[np.ndarray] = []
+
+    def default(v: Any) -> Any:
+        if isinstance(v, np.ndarray):
+            if v.dtype.hasobject:
+                raise TypeError("an array of objects is not kept")
+            a = np.ascontiguousarray(v, dtype=v.dtype.newbyteorder("<"))
+            arrays.append(a)
+            return {_ARRAY: [a.dtype.str, list(a.shape)]}
+        if isinstance(v, np.generic):
+            return v.item()
+        raise TypeError(f"{type(v).__name__} is not kept")
+
+    head = json.dumps(value, default=default, separators=(",", ":")).encode()
+    return struct.pack("<I", len(head)) + head + b"".join(a.tobytes() for a in arrays)
+
+
+def decode(data: bytes) -> Any:
+    """`encode`'s value back (tuples as lists; each array a read-only view of `data`); ValueError where
+    `data` is not such bytes."""
+    try:
+        (n,) = struct.unpack_from("<I", data)
+        head = data[4 : 4 + n].decode()
+        at = 4 + n
+        if len(head) != n or _ARRAY not in head:  # no arrays: the plain decoder
+            return _plain(head, at, len(data))
+
+        def array(d: dict) -> Any:
+            nonlocal at
+            spec = d.get(_ARRAY)
+            if spec is None or len(d) != 1:
+                return d
+            dtype, shape = np.dtype(spec[0]), tuple(int(k) for k in spec[1])
+            count = int(np.prod(shape, dtype=np.int64))
+            a = np.frombuffer(data, dtype=dtype, count=count, offset=at).reshape(shape)
+            at += dtype.itemsize * count
+            return a
+
+        value = json.loads(head, object_hook=array)
+    except (struct.error, TypeError, KeyError, IndexError, UnicodeDecodeError) as exc:
+        raise ValueError(f"not a kept value: {exc}") from None
+    if at != len(data):
+        raise ValueError("a kept value of the wrong length")
+    return value
+
+
+def _plain(head: str, at: int, end: int) -> Any:
+    if at != end:
+        raise ValueError("a kept value of the wrong length")
+    return _DECODER.decode(head)
+
+
+_ARRAY = "__array__"
+_DECODER = json.JSONDecoder()
+
+
+# -- the store ------------------------------------------------------------------
+
+
+class Memo:
+    """One command's view of the kept values of a results folder: `get` (or `find` and `put`), then
+    `close` (or use it as a context manager), which writes what was put. `root` None: nothing kept.
+    A kept value is a tree: what `encode` takes and `decode` gives."""
+
+    def __init__(self, root: Path | None, *, verify: bool | None = None) -> None:
+        self.root = root
+        self.verify = os.environ.get(VERIFY, "") not in ("", "0") if verify is None else verify
+        self.code = code_digest()
+        self._puts: dict[tuple[str, str], bytes] = {}
+        self._used: set[tuple[str, str]] = set()
+        self._db: sqlite3.Connection | None = None
+        if root is None or not root.is_dir():
+            return
+        try:
+            db = sqlite3.connect(root / FILE, timeout=30, isolation_level=None)
+        except sqlite3.Error:
+            return
+        try:
+            for statement in _TABLES:
+                db.execute(statement)
+        except sqlite3.Error:  # not a database, read-only, busy: nothing kept this time
+            db.close()
+            return
+        self._db = db
+
+    def __enter__(self) -> Memo:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def get(
+        self,
+        kind: str,
+        inputs: str | None,
+        compute: Callable[[], T],
+        to_tree: Callable[[T], Any] = _same,
+        from_tree: Callable[[Any], T] = _same,
+    ) -> T:
+        """The value kept for `kind` and `inputs` (`from_tree` of its tree), else `compute()`'s, kept (as
+        `to_tree` gives it). `inputs` None: computed, not kept. A tree `from_tree` does not read (it
+        raises one of GARBLED) is a miss."""
+        if inputs is None:
+            return compute()
+        found = self.find(kind, inputs)
+        if found is not None:
+            try:
+                value = from_tree(found)
+            except GARBLED:
+                pass
+            else:
+                if self.verify:
+                    self.check(kind, found, to_tree(compute()))
+                return value
+        value = compute()
+        self.put(kind, inputs, to_tree(value))
+        return value
+
+    def find(self, kind: str, inputs: str) -> Any | None:
+        """The tree kept for `kind` and `inputs`, or None. Where `verify`, the caller computes a hit again
+        and `check`s it."""
+        return self.find_many(kind, [inputs]).get(inputs)
+
+    def find_many(self, kind: str, inputs: Iterable[str]) -> dict[str, Any]:
+        """inputs -> the tree kept for `kind` and those inputs, for those of `inputs` that have one."""
+        out: dict[str, Any] = {}
+        for key, data in self._find(kind, list(dict.fromkeys(inputs))).items():
+            with contextlib.suppress(ValueError):
+                out[key] = decode(data)
+        return out
+
+    def put(self, kind: str, inputs: str, tree: Any) -> None:
+        """`tree` kept for `kind` and `inputs` (written when the memo closes)."""
+        if self._db is not None:
+            self._puts[kind, inputs] = encode(tree)
+
+    def check(self, kind: str, kept: Any, fresh: Any) -> None:
+        """StaleValue where a tree read for `kind` is not `fresh`, as encoded (a tree read back encodes to
+        the very bytes it was read from)."""
+        kept, made = encode(kept), encode(fresh)
+        if kept != made:
+            raise StaleValue(
+                f"the kept {kind!r} is not what its computation gives now ({len(kept)} bytes kept,"
+                f" {len(made)} computed): its inputs digest misses an input"
+            )
+
+    def values(self, kind: str) -> Values:
+        """This memo's values of one kind, by inputs digest (what a pure computation is handed to keep
+        its own intermediate values in: `segments.Kept`)."""
+        return Values(self, kind)
+
+    def _find(self, kind: str, inputs: list[str]) -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        wanted = []
+        for key in inputs:
+            put = self._puts.get((kind, key))
+            if put is not None:
+                out[key] = put
+            else:
+                wanted.append(key)
+        if self._db is None or not wanted:
+            return out
+        try:
+            for k in range(0, len(wanted), _BATCH):
+                part = wanted[k : k + _BATCH]
+                rows = self._db.execute(  # by the primary key: code is tested here, not by the code's index
+                    f"SELECT inputs, code, file, length, value FROM memo WHERE kind = ?"
+                    f" AND inputs IN ({', '.join('?' * len(part))})",
+                    (kind, *part),
+                ).fetchall()
+                for key, code, file, length, value in rows:
+                    if code != self.code:
+                        continue
+                    data = value if file is None else self._read_file(file, length)
+                    if data is not None:
+                        out[key] = data
+                        self._used.add((kind, key))
+        except sqlite3.Error:
+            pass
+        return out
+
+    def close(self) -> None:
+        """What was put written, and the clean-up rule applied (see the module); nothing written where
+        nothing was put."""
+        db, self._db = self._db, None
+        if db is None:
+            return
+        puts, used = self._puts, self._used
+        self._puts, self._used = {}, set()
+        try:
+            if puts:
+                self._write(db, puts, used)
+        finally:
+            db.close()
+
+    def _write(self, db: sqlite3.Connection, puts: dict[tuple[str, str], bytes], used: set[tuple[str, str]]) -> None:
+        assert self.root is not None  # a memo with a database has a folder
+        rows: list[tuple] = []
+        written = set()
+        for (kind, inputs), data in puts.items():
+            name = self._write_file(kind, inputs, data) if len(data) >= SPILL else None
+            if name is not None:
+                written.add(name)
+                rows.append((kind, inputs, self.code, name, len(data), None))
+            else:
+                rows.append((kind, inputs, self.code, None, None, data))
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            before = _files(db)
+            (last,) = db.execute("SELECT COALESCE(MAX(command), 0) FROM memo_used").fetchone()
+            command = last + 1
+            db.executemany("INSERT OR REPLACE INTO memo VALUES (?, ?, ?, ?, ?, ?)", rows)
+            db.executemany(
+                "INSERT OR REPLACE INTO memo_used VALUES (?, ?, ?)", [(*key, command) for key in {*puts, *used}]
+            )
+            db.execute("DELETE FROM memo WHERE code != ?", (self.code,))
+            db.execute(
+                "DELETE FROM memo WHERE (kind, inputs) IN (SELECT kind, inputs FROM memo_used WHERE command <= ?)",
+                (command - KEEP,),
+            )
+            db.execute("DELETE FROM memo_used WHERE command <= ?", (command - KEEP,))
+            after = _files(db)
+            db.execute("COMMIT")
+        except sqlite3.Error:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            self._sweep(set(), written)  # written for rows that never were
+            return
+        if written or before - after:
+            self._sweep(after, before - after)
+
+    def _write_file(self, kind: str, inputs: str, data: bytes) -> str | None:
+        assert self.root is not None
+        name = f"{digest(kind, inputs)[:24]}-{secrets.token_hex(6)}.bin"  # never reused: a reader sees one value
+        try:
+            write_atomic(self.root / FOLDER / name, data, sync=False)
+        except OSError:
+            return None  # no room for a file: the value in its row
+        return name
+
+    def _read_file(self, name: str, length: int | None) -> bytes | None:
+        if self.root is None or length is None or "/" in name or "\\" in name or name.startswith("."):
+            return None
+        try:
+            with open(self.root / FOLDER / name, "rb") as fh:
+                data = fh.read(length + 1)
+        except OSError:
+            return None
+        return data if len(data) == length else None
+
+    def _sweep(self, named: set[str], gone: set[str]) -> None:
+        """The files in FOLDER no row names removed: those in `gone` at once, the rest once ORPHAN_AGE old."""
+        assert self.root is not None
+        folder = self.root / FOLDER
+        if not folder.is_dir():
+            return
+        now = time.time()
+        with os.scandir(folder) as it:
+            for entry in it:
+                if entry.name in named or not entry.name.endswith(".bin"):
+                    continue
+                with contextlib.suppress(OSError):
+                    if entry.name in gone or now - entry.stat().st_mtime > ORPHAN_AGE:
+                        os.unlink(entry.path)
+
+
+def _files(db: sqlite3.Connection) -> set[str]:
+    return {name for (name,) in db.execute("SELECT file FROM memo WHERE file IS NOT NULL")}
+
+
+class Values:
+    """A memo's trees of one kind: `get`/`put` by inputs digest; `verify` and `check` as the memo's."""
+
+    def __init__(self, memo: Memo, kind: str) -> None:
+        self.memo, self.kind = memo, kind
+        self.verify = memo.verify
+
+    def get(self, inputs: str) -> Any | None:
+        return self.memo.find(self.kind, inputs)
+
+    def put(self, inputs: str, tree: Any) -> None:
+        self.memo.put(self.kind, inputs, tree)
+
+    def check(self, kept: Any, fresh: Any) -> None:
+        self.memo.check(self.kind, kept, fresh)

@@ -1,0 +1,240 @@
+"""The memo (storage/memo.py): a value is found again for the same kind, inputs and code, and for nothing
+else; a garbled row, file or database is a miss; REGRESS_VERIFY_CACHE catches a wrong kept value; one
+clean-up rule; and its one encoding reads back what it was given."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from regress.storage import memo, summary
+from regress.storage.memo import KEEP, Memo, StaleValue
+
+
+def counted(calls: list, value):
+    def compute():
+        calls.append(1)
+        return value
+
+    return compute
+
+
+def get(root, kind: str, inputs: str, value, calls: list, *, verify: bool = False):
+    with Memo(root, verify=verify) as m:
+        return m.get(kind, inputs, counted(calls, value))
+
+
+def rows(root) -> list[tuple]:
+    with sqlite3.connect(root / memo.FILE) as db:
+        found = db.execute("SELECT kind, inputs FROM memo ORDER BY kind, inputs").fetchall()
+    db.close()
+    return found
+
+
+def test_a_hit_a_miss_on_other_inputs_and_nothing_kept_without_inputs(tmp_path):
+    calls: list = []
+    value = {"levels": np.arange(5, dtype=np.float64), "name": "x"}
+    first = get(tmp_path, "k", "a", value, calls)
+    again = get(tmp_path, "k", "a", {"other": 1}, calls)
+    assert calls == [1]  # found, not computed
+    assert again["name"] == "x" and np.array_equal(again["levels"], value["levels"]) and first is value
+    assert get(tmp_path, "k", "b", {"other": 1}, calls) == {"other": 1} and len(calls) == 2  # other inputs
+    assert get(tmp_path, "other kind", "a", [1], calls) == [1] and len(calls) == 3  # another kind
+    with Memo(tmp_path) as m:
+        assert m.get("k", None, lambda: "not kept") == "not kept"
+    assert rows(tmp_path) == [("k", "a"), ("k", "b"), ("other kind", "a")]
+
+
+def test_another_code_digest_is_a_miss_and_its_rows_go_when_a_command_writes(tmp_path, monkeypatch):
+    calls: list = []
+    get(tmp_path, "k", "a", 1, calls)
+    get(tmp_path, "k", "b", 2, calls)
+    monkeypatch.setattr(memo, "code_digest", lambda: "other code")
+    assert get(tmp_path, "k", "a", 10, calls) == 10 and len(calls) == 3  # made by other code: computed
+    assert rows(tmp_path) == [("k", "a")]  # "b", the other code's, dropped with that write
+    monkeypatch.undo()
+    assert get(tmp_path, "k", "a", 1, calls) == 1 and len(calls) == 4
+
+
+def test_a_garbled_row_file_or_database_is_a_miss(tmp_path):
+    calls: list = []
+    get(tmp_path, "k", "a", [1, 2], calls)
+    with sqlite3.connect(tmp_path / memo.FILE) as db:
+        db.execute("UPDATE memo SET value = x'0500000000'")  # a length that runs past the end
+    db.close()
+    assert get(tmp_path, "k", "a", [1, 2], calls) == [1, 2] and len(calls) == 2
+    with Memo(tmp_path) as m:  # a tree the caller can't read: a miss too, and replaced
+        assert m.get("k", "a", lambda: 3, from_tree=lambda t: t["no such key"]) == 3
+    assert get(tmp_path, "k", "a", 0, calls) == 3
+    (tmp_path / memo.FILE).write_bytes(b"not a database" * 100)
+    assert get(tmp_path, "k", "a", 4, calls) == 4 and get(tmp_path, "k", "a", 4, calls) == 4
+    (tmp_path / memo.FILE).unlink()
+    (tmp_path / memo.FILE).mkdir()  # not a file SQLite can open
+    assert get(tmp_path, "k", "a", 5, calls) == 5
+    assert get(None, "k", "a", 6, calls) == 6  # no results folder: nothing kept, nothing raised
+
+
+def test_verify_computes_every_hit_again_and_catches_a_wrong_kept_value(tmp_path):
+    calls: list = []
+    get(tmp_path, "figures", "a", {"level": np.ones(3)}, calls)
+    assert get(tmp_path, "figures", "a", {"level": np.ones(3)}, calls, verify=True)["level"].tolist() == [1.0] * 3
+    assert len(calls) == 2  # the hit computed again, and the same
+    with pytest.raises(StaleValue, match="figures"):  # a value its inputs no longer give: named by its kind
+        get(tmp_path, "figures", "a", {"level": np.full(3, 2.0)}, calls, verify=True)
+    assert os.environ.get(memo.VERIFY) == "1"  # the test suite runs with it on (tests/conftest.py)
+    assert Memo(tmp_path).verify and not Memo(tmp_path, verify=False).verify
+
+
+def test_a_row_that_none_of_the_last_writing_commands_used_is_dropped(tmp_path):
+    calls: list = []
+    get(tmp_path, "k", "used", 1, calls)
+    get(tmp_path, "k", "unused", 2, calls)
+    for k in range(KEEP - 1):  # writing commands that use "used"
+        with Memo(tmp_path) as m:
+            m.get("k", "used", lambda: 1)
+            m.put("k", f"new {k}", k)
+    assert ("k", "unused") in rows(tmp_path)  # used by the KEEP-th writing command before the last
+    with Memo(tmp_path) as m:
+        m.get("k", "used", lambda: 1)
+        m.put("k", "newest", 0)
+    assert KEEP == 3 and rows(tmp_path) == [("k", "new 0"), ("k", "new 1"), ("k", "newest"), ("k", "used")]
+    # A command that puts nothing writes nothing: the file as it was, whatever it read.
+    path = tmp_path / memo.FILE
+    before = (path.stat().st_mtime_ns, path.read_bytes())
+    for _ in range(KEEP + 2):
+        assert get(tmp_path, "k", "used", 1, calls) == 1
+    assert (path.stat().st_mtime_ns, path.read_bytes()) == before
+
+
+def test_a_large_value_is_a_file_of_its_own_which_goes_with_its_row(tmp_path):
+    big = np.arange(memo.SPILL // 8 + 1, dtype=np.float64)
+    with Memo(tmp_path) as m:
+        m.put("k", "big", big)
+        m.put("k", "small", 1)
+    (first,) = list((tmp_path / memo.FOLDER).iterdir())
+    with Memo(tmp_path) as m:
+        assert np.array_equal(m.find("k", "big"), big) and m.find("k", "small") == 1
+        m.put("k", "big", big[::-1].copy())  # replaced: its old file goes, the new one has a name of its own
+    (second,) = list((tmp_path / memo.FOLDER).iterdir())
+    assert second.name != first.name
+    second.write_bytes(second.read_bytes()[:-1])  # cut short: no value, never a wrong one
+    with Memo(tmp_path) as m:
+        assert m.find("k", "big") is None and m.find("k", "small") == 1
+    second.unlink()
+    with Memo(tmp_path) as m:
+        assert m.find("k", "big") is None
+        m.put("k", "big", big)
+    for k in range(KEEP):  # unused by KEEP writing commands: its row and its file dropped
+        with Memo(tmp_path) as m:
+            m.put("k", f"new {k}", k)
+    assert not list((tmp_path / memo.FOLDER).iterdir())
+
+
+def test_a_file_no_row_names_is_removed_once_old(tmp_path):
+    with Memo(tmp_path) as m:
+        m.put("k", "big", "x" * memo.SPILL)
+    (kept,) = list((tmp_path / memo.FOLDER).iterdir())
+    orphan, young = tmp_path / memo.FOLDER / "lost-0.bin", tmp_path / memo.FOLDER / "young-0.bin"
+    orphan.write_bytes(b"left by a killed command")
+    young.write_bytes(b"a concurrent command's, not committed yet")
+    old = time.time() - 2 * memo.ORPHAN_AGE
+    os.utime(orphan, (old, old))
+    os.utime(kept, (old, old))
+    with Memo(tmp_path) as m:
+        m.put("k", "big", "y" * memo.SPILL)  # replacing it sweeps
+    left = {p.name for p in (tmp_path / memo.FOLDER).iterdir()}
+    assert orphan.name not in left and kept.name not in left and young.name in left and len(left) == 2
+
+
+def test_the_encoding_reads_back_what_it_was_given():
+    tree = {
+        "ints": np.arange(6, dtype=np.int32).reshape(2, 3),
+        "flags": np.array([True, False]),
+        "big-endian": np.array([1.5, 2.5], dtype=">f8"),
+        "empty": np.zeros((0, 3)),
+        "nested": [{"n": np.int64(3), "x": np.float64(0.25)}, None, float("nan"), "é"],
+        "tuple": (1, 2),
+    }
+    back = memo.decode(memo.encode(tree))
+    assert back["ints"].dtype == np.int32 and back["ints"].tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert back["flags"].tolist() == [True, False] and back["big-endian"].tolist() == [1.5, 2.5]
+    assert back["empty"].shape == (0, 3) and back["tuple"] == [1, 2]
+    assert back["nested"][0] == {"n": 3, "x": 0.25} and back["nested"][1] is None and np.isnan(back["nested"][2])
+    assert memo.encode(back) == memo.encode(tree)  # read back, the very bytes
+    for wrong in (memo.encode(tree)[:-1], b"\x05\x00\x00\x00{oops", b"", memo.encode(tree) + b"\x00"):
+        with pytest.raises(ValueError):
+            memo.decode(wrong)
+    with pytest.raises(TypeError):
+        memo.encode({"objects": np.array([object()])})
+
+
+def test_the_code_digest_covers_the_package_source_and_is_made_once():
+    assert memo.code_digest() == memo.code_digest() and len(memo.code_digest()) == 64
+    assert memo.code_digest.cache_info().hits >= 1
+
+
+def test_a_changed_source_file_or_template_is_another_code_digest(tmp_path):
+    package = Path(memo.__file__).resolve().parents[1]
+    copy = tmp_path / "regress"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(package.parent / "templates", copy / "templates")
+    first = memo.package_digest(copy)
+    assert memo.package_digest(copy) == first
+    figures = copy / "analysis" / "figures.py"
+    figures.write_text(figures.read_text() + "\n# a comment is a change too\n")
+    second = memo.package_digest(copy)
+    assert second != first
+    base = next((copy / "templates").glob("*.html"))
+    base.write_text(base.read_text() + "<!-- a template -->")
+    assert memo.package_digest(copy) not in (first, second)
+
+
+def test_a_changed_figure_function_finds_no_stale_value(tmp_path, monkeypatch):
+    """A site build keeps each file's figures, their blocks, the steps and the verdicts; then a function the
+    figures depend on changes, and with it the code digest (as any change to regress's source does): the
+    next read computes everything afresh, and what it gives is the changed function's, nowhere the kept."""
+    from regress.analysis import figures as file_figures
+    from regress.analysis import table as figures_table
+    from regress.analysis import table_blocks
+    from regress.analysis.table import Table
+    from regress.report import site
+    from regress.storage import series_figures
+    from regress.storage.store import Store
+    from scripts.fabricate_history import fabricate
+
+    machine, env = "ci-runner", "default"
+    commits = table_blocks.BLOCK + table_blocks.TAIL + 5  # one kept block, and the newest beside it
+    fabricate(tmp_path / "r", machines=(machine,), commits=commits, benchmarks=3, rounds="3-4", times="3")
+    store = Store(tmp_path / "r")
+    site.build(store, tmp_path / "site")  # the memo filled: figures, a block, verdicts, steps, pairs
+
+    def read(verify: bool = False) -> Table:
+        with Memo(store.root, verify=verify) as m:
+            return Table.kept(series_figures.per_file(store, m, machine, env, figures_table.compute), list)
+
+    before = read()
+    real = file_figures.of
+    monkeypatch.setattr(file_figures, "of", lambda result, **kw: dataclasses.replace(real(result, **kw), reference=7.0))
+    assert read().reference.tolist() == before.reference.tolist()  # the same code digest: kept ...
+    with pytest.raises(StaleValue, match="figures"):
+        read(verify=True)  # ... and found out as stale where the memo verifies
+    monkeypatch.setattr(memo, "code_digest", lambda: "the changed code's")
+    made = []
+    counted = file_figures.to_tree
+    monkeypatch.setattr(file_figures, "to_tree", lambda f: made.append(1) or counted(f))
+    with Memo(store.root) as m:
+        found = m.find_many(series_figures.KIND, [d for d in summary.digests(store, machine, env).values()])
+    assert found == {}  # nothing kept is found by other code
+    after = read()
+    assert len(made) == commits  # every file's figures made afresh, the block joined from them
+    assert after.reference.tolist() == [7.0] * commits and before.reference.tolist() != [7.0] * commits
+    again = read()
+    assert again.reference.tolist() == [7.0] * commits and len(made) == commits  # now kept, by the new code
+    site.build(store, tmp_path / "site2")  # the site of the changed code: its verdicts and steps verified
