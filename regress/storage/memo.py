@@ -41,6 +41,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import secrets
 import sqlite3
 import struct
@@ -73,6 +74,9 @@ _TABLES = (
 )
 TABLES = ("memo", "memo_used")
 _BATCH = 500  # keys a query at most (SQLite's limit on bound parameters)
+# A regress import at the start of a line (in a module or a function): `from regress.x import a, b`.
+_FROM = re.compile(r"^\s*from\s+(regress(?:\.\w+)*)\s+import\s+(\([^)]*\)|[^\n#]+)", re.M)
+_IMPORT = re.compile(r"^\s*import\s+(regress(?:\.\w+)*)", re.M)
 
 T = TypeVar("T")
 
@@ -102,6 +106,34 @@ def package_digest(package: Path) -> str:
         files += [(f"templates/{p.relative_to(templates).as_posix()}", p) for p in templates.rglob("*") if p.is_file()]
     h = hashlib.sha256(f"regress {__version__}\0".encode())
     for name, path in sorted(files):
+        data = path.read_bytes()
+        h.update(f"{name}\0{len(data)}\0".encode() + data)
+    return h.hexdigest()
+
+
+def imports_digest(module: str, package: Path | None = None) -> str:
+    """A digest of the source of regress module `module` ("regress.storage.summary") and of every regress
+    module it imports, at any depth: the code a value made by that module alone depends on. `package`:
+    the folder of the regress package (default: this one's)."""
+    package = package or Path(__file__).resolve().parents[1]
+    seen: dict[str, Path] = {}
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        rel = Path(*name.split(".")[1:])
+        path = package / rel / "__init__.py" if (package / rel).is_dir() else package / rel.with_suffix(".py")
+        if name in seen or not path.is_file():
+            continue
+        seen[name] = path
+        text = path.read_text(encoding="utf-8")
+        for found, names in _FROM.findall(text):
+            todo += [
+                found,
+                *(f"{found}.{n.split(' as ')[0].strip()}" for n in names.strip("()").split(",") if n.strip()),
+            ]
+        todo += _IMPORT.findall(text)
+    h = hashlib.sha256(f"regress {__version__}\0".encode())
+    for name, path in sorted(seen.items()):
         data = path.read_bytes()
         h.update(f"{name}\0{len(data)}\0".encode() + data)
     return h.hexdigest()

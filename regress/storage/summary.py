@@ -14,8 +14,10 @@ file would need pyarrow and a rewrite per save.
 
 The result files stay the record. Every read checks each file's entry
 against the file: its size and mtime, else its content digest, and the
-summary's own version (regress's code digest, `memo.code_digest`, and the
-results format's: another regress rebuilds every entry); an entry
+summary's own version (the source of this module and of every regress module
+it imports, and the results format's: a change to the code an entry is made
+by rebuilds every entry, while the rest of regress may change and leave the
+summary be, as rebuilding it reads every result file); an entry
 that disagrees, or a file without one, is rebuilt from the file, an entry
 without a file is dropped, and a summary that cannot be opened or written
 falls back to decoding the files. Saves and merges (`Store.save`,
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import gc
 import hashlib
 import os
@@ -98,9 +101,10 @@ def _open(root: Path) -> sqlite3.Connection:
     return db
 
 
+@functools.cache
 def _version() -> str:
-    """What an entry is made by: regress's code and the results format."""
-    return f"{memo.code_digest()}/{codec.FORMAT_VERSION}"
+    """What an entry is made by: this module and what it imports (`memo.imports_digest`), and the results format."""
+    return f"{memo.imports_digest(__name__)}/{codec.FORMAT_VERSION}"
 
 
 def _digest(data: bytes) -> str:

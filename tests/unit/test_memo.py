@@ -238,3 +238,24 @@ def test_a_changed_figure_function_finds_no_stale_value(tmp_path, monkeypatch):
     again = read()
     assert again.reference.tolist() == [7.0] * commits and len(made) == commits  # now kept, by the new code
     site.build(store, tmp_path / "site2")  # the site of the changed code: its verdicts and steps verified
+
+
+def test_the_summarys_version_moves_with_the_code_its_entries_are_made_by_and_only_that(tmp_path):
+    """The summary is rebuilt (every result file read again) when the code an entry is made by changes, at any
+    depth of its imports; another part of regress may change and leave it be."""
+    import shutil
+    from pathlib import Path
+
+    package = tmp_path / "regress"
+    shutil.copytree(Path(memo.__file__).resolve().parents[1], package, ignore=shutil.ignore_patterns("__pycache__"))
+    before = memo.imports_digest("regress.storage.summary", package)
+    assert before == memo.imports_digest("regress.storage.summary", package)
+    site = package / "report" / "site.py"
+    site.write_text(site.read_text() + "\n# another report\n")
+    assert memo.imports_digest("regress.storage.summary", package) == before
+    for changed in ("storage/light.py", "core/blocks.py", "core/records.py"):  # imported by summary, at depth 1-3
+        path = package / changed
+        path.write_text(path.read_text() + "\n# another rule\n")
+        after = memo.imports_digest("regress.storage.summary", package)
+        assert after != before, changed
+        before = after
