@@ -156,15 +156,17 @@ def candidates(
     penalty: float = PENALTY,
     code: dict[str, str] | None = None,
     kept: Kept | None = None,
+    levels: dict | None = None,
 ) -> list[Candidate]:
     """Every move of every benchmark that the history's own evidence supports: the segmentation's
     cuts grouped into moves, past the threshold, no blip, not the newest two commits. Reads no
     rounds (only the table's figures). Each benchmark's noise scale is its calibration span's
-    (`segments.calibrated`). `kept`: the search's checkpoints (`segments.breakpoints_of`)."""
+    (`segments.calibrated`). `kept`: the search's checkpoints (`segments.breakpoints_of`); `levels`:
+    `trusted_levels.series` of this history, where the caller has them."""
     table = as_table(history)
     known = [c.fingerprint.cores for c in table.history if c.fingerprint.cores]
     cores = min(known) if known else 0
-    found_series = trusted_levels.series(table, threshold=threshold, code=code)
+    found_series = levels if levels is not None else trusted_levels.series(table, threshold=threshold, code=code)
     # Levels, tests and the search all see outliers clipped to the edge of the noise.
     clipped = [calibrated(np.log(np.asarray(found, dtype=float))) for _, found in found_series.values()]
     # Every benchmark's search at once.

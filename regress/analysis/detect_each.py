@@ -52,6 +52,30 @@ class Seen:
         return f"too few rounds to tell ({self.rounds} here; {need} in runs of 2 or more are needed)"
 
 
+# The memo's kind for a history's commit-to-commit noise per benchmark (`noise_of`).
+NOISE = "history noise"
+
+
+def noise_of(table, *, threshold: float, code: dict[str, str], levels=None) -> dict[BenchmarkId, float]:
+    """Each benchmark's commit-to-commit noise over a history (`history_noise`) of the trusted levels the
+    change points segment (`trusted_levels.series`, or `levels`, where the caller has them): what `show`,
+    `regressions` and the site state alike."""
+    from regress.analysis import trusted_levels
+
+    found = levels if levels is not None else trusted_levels.series(table, threshold=threshold, code=code)
+    return history_noise({bid: values for bid, (_, values) in found.items()})
+
+
+def noise_tree(noise: dict[BenchmarkId, float]) -> dict:
+    """`noise_of`'s value as the memo keeps it."""
+    ids = [[b.label, b.sub_label, b.description, b.num_threads] for b in noise]
+    return {"ids": ids, "noise": np.asarray(list(noise.values()), dtype=float)}
+
+
+def noise_from_tree(tree: dict) -> dict[BenchmarkId, float]:
+    return {BenchmarkId(*bid): float(v) for bid, v in zip(tree["ids"], tree["noise"].tolist(), strict=True)}
+
+
 def history_noise(levels: Mapping[BenchmarkId, Sequence[float]]) -> dict[BenchmarkId, float]:
     """Each series' commit-to-commit noise (log; `segments.history_scale`), from its levels oldest first;
     left out where the series is too short to tell."""

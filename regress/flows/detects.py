@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from regress.analysis import detect_each, trusted_levels
+from regress.analysis import detect_each
 from regress.analysis.detect_each import Seen
 from regress.core.config import Config
 from regress.core.records import CommitInfo, CommitResult
 from regress.flows.comparison import History
-from regress.storage import light_entries
-from regress.storage.memo import Memo
+from regress.storage import light_entries, summary
+from regress.storage.memo import Memo, files_digest
 from regress.storage.store import Store
 
 # `at_newest` walks back at most this many commits for one with timed results (a newest whose build failed).
@@ -67,8 +67,16 @@ def at_commit(
         return detect_each.each(result, **plan)
     previous = table.history[position - 1].commit.sha if position > 0 else None
     before = _results(cfg, env, [previous]).get(previous) if previous is not None else None
-    levels = trusted_levels.series(table, threshold=threshold, code=known.code(shas))
-    noise = detect_each.history_noise({bid: found for bid, (_, found) in levels.items()})
+    code = known.code(shas)
+    noise = known.memo.get(
+        detect_each.NOISE,
+        files_digest(
+            summary.digests(Store(cfg.results_dir), cfg.machine_name, env), shas, threshold, sorted(code.items())
+        ),
+        lambda: detect_each.noise_of(table, threshold=threshold, code=code),
+        detect_each.noise_tree,
+        detect_each.noise_from_tree,
+    )
     return detect_each.each(
         result,
         **plan,

@@ -5,8 +5,8 @@ The chart pages read theirs from one file written at every build, `data/detects.
 leaves every chart page as it was (report/bench_chunks.py); regress.js sets the line's text (never HTML).
 The figures are the newest commit's rounds (its light copy from the summary: no result file of the history
 decoded; the commit before it lends its rounds where the newest's alone are too few), the plan's rounds,
-the chart line's commit-to-commit noise (every run's shift taken out) and the allowances the recent
-verdicts were judged with.
+the history's commit-to-commit noise (`detect_each.noise_of`: of the levels the change points segment, as
+`show` and `regressions` read it) and the allowances the recent verdicts were judged with.
 """
 
 from __future__ import annotations
@@ -23,8 +23,11 @@ from regress.storage import light_entries
 REL = "data/detects.js"
 
 
-def of_series(store, s, *, threshold: float, rounds: int, most_rounds: int) -> dict[BenchmarkId, Seen]:
-    """Each benchmark's figures at the series' newest commit (`s`: a `data.Series` with its recent verdicts)."""
+def of_series(
+    store, s, *, threshold: float, rounds: int, most_rounds: int, noise: dict[BenchmarkId, float]
+) -> dict[BenchmarkId, Seen]:
+    """Each benchmark's figures at the series' newest commit (`s`: a `data.Series` with its recent verdicts;
+    `noise`: its history's, `detect_each.noise_of`)."""
     n = len(s.history)
     if not n:
         return {}
@@ -34,7 +37,6 @@ def of_series(store, s, *, threshold: float, rounds: int, most_rounds: int) -> d
     if newest is None:
         return {}
     before = (light.get(shas[0]) or store.load(s.machine, s.env, shas[0])) if n > 1 else None
-    noise = detect_each.history_noise({bid: t.level for bid, t in s.tracks.items()})
     across = s.table is not None and not detect_each.shares_a_run(s.table, n - 1)
     found = detect_each.each(
         newest,

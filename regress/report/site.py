@@ -25,6 +25,7 @@ into JSON that `script_json` makes safe inside <script>, or into JS textContent.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import re
@@ -32,7 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from regress.analysis import changepoints, run_pairs, runs
+from regress.analysis import changepoints, detect_each, run_pairs, runs, trusted_levels
 from regress.analysis import table as figures_table
 from regress.analysis.table import Table
 from regress.core.config import DEFAULT
@@ -148,56 +149,67 @@ def _model(
     for machine in store.machines():
         for env in store.envs(machine):
             table, digests = _table(store, memo, machine, env)
-            history = table.history
-            if not history:
-                continue
-            ids = code([c.commit.sha for c in history]) if code is not None else {}
-            # The recent verdicts decode their commits in full, or are the memo's.
-            judge = CachedCompare(store, memo, machine, env, digests=digests)
-            try:
-                found = summarize(
-                    Series(machine, env, history, table=table),
-                    threshold=threshold,
-                    code=ids,
-                    steps=None,
-                    verdicts=False,
+            if table.history:
+                ids = code([c.commit.sha for c in table.history]) if code is not None else {}
+                digests = summary.digests(store, machine, env) if digests is None else digests
+                series.append(
+                    _series(
+                        store, memo, Series(machine, env, table.history, table=table), ids, digests, threshold, rounds
+                    )
                 )
-                found.steps = _steps(store, memo, found, ids, judge, threshold, digests)
-                judge_recent(found, threshold=threshold, code=ids, judge=judge)
-                least, most = rounds
-                found.detects = detects.of_series(store, found, threshold=threshold, rounds=least, most_rounds=most)
-                _keep_pairs(store, memo, found, ids, digests)
-            finally:
-                judge.close()
-            series.append(found)
     if not series:
         raise RegressError(f"no results in {store.root}; measure some commits first with `regress run`")
     return series
 
 
+def _series(
+    store: Store, memo: Memo, s: Series, code: dict[str, str], digests: dict[str, str], threshold: float, rounds
+) -> Series:
+    """One series made whole. What is kept for its very files (`digests`) is the memo's: each file's figures,
+    the change points, the recent verdicts, the history's noise and its same-code pairs."""
+    shas = [c.commit.sha for c in s.history]
+    judge = CachedCompare(store, memo, s.machine, s.env, digests=digests)  # the memo's verdicts, else judged
+    try:
+        summarize(s, threshold=threshold, code=code, steps=None, verdicts=False)
+        levels = functools.cache(lambda: trusted_levels.series(s.table, threshold=threshold, code=code))
+        s.steps = _steps(memo, s, code, judge, threshold, digests, levels)
+        judge_recent(s, threshold=threshold, code=code, judge=judge)
+        noise = memo.get(
+            detect_each.NOISE,
+            files_digest(digests, shas, threshold, sorted(code.items())),
+            lambda: detect_each.noise_of(s.table, threshold=threshold, code=code, levels=levels()),
+            detect_each.noise_tree,
+            detect_each.noise_from_tree,
+        )
+        least, most = rounds
+        s.detects = detects.of_series(store, s, threshold=threshold, rounds=least, most_rounds=most, noise=noise)
+        _keep_pairs(store, memo, s, code, digests)
+    finally:
+        judge.close()
+    return s
+
+
 def _steps(
-    store: Store,
     memo: Memo,
     s: Series,
     code: dict[str, str],
     judge: CachedCompare,
     threshold: float,
-    digests: dict[str, str] | None,
+    digests: dict[str, str],
+    levels,
 ) -> list[changepoints.Step]:
-    """The series' change points: kept for these very files (kind STEPS), else found, judged through the
-    kept verdicts across candidate steps."""
+    """The series' change points: kept for these very files (kind STEPS), else found (`levels()`: its trusted
+    levels), judged through the kept verdicts across candidate steps."""
     shas = [c.commit.sha for c in s.history]
-    digests = summary.digests(store, s.machine, s.env) if digests is None else digests
     inputs = verdict_cache.steps_inputs(digests, shas, threshold=threshold, code=code)
-    return memo.get(
-        STEPS,
-        inputs,
-        lambda: changepoints.find_steps(
-            s.table, threshold=threshold, code=code, judge_one=judge.across, kept=memo.values(changepoints.CHECKPOINT)
-        ),
-        verdict_cache.steps_tree,
-        verdict_cache.steps_from_tree,
-    )
+
+    def find() -> list[changepoints.Step]:
+        found = changepoints.candidates(
+            s.table, threshold=threshold, code=code, kept=memo.values(changepoints.CHECKPOINT), levels=levels()
+        )
+        return changepoints.find_steps(s.table, threshold=threshold, code=code, judge_one=judge.across, found=found)
+
+    return memo.get(STEPS, inputs, find, verdict_cache.steps_tree, verdict_cache.steps_from_tree)
 
 
 def _table(store: Store, memo: Memo, machine: str, env: str) -> tuple[Table, dict[str, str] | None]:
