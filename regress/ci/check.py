@@ -17,6 +17,7 @@ from regress.core.reporter import QUIET, Reporter
 from regress.flows import comparison, top_up
 from regress.output import verdicts as render
 from regress.storage import gitrepo
+from regress.storage.session import Session
 
 OK_LABEL = "perf-regression-ok"
 # GitHub refuses a step summary over 1 MiB.
@@ -84,10 +85,11 @@ def check(
     if base == head:
         raise RegressError(f"{head_rev} ({head[:10]}) is already part of {base_rev}: no changes to check")
     sides = comparison.Sides(base, head, cfg.env, cfg.env, base_rev, head_rev)
-    got = top_up.measured_in_turn(cfg, sides, reporter, rounds_each=rounds, threshold=threshold)
+    with Session(cfg) as session:
+        got = top_up.measured_in_turn(session, sides, reporter, rounds_each=rounds, threshold=threshold)
+        metrics = tuple(comparison.beyond_time(session, sides))
     n = sum(v.verdict == Kind.REGRESSION for v in got.verdicts)
     md = render.markdown(got.verdicts, base=got.base, head=got.head, threshold=got.threshold)
-    metrics = tuple(comparison.beyond_time(cfg, sides))
     for metric, verdicts, limit in metrics:  # memory and dynamo's counts
         n += sum(v.verdict == Kind.REGRESSION for v in verdicts)
         md += f"\n\n#### {metric}\n\n" + render.markdown(

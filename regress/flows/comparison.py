@@ -18,10 +18,10 @@ from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.history import neighbours
 from regress.core.kinds import CHANGES, Metric
-from regress.core.records import WORKTREE, CommitInfo, CommitResult
-from regress.storage import code_identity, light_entries, memo, series_figures, summary
-from regress.storage.memo import Memo
-from regress.storage.store import Store, check_name
+from regress.core.records import CommitInfo, CommitResult
+from regress.storage import light_entries, memo, series_figures, summary
+from regress.storage.session import Session
+from regress.storage.store import check_name
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class Comparison:
     cores: int = 0  # the machine's (the fewer of the two sides' where both say; 0: unknown)
 
 
-def load(cfg: Config, sides: Sides) -> tuple[CommitResult | None, CommitResult | None]:
+def load(session: Session, sides: Sides) -> tuple[CommitResult | None, CommitResult | None]:
     """What is stored for both sides (None where a side has nothing).
 
     The summary's light copy where it was made from the file as it is now: every verdict reads the
@@ -54,8 +54,7 @@ def load(cfg: Config, sides: Sides) -> tuple[CommitResult | None, CommitResult |
     """
     for env in (sides.base_env, sides.head_env):
         check_name("env", env)
-    store = Store(cfg.results_dir)
-    machine = cfg.machine_name
+    store, machine = session.store, session.cfg.machine_name
     return (
         light_entries.light_now(store, machine, sides.base_env, sides.base)
         or store.load(machine, sides.base_env, sides.base),
@@ -65,19 +64,18 @@ def load(cfg: Config, sides: Sides) -> tuple[CommitResult | None, CommitResult |
 
 
 class History:
-    """What compare reads of the history, loaded once and only when a verdict needs it; what is derived
-    of it kept in `kept` (the command's memo)."""
+    """What compare reads of the history of `env`, loaded once and only when a verdict needs it; what is
+    derived of it kept in the session's memo."""
 
-    def __init__(self, cfg: Config, env: str, kept: Memo) -> None:
-        self.cfg, self.env, self.memo = cfg, env, kept
+    def __init__(self, session: Session, env: str) -> None:
+        self.session, self.cfg, self.env, self.memo = session, session.cfg, env, session.memo
         self._listed: list | None = None
-        self._code: dict[str, str] | None = None
 
     @property
     def listed(self) -> list:
         """The commits in history order, from the summary (no result file decoded), listed once."""
         if self._listed is None:
-            self._listed = summary.commits(Store(self.cfg.results_dir), self.cfg.machine_name, self.env)
+            self._listed = summary.commits(self.session.store, self.cfg.machine_name, self.env)
         return self._listed
 
     def around(self, base: str, head: str) -> tuple[CommitResult | None, CommitResult | None]:
@@ -88,26 +86,19 @@ class History:
         result holds exactly (`storage/light.py`); the files, 12 ms each to decode, only where one is missing.
         """
         near = [None if r is None else r.commit.sha for r in neighbours(self.listed, base, head)]
-        store = Store(self.cfg.results_dir)
-        machine = self.cfg.machine_name
+        store, machine = self.session.store, self.cfg.machine_name
         light = light_entries.light_of(store, machine, self.env, [sha for sha in near if sha is not None])
         before, after = (None if sha is None else light.get(sha) or store.load(machine, self.env, sha) for sha in near)
         return before, after
 
     def table(self) -> Table:
         """The history's figures (each file's, kept in the memo: what the allowance reads)."""
-        store = Store(self.cfg.results_dir)
-        machine, env = self.cfg.machine_name, self.env
+        store, machine, env = self.session.store, self.cfg.machine_name, self.env
         files = series_figures.per_file(store, self.memo, machine, env, figures_table.compute)
         return Table.kept(files, lambda: summary.history(store, machine, env))
 
     def code(self, shas) -> dict[str, str]:
-        if self._code is None:
-            self._code = {}
-        missing = [s for s in shas if s not in self._code and s != WORKTREE]
-        if missing:
-            self._code.update(code_identity.for_config(self.cfg, missing, self.memo))
-        return self._code
+        return self.session.code(shas)
 
     def same_code(self, base: str, head: str) -> str:
         """base's sha when base and head hold identical measured code, else ""."""
@@ -131,7 +122,7 @@ class History:
         else from the light history."""
         shas = [c.commit.sha for c in self.listed]
         code = self.code(shas)
-        digests = summary.digests(Store(self.cfg.results_dir), self.cfg.machine_name, self.env)
+        digests = summary.digests(self.session.store, self.cfg.machine_name, self.env)
         return self.memo.get(
             run_pairs.PAIRS,
             memo.files_digest(digests, shas, sorted(code.items())),
@@ -142,7 +133,7 @@ class History:
 
 
 def judge(
-    cfg: Config,
+    session: Session,
     sides: Sides,
     base: CommitResult,
     head: CommitResult,
@@ -159,17 +150,14 @@ def judge(
         )
     else:
         base, head = metrics.only(base, Metric.TIME), metrics.only(head, Metric.TIME)  # tracked values are judged apart
-        with Memo(cfg.results_dir) as kept:
-            known = History(cfg, sides.head_env, kept) if sides.base_env == sides.head_env else None
-            same = known.same_code(sides.base, sides.head) if known is not None else ""
-            apart = known.apart(base, head) if known is not None and not same else None
-            verdicts = diff.compare(base, head, threshold=threshold, apart=apart, same_code=same)
-            if known is not None and any(v.verdict in CHANGES for v in verdicts):
-                before, after = known.around(sides.base, sides.head)
-                if before is not None or after is not None:
-                    verdicts = diff.with_neighbours(
-                        verdicts, base, head, before, after, threshold=threshold, apart=apart
-                    )
+        known = History(session, sides.head_env) if sides.base_env == sides.head_env else None
+        same = known.same_code(sides.base, sides.head) if known is not None else ""
+        apart = known.apart(base, head) if known is not None and not same else None
+        verdicts = diff.compare(base, head, threshold=threshold, apart=apart, same_code=same)
+        if known is not None and any(v.verdict in CHANGES for v in verdicts):
+            before, after = known.around(sides.base, sides.head)
+            if before is not None or after is not None:
+                verdicts = diff.with_neighbours(verdicts, base, head, before, after, threshold=threshold, apart=apart)
     return [v for v in verdicts if wanted is None or wanted.search(str(v.id))]
 
 
@@ -196,14 +184,14 @@ class Request:
         return cfg.threshold_for(self.metric)
 
 
-def compare(cfg: Config, request: Request) -> Comparison:
+def compare(session: Session, request: Request) -> Comparison:
     """`regress compare` from what is stored (`top_up.compare` measures first)."""
-    return judged(cfg, request, *load(cfg, request.sides))
+    return judged(session, request, *load(session, request.sides))
 
 
-def judged(cfg: Config, request: Request, base: CommitResult | None, head: CommitResult | None) -> Comparison:
+def judged(session: Session, request: Request, base: CommitResult | None, head: CommitResult | None) -> Comparison:
     """Both sides' verdicts, or one line saying how to measure the side that has no results."""
-    sides = request.sides
+    cfg, sides = session.cfg, request.sides
     for result, sha, rev, env in (
         (base, sides.base, sides.base_rev, sides.base_env),
         (head, sides.head, sides.head_rev, sides.head_env),
@@ -216,7 +204,7 @@ def judged(cfg: Config, request: Request, base: CommitResult | None, head: Commi
             )
     assert base is not None and head is not None  # the loop above raised otherwise
     threshold = request.threshold_in(cfg)
-    verdicts = judge(cfg, sides, base, head, threshold=threshold, wanted=request.wanted, metric=request.metric)
+    verdicts = judge(session, sides, base, head, threshold=threshold, wanted=request.wanted, metric=request.metric)
     cores = min([c.fingerprint.cores for c in (base, head) if c.fingerprint.cores] or [0])
     return Comparison(verdicts, base.commit, head.commit, threshold, cores)
 
@@ -225,12 +213,12 @@ def judged(cfg: Config, request: Request, base: CommitResult | None, head: Commi
 CHECKED_METRICS = (Metric.ALLOCATED, Metric.PEAK, Metric.GRAPH_BREAKS, Metric.RECOMPILES)
 
 
-def beyond_time(cfg: Config, sides: Sides) -> list[tuple[Metric, list[diff.Verdict], float]]:
+def beyond_time(session: Session, sides: Sides) -> list[tuple[Metric, list[diff.Verdict], float]]:
     """The exact metrics' verdicts from what is stored for both sides, those with a change only."""
-    base, head = load(cfg, sides)
+    base, head = load(session, sides)
     out = []
     for metric in CHECKED_METRICS:
-        threshold = cfg.threshold_for(metric)
+        threshold = session.cfg.threshold_for(metric)
         verdicts = metrics.compare(base, head, metric, threshold=threshold)
         if any(v.verdict in CHANGES for v in verdicts):
             out.append((metric, verdicts, threshold))

@@ -12,24 +12,23 @@ from typing import TypedDict
 
 from regress.analysis import detect_each
 from regress.analysis.detect_each import Seen
-from regress.core.config import Config
 from regress.core.records import CommitInfo, CommitResult
 from regress.flows.comparison import History
 from regress.storage import light_entries, summary
-from regress.storage.memo import Memo, files_digest
-from regress.storage.store import Store
+from regress.storage.memo import files_digest
+from regress.storage.session import Session
 
 # `at_newest` walks back at most this many commits for one with timed results (a newest whose build failed).
 LOOK_BACK = 10
 
 
-def _results(cfg: Config, env: str, shas: list[str]) -> dict[str, CommitResult]:
+def _results(session: Session, env: str, shas: list[str]) -> dict[str, CommitResult]:
     """The commits' light copies, each file read only where the summary has none."""
-    store = Store(cfg.results_dir)
-    found = light_entries.light_of(store, cfg.machine_name, env, shas)
+    store, machine = session.store, session.cfg.machine_name
+    found = light_entries.light_of(store, machine, env, shas)
     for sha in shas:
         if sha not in found:
-            loaded = store.load(cfg.machine_name, env, sha)
+            loaded = store.load(machine, env, sha)
             if loaded is not None:
                 found[sha] = loaded
     return found
@@ -44,18 +43,17 @@ class _Plan(TypedDict):
 
 
 def at_commit(
-    cfg: Config,
+    session: Session,
     env: str,
     result: CommitResult,
     *,
     threshold: float,
     history: History | None = None,
 ) -> list[Seen]:
-    """Each timed benchmark of `result` (a stored commit of machine `cfg.machine_name`, env `env`)."""
-    if history is None:
-        with Memo(cfg.results_dir) as kept:
-            return at_commit(cfg, env, result, threshold=threshold, history=History(cfg, env, kept))
-    known = history
+    """Each timed benchmark of `result` (a stored commit of the session's machine, env `env`); `history`:
+    that env's, where the caller has it."""
+    cfg = session.cfg
+    known = history or History(session, env)
     plan: _Plan = {"threshold": threshold, "rounds": cfg.min_rounds, "most_rounds": cfg.max_rounds}
     sha = result.commit.sha
     shas = [c.commit.sha for c in known.listed]
@@ -66,13 +64,11 @@ def at_commit(
     if position is None:
         return detect_each.each(result, **plan)
     previous = table.history[position - 1].commit.sha if position > 0 else None
-    before = _results(cfg, env, [previous]).get(previous) if previous is not None else None
+    before = _results(session, env, [previous]).get(previous) if previous is not None else None
     code = known.code(shas)
     noise = known.memo.get(
         detect_each.NOISE,
-        files_digest(
-            summary.digests(Store(cfg.results_dir), cfg.machine_name, env), shas, threshold, sorted(code.items())
-        ),
+        files_digest(summary.digests(session.store, cfg.machine_name, env), shas, threshold, sorted(code.items())),
         lambda: detect_each.noise_of(table, threshold=threshold, code=code),
         detect_each.noise_tree,
         detect_each.noise_from_tree,
@@ -87,19 +83,13 @@ def at_commit(
     )
 
 
-def at_newest(
-    cfg: Config, env: str, *, threshold: float, kept: Memo | None = None
-) -> tuple[CommitInfo | None, list[Seen]]:
-    """The newest measured commit with timed results, and what each of its benchmarks can detect.
-    `kept`: the command's memo (default: the results folder's, opened and closed here)."""
-    if kept is None:
-        with Memo(cfg.results_dir) as own:
-            return at_newest(cfg, env, threshold=threshold, kept=own)
-    known = History(cfg, env, kept)
+def at_newest(session: Session, env: str, *, threshold: float) -> tuple[CommitInfo | None, list[Seen]]:
+    """The newest measured commit with timed results, and what each of its benchmarks can detect."""
+    known = History(session, env)
     shas = [c.commit.sha for c in known.listed][-LOOK_BACK:]
-    results = _results(cfg, env, shas)
+    results = _results(session, env, shas)
     for sha in reversed(shas):
         result = results.get(sha)
         if result is not None and any(r.ok and not r.is_tracked for r in result.results):
-            return result.commit, at_commit(cfg, env, result, threshold=threshold, history=known)
+            return result.commit, at_commit(session, env, result, threshold=threshold, history=known)
     return None, []

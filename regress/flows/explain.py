@@ -21,6 +21,7 @@ from regress.measure import engine
 from regress.measure.profile_commit import profile_target
 from regress.measure.worker_process import close_servers
 from regress.storage import gitrepo, profiles
+from regress.storage.session import Session
 from regress.storage.store import Store
 
 
@@ -31,7 +32,8 @@ def _verdicts(cfg: Config, base: str, head: str) -> list[Verdict]:
     b, h = store.load(cfg.machine_name, cfg.env, base), store.load(cfg.machine_name, cfg.env, head)
     if b is None or h is None:
         return []
-    return comparison.judge(cfg, sides, b, h, threshold=cfg.threshold)
+    with Session(cfg) as session:
+        return comparison.judge(session, sides, b, h, threshold=cfg.threshold)
 
 
 def explain(cfg: Config, base: str, head: str, *, bench: str = "", ids: list | None = None) -> Explained:

@@ -64,6 +64,7 @@ def run(args) -> int:
     from regress.flows import comparison
     from regress.output import verdicts as render
     from regress.storage import checkout  # not gitrepo: a compare of stored commits needs no gitpython
+    from regress.storage.session import Session
 
     cfg = flags.load_config(args)
     counts = args.mode == "instructions"
@@ -81,12 +82,13 @@ def run(args) -> int:
     request = comparison.Request(sides, metric=metric, threshold=args.threshold, bench=args.bench)
     if args.rounds is not None and not args.measure:
         raise RegressError("--rounds only applies with --measure (it sets how many rounds to take)")
-    if args.measure:
-        from regress.flows import top_up
+    with Session(cfg) as session:
+        if args.measure:
+            from regress.flows import top_up
 
-        got = top_up.compare(cfg, request, RoundLines(), more_rounds=args.rounds)
-    else:
-        got = comparison.compare(cfg, request)
+            got = top_up.compare(session, request, RoundLines(), more_rounds=args.rounds)
+        else:
+            got = comparison.compare(session, request)
     v, base, head, threshold = got.verdicts, got.base, got.head, got.threshold
     if args.format == "json":
         print(

@@ -8,8 +8,6 @@ from regress.core.errors import RegressError
 from regress.core.kinds import Metric
 from regress.core.metric_specs import BEYOND_TIME, spec
 from regress.storage import summary
-from regress.storage.memo import Memo
-from regress.storage.store import Store
 
 
 def add(sub) -> None:
@@ -33,19 +31,20 @@ def add(sub) -> None:
 
 
 def run(args) -> int:
-    cfg = flags.load_config(args)
-    with Memo(cfg.results_dir) as kept:
-        return _run(args, cfg, kept)
+    from regress.storage.session import Session
+
+    with Session(flags.load_config(args)) as session:
+        return _run(args, session)
 
 
-def _run(args, cfg, kept: Memo) -> int:
+def _run(args, session) -> int:
     from regress.analysis import changepoints
     from regress.output import verdicts as render
 
+    cfg, store, kept = session.cfg, session.store, session.memo
     metric = Metric(args.metric) if args.metric else Metric.TIME
     threshold = cfg.threshold_for(metric) if args.threshold is None else args.threshold
     wanted = flags.bench_pattern(args.bench)
-    store = Store(cfg.results_dir)
     history = summary.commits(store, cfg.machine_name, cfg.env)  # the commit list: no results decoded yet
     skipped_files(store)
     if not history:
@@ -55,10 +54,9 @@ def _run(args, cfg, kept: Memo) -> int:
         )
     if metric == Metric.TIME:
         from regress.report import verdict_cache
-        from regress.storage import code_identity
 
         machine, env, shas = cfg.machine_name, cfg.env, [c.commit.sha for c in history]
-        code = code_identity.for_config(cfg, shas, kept)
+        code = session.code(shas)
 
         def compute():  # each file's figures, kept in the memo: no rounds decoded
             from regress.analysis import table
@@ -85,7 +83,7 @@ def _run(args, cfg, kept: Memo) -> int:
             from regress.flows import detects as detect_flow
             from regress.output import detects
 
-            at, detected = detect_flow.at_newest(cfg, cfg.env, threshold=threshold, kept=kept)
+            at, detected = detect_flow.at_newest(session, cfg.env, threshold=threshold)
             seen = [detects.seen_json(s) for s in detected if wanted.search(str(s.id))]
         print(
             render.steps_json(

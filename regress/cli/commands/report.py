@@ -6,9 +6,6 @@ from pathlib import Path
 
 from regress.cli import flags
 from regress.cli.console import skipped_files
-from regress.storage import code_identity
-from regress.storage.memo import Memo
-from regress.storage.store import Store
 
 
 def add(sub) -> None:
@@ -24,23 +21,22 @@ def add(sub) -> None:
 
 def run(args) -> int:
     from regress.report import site
+    from regress.storage.session import Session
 
-    cfg = flags.load_config(args)
-    baseline = None
-    if args.baseline:
-        from regress.storage import gitrepo  # here: commands that never resolve a revision skip gitpython
+    with Session(flags.load_config(args)) as session:
+        cfg = session.cfg
+        baseline = None
+        if args.baseline:
+            from regress.storage import gitrepo  # here: commands that never resolve a revision skip gitpython
 
-        repo = gitrepo.open_repo(cfg.root)
-        baseline = gitrepo.resolve_one(repo, args.baseline, what="--baseline", worktree=False)
-    out = Path(args.out) if args.out else cfg.root / "site"
-    if not args.out:
-        from regress.storage.ignored import make_ignored
+            baseline = gitrepo.resolve_one(session.repo, args.baseline, what="--baseline", worktree=False)
+        out = Path(args.out) if args.out else cfg.root / "site"
+        if not args.out:
+            from regress.storage.ignored import make_ignored
 
-        make_ignored(out)  # regress's own output: nothing new in `git status`
-    store = Store(cfg.results_dir)
-    with Memo(cfg.results_dir) as kept:
+            make_ignored(out)  # regress's own output: nothing new in `git status`
         summary = site.build(
-            store,
+            session.store,
             out,
             baseline=baseline,
             repo_url=cfg.repo_url,
@@ -48,10 +44,10 @@ def run(args) -> int:
             threshold_for=cfg.threshold_for,
             incremental=args.incremental,
             title=cfg.root.name,
-            code=lambda shas: code_identity.for_config(cfg, shas, kept),
+            code=session.code,
             rounds=(cfg.min_rounds, cfg.max_rounds),
-            memo=kept,
+            memo=session.memo,
         )
-    skipped_files(store)
+        skipped_files(session.store)
     print(summary.describe())
     return 0

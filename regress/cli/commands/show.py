@@ -7,7 +7,7 @@ import sys
 from regress.cli import flags
 from regress.core.errors import RegressError
 from regress.core.kinds import FailureKind
-from regress.storage.store import Store
+from regress.storage.session import Session
 
 
 def add(sub) -> None:
@@ -18,13 +18,17 @@ def add(sub) -> None:
 
 
 def run(args) -> int:
+    with Session(flags.load_config(args)) as session:
+        return _show(args, session)
+
+
+def _show(args, session: Session) -> int:
     from regress.output.compare_tables import compare_table, instruction_table
     from regress.output.metric_tables import metric_tables
     from regress.storage import gitrepo  # here: importing the CLI (as compare does) skips gitpython
 
-    cfg = flags.load_config(args)
-    store = Store(cfg.results_dir)
-    sha = gitrepo.resolve_one(gitrepo.open_repo(cfg.root), args.revision, what="show")
+    cfg, store = session.cfg, session.store
+    sha = gitrepo.resolve_one(session.repo, args.revision, what="show")
     results = []
     for env in cfg.env.split(","):  # --env a,b: both environments in one table (A/B)
         result = store.load(cfg.machine_name, env, sha)
@@ -47,7 +51,7 @@ def run(args) -> int:
     if table:
         print(table)
         for result in results:
-            _detects(cfg, result, prefix=f"({result.env}) " if len(results) > 1 else "")
+            _detects(session, result, prefix=f"({result.env}) " if len(results) > 1 else "")
     for result in results:
         prefix = f"({result.env}) " if len(results) > 1 else ""
         counts = instruction_table(result)
@@ -68,12 +72,13 @@ def run(args) -> int:
     return 0
 
 
-def _detects(cfg, result, *, prefix: str) -> None:
+def _detects(session: Session, result, *, prefix: str) -> None:
     """After the Compare table: what each benchmark can detect, from this commit's rounds and the history's noise."""
     from regress.flows import detects as detect_flow
     from regress.output import detects
 
-    seen = detect_flow.at_commit(cfg, result.env, result, threshold=cfg.threshold)
+    cfg = session.cfg
+    seen = detect_flow.at_commit(session, result.env, result, threshold=cfg.threshold)
     found = detects.lines(seen, threshold=cfg.threshold, rounds=cfg.min_rounds, most_rounds=cfg.max_rounds)
     if found:
         print(prefix + "\n".join(found))

@@ -1,0 +1,67 @@
+"""What one command opens once and hands down: its configuration, the results folder and the repository.
+
+A command that reads the history makes one `Session` (`with Session(cfg) as session:`) and passes it
+to the one function below it, which passes it on: every layer reads the same `store` (the result files
+and their summary), the same `memo` (what is derived from them, written when the session closes) and
+the same `repo` (gitpython's, opened the first time it is asked for: a command that resolves no
+revision never imports gitpython), and the code identities it has read once (`code`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from regress.core.config import Config
+from regress.core.records import WORKTREE
+from regress.storage.memo import Memo
+from regress.storage.store import Store
+
+if TYPE_CHECKING:
+    import git
+
+
+class Session:
+    def __init__(self, cfg: Config) -> None:
+        self.cfg = cfg
+        self.store = Store(cfg.results_dir)
+        self._memo: Memo | None = None
+        self._repo: git.Repo | None = None
+        self._code: dict[str, str] = {}
+
+    @property
+    def memo(self) -> Memo:
+        """The results folder's memo, opened the first time it is asked for."""
+        if self._memo is None:
+            self._memo = Memo(self.cfg.results_dir)
+        return self._memo
+
+    @property
+    def repo(self) -> git.Repo:
+        """The project's repository, opened the first time it is asked for."""
+        if self._repo is None:
+            from regress.storage import gitrepo
+
+            self._repo = gitrepo.open_repo(self.cfg.root)
+        return self._repo
+
+    def code(self, shas) -> dict[str, str]:
+        """sha -> code identity (`code_identity.for_config`) of each of `shas` that has one, each read once a command."""
+        shas = list(dict.fromkeys(shas))
+        missing = [s for s in shas if s not in self._code and s != WORKTREE]
+        if missing:
+            from regress.storage import code_identity
+
+            self._code.update(code_identity.for_config(self.cfg, missing, self.memo))
+        return {s: self._code[s] for s in shas if s in self._code}
+
+    def close(self) -> None:
+        """What the memo was given written (see `Memo.close`)."""
+        if self._memo is not None:
+            self._memo.close()
+            self._memo = None
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
