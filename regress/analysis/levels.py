@@ -243,7 +243,8 @@ def points(
     log levels there, every benchmark fitted at once over the whole history (`fit_many`).
     `off`: positions whose lone runs are left out (measured while the machine was off its usual speed)."""
     found = observed(table, code, rows, off)
-    linked = {bid: obs for bid, obs in found.items() if _linked(obs)}
+    alone = {bid: levels for bid, obs in found.items() if (levels := separate(obs)) is not None}
+    linked = {bid: obs for bid, obs in found.items() if bid not in alone}
     fitted = dict(zip(linked, fit_many([(obs, None) for obs in linked.values()])))
     out = {}
     for bid, obs in found.items():
@@ -253,15 +254,39 @@ def points(
         nodes = obs.node[first]
         if bid in fitted:
             logs = np.asarray([fitted[bid]["node"][n] for n in nodes.tolist()], dtype=float)
-        else:  # every observation its own node and run: the fit's levels are the observations themselves
-            logs = obs.log_level[first]
+        else:
+            codes, level = alone[bid]
+            logs = level[np.searchsorted(codes, nodes)]
         out[bid] = (positions, nodes, logs)
     return out
 
 
-def _linked(obs: Observations) -> bool:
-    """Whether a run measured two nodes or a node was measured twice: else nothing ties one level to another."""
-    return len(np.unique(obs.run)) < len(obs) or len(np.unique(obs.node)) < len(obs)
+def separate(obs: Observations) -> tuple[np.ndarray, np.ndarray] | None:
+    """`fit_many`'s node levels (node codes ascending, their log levels) in closed form, for a benchmark
+    whose every run measured one node, on one CPU model: nothing ties one node's level to another's, and
+    a node's level is its runs' means pooled, each weighed by W prior / (W + prior) (W: its rounds'
+    weights), with the same Huber reweighting. None for any other benchmark."""
+    runs, run = np.unique(obs.run, return_inverse=True)
+    nodes, node = np.unique(obs.node, return_inverse=True)
+    run_node = np.full(len(runs), -1, dtype=np.int64)
+    run_node[run] = node
+    if len(np.unique(obs.cpu)) > 1 or not np.array_equal(run_node[run], node):
+        return None
+    y, w = obs.log_level, np.ones(len(obs))
+    for step in range(REWEIGHTS):
+        weight = np.bincount(run, weights=w, minlength=len(runs))
+        mean = np.bincount(run, weights=w * y, minlength=len(runs)) / weight
+        pooled = weight * RUN_PRIOR / (weight + RUN_PRIOR)
+        level = np.bincount(run_node, weights=pooled * mean, minlength=len(nodes)) / np.bincount(
+            run_node, weights=pooled, minlength=len(nodes)
+        )
+        own = weight * (mean - level[run_node]) / (weight + RUN_PRIOR)
+        resid = np.abs(y - level[node] - own[run])
+        scale = max(1.4826 * float(np.median(resid)), MIN_SCALE)
+        if float(resid.max()) <= HUBER * scale:
+            break
+        w = np.minimum(1.0, HUBER * scale / np.maximum(resid, 1e-300))
+    return nodes, level
 
 
 def chart(history, code: dict[str, str] | None = None) -> dict[BenchmarkId, tuple[np.ndarray, np.ndarray]]:

@@ -88,3 +88,26 @@ def test_a_small_fit_does_not_import_scipy_sparse():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_separate_runs_closed_form_is_the_fit():
+    """A benchmark whose every run measured one commit (several runs of each, outliers among them): the
+    closed form (`levels.separate`) gives the levels the fit of the whole design gives."""
+    import numpy as np
+
+    from regress.analysis import levels
+
+    rng = np.random.default_rng(4)
+    for n_nodes, outliers in ((40, 0), (300, 9)):
+        node = np.repeat(np.arange(n_nodes), 3)
+        run = np.arange(len(node))[rng.permutation(len(node))]  # each observation its own run, any order
+        y = np.log(1e-4) + 0.01 * rng.standard_normal(len(node)) + np.repeat(0.05 * rng.standard_normal(n_nodes), 3)
+        y[rng.choice(len(y), outliers, replace=False)] += 0.4
+        obs = levels.Observations(node, node, run, np.zeros(len(node), dtype=np.int64), y, ("cpu",))
+        codes, closed = levels.separate(obs)
+        (fitted,) = levels.fit_many([(obs, None)])
+        assert np.allclose(closed, [fitted["node"][c] for c in codes.tolist()], rtol=0, atol=1e-9)
+    shared = levels.Observations(
+        node, node, np.zeros(len(node), dtype=np.int64), np.zeros(len(node), dtype=np.int64), y
+    )
+    assert levels.separate(shared) is None  # one run measured every commit: the fit ties them
