@@ -273,7 +273,7 @@ def separate(obs: Observations) -> tuple[np.ndarray, np.ndarray] | None:
     if len(np.unique(obs.cpu)) > 1 or not np.array_equal(run_node[run], node):
         return None
     y, w = obs.log_level, np.ones(len(obs))
-    for step in range(REWEIGHTS):
+    for _ in range(REWEIGHTS):
         weight = np.bincount(run, weights=w, minlength=len(runs))
         mean = np.bincount(run, weights=w * y, minlength=len(runs)) / weight
         pooled = weight * RUN_PRIOR / (weight + RUN_PRIOR)
