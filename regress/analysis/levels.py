@@ -26,7 +26,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from regress.analysis.level_solve import Design
-from regress.analysis.sealed_rows import run_models
 from regress.analysis.table import as_table
 from regress.core.records import BenchmarkId
 
@@ -83,6 +82,15 @@ def node_codes(t, code: dict[str, str]) -> np.ndarray:
     nodes = [code.get(c.commit.sha) or c.commit.sha for c in t.history]
     node_code, _ = _codes(nodes)
     return np.asarray([node_code[n] for n in nodes], dtype=np.int64)
+
+
+def run_models(t, at: list[int], named: list[str]) -> list[str]:
+    """The CPU model of each (history position, run name): the run's own machine's, else its commit's."""
+    cpus: dict[int, tuple[dict, str]] = {}
+    for i in set(at):
+        c = t.history[i]
+        cpus[i] = ({r.id: r.fingerprint.cpu for r in c.runs if r.fingerprint is not None}, c.fingerprint.cpu)
+    return [cpus[i][0].get(n) or cpus[i][1] for n, i in zip(named, at)]
 
 
 def observations(history, code: dict[str, str], keep=None) -> dict[BenchmarkId, Observations]:

@@ -47,10 +47,6 @@ class Table:
     low: np.ndarray
     reference: np.ndarray  # per position: the reference workload's level (NaN: none)
     _index: dict = field(default_factory=dict, repr=False)  # BenchmarkId -> its place in ids
-    # (first position, end, key, rows) of each block it was joined from that has a key (`table_blocks`): the
-    # key names everything those positions' rows come from (their files' shas and content digests), rows
-    # is the digest of their run rows (`sealed_rows.rows_digest`).
-    blocks: tuple[tuple[int, int, str, str], ...] = ()
 
     @classmethod
     def of(cls, history: list[CommitResult], *, site: bool = False) -> Table:

@@ -18,7 +18,6 @@ import hashlib
 import numpy as np
 
 from regress.analysis import figures as file_figures
-from regress.analysis.sealed_rows import rows_digest
 from regress.core.records import BenchmarkId
 
 BLOCK = 100
@@ -67,30 +66,20 @@ def assemble(kept, table_cls):
         files = [file_figures.from_tree(tree, cache) for tree in kept.blobs(a, b)]
         return table_cls.build(kept.headers[a:b], files, None)
 
-    def block(a: int, b: int):
-        part = joined(a, b)
-        part.blocks = ((0, b - a, "", rows_digest(part, 0, b - a)),)
-        return part
-
     def decoded(tree: dict, positions: int):
         part = from_tree(tree, cache, table_cls)
         if len(part.reference) != positions:
             raise ValueError("a block of another length")
         return part
 
-    parts, end, keyed = [], 0, []
+    parts, end = [], 0
     for a, b in spans(n):
         k = key(kept.shas[a:b], kept.digests[a:b])
-        part = kept.memo.get(BLOCKS, k, lambda a=a, b=b: block(a, b), to_tree, lambda d, n=b - a: decoded(d, n))
-        if k is not None:
-            keyed.append((a, b, k, part.blocks[0][3]))
-        parts.append(part)
+        parts.append(kept.memo.get(BLOCKS, k, lambda a=a, b=b: joined(a, b), to_tree, lambda d, n=b - a: decoded(d, n)))
         end = b
     if end < n or not parts:
         parts.append(joined(end, n))
-    table = join(table_cls, kept.headers, parts, kept.load)
-    table.blocks = tuple(keyed)
-    return table
+    return join(table_cls, kept.headers, parts, kept.load)
 
 
 def join(table_cls, history, parts: list, load):
@@ -137,12 +126,8 @@ def _bid_key(b: BenchmarkId) -> str:
 
 
 def to_tree(t) -> dict:
-    """A block as the memo keeps it: its table (positions from 0), and the digest of its run rows
-    (`blocks`' own, if made)."""
-    n = len(t.reference)
-    made = [rows for a, b, _, rows in t.blocks if (a, b) == (0, n)]
+    """A block as the memo keeps it: its table (positions from 0)."""
     return {
-        "rows": made[0] if made else rows_digest(t, 0, n),
         "ids": [_bid_key(b) for b in t.ids],
         "runs": list(t.run_names),
         "messages": {str(k): v for k, v in t.messages.items()},
@@ -167,9 +152,6 @@ def from_tree(tree: dict, cache: dict, table_cls):
         bench, run = arrays["bench"], arrays["run"]
         if (len(bench) and int(bench.max()) >= len(ids)) or (len(run) and int(run.max()) >= len(tree["runs"])):
             raise ValueError("a block naming a benchmark or run it does not list")
-        rows = tree["rows"]
-        if not isinstance(rows, str):
-            raise TypeError("a block without the digest of its rows")
         return table_cls(
             history=[],
             load=None,
@@ -177,7 +159,6 @@ def from_tree(tree: dict, cache: dict, table_cls):
             messages={int(k): str(v) for k, v in tree["messages"].items()},
             units={int(k): str(v) for k, v in tree["units"].items()},
             run_names=[str(r) for r in tree["runs"]],
-            blocks=((0, len(arrays["reference"]), "", rows),),
             **arrays,
         )
     except (KeyError, TypeError, AttributeError, IndexError) as exc:

@@ -97,12 +97,11 @@ def test_a_block_that_names_what_it_does_not_list_or_is_cut_short_does_not_read(
         return table_blocks.from_tree(memo.decode(memo.encode(tree)), {}, Table)
 
     assert back(table_blocks.to_tree(table)).ids == table.ids
-    rows = ((0, len(table.reference), "", "its rows' digest"),)  # as made: these garbled rows can't make one
     for wrong in (
-        table_blocks.to_tree(dataclasses.replace(table, ids=table.ids[:1], blocks=rows)),  # its rows name benchmark 5
-        table_blocks.to_tree(dataclasses.replace(table, run_names=table.run_names[:1], blocks=rows)),
+        table_blocks.to_tree(dataclasses.replace(table, ids=table.ids[:1])),  # its rows name benchmark 5
+        table_blocks.to_tree(dataclasses.replace(table, run_names=table.run_names[:1])),
         {**table_blocks.to_tree(table), "pos": table.pos.astype(np.int64)},
-        {"rows": "no arrays"},
+        {"ids": "no arrays"},
     ):
         with pytest.raises(ValueError):
             back(wrong)
