@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from regress.report.verdict_cache import CORES, WHOLE  # noqa: E402
+from regress.report.verdict_cache import BARE, WHOLE  # noqa: E402
 from scripts.fabricate_history import fabricate  # noqa: E402
 
 MACHINE = "ci-runner"
@@ -99,14 +99,14 @@ def _project(project: Path, results: Path, n: int) -> list[str]:
 
 
 def _forget_verdicts(path: Path) -> None:
-    """The recent verdicts the last build kept in the memo (storage/memo.py), whole and their cores: gone,
+    """The recent verdicts the last build kept in the memo (storage/memo.py), whole and bare: gone,
     so this build judges every one. Only those: the rest (the candidate steps' verdicts among them, which
     a build whose change points are kept does not judge again) stays kept, as a real history's would."""
     import sqlite3
 
     with sqlite3.connect(path) as db:
         if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'memo'").fetchone():
-            db.execute("DELETE FROM memo WHERE kind IN (?, ?)", (WHOLE, CORES))
+            db.execute("DELETE FROM memo WHERE kind IN (?, ?)", (WHOLE, BARE))
     db.close()
 
 

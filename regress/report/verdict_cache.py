@@ -37,9 +37,9 @@ from regress.core.records import BenchmarkId, CommitResult
 from regress.storage import light_entries, memo, summary
 from regress.storage.memo import Memo
 
-# The memo's kinds: the recent comparisons whole, their cores (`__call__`), the candidate steps' (`across`),
+# The memo's kinds: the recent comparisons whole, bare (before the blip rule: `__call__`), the candidate steps' (`across`),
 # and a series' change points.
-WHOLE, CORES, ACROSS, STEPS = "verdicts", "verdict cores", "step verdicts", "steps"
+WHOLE, BARE, ACROSS, STEPS = "verdicts", "bare verdicts", "step verdicts", "steps"
 
 _FIELDS = [f.name for f in dataclasses.fields(Verdict)]
 assert _FIELDS[:2] == ["id", "verdict"]  # the row's first two are made anew (`_made`), the rest stored as they are
@@ -142,7 +142,7 @@ class CachedCompare:
         self.light: dict[str, CommitResult] = {}
         self.digests = summary.digests(store, machine, env) if digests is None else digests
         # Comparisons kept whole, judged whole, and kept but for the benchmarks whose allowance moved;
-        # `rejudged` counts the benchmarks the differ judged (not those a kept core gave, see __call__).
+        # `rejudged` counts the benchmarks the differ judged (not those a kept bare comparison gave, see __call__).
         self.hits = self.misses = self.partial = self.rejudged = 0
 
     def _key(self, sides, threshold: float, same_code: str) -> str | None:
@@ -163,7 +163,7 @@ class CachedCompare:
     def _kept(self, key: str | None, apart, judge, *, kind: str = WHOLE, tally: bool = True) -> list[Verdict]:
         """The verdicts kept under `kind` and `key`, those whose allowance moved judged again (their notes
         brought up to date), else `judge(apart, only)`'s, each allowance it asks for recorded, and kept.
-        `tally`: counted in hits, misses and partial (a comparison's core is not: `__call__`)."""
+        `tally`: counted in hits, misses and partial (a bare comparison is not: `__call__`)."""
         tree = self.memo.find(kind, key) if key is not None else None
         rows, asked, moved = self._read(tree, apart)
         try:
@@ -228,24 +228,24 @@ class CachedCompare:
         return rows, asked, {b for b, a in asked.items() if _moved(a, apart(b))}
 
     def __call__(self, base, head, *, threshold: float, before=None, after=None, apart=None, same_code: str = ""):
-        """`diff.compare(base, head, ...)`. Kept twice: whole, and its core (`compare` without the
+        """`diff.compare(base, head, ...)`. Kept twice: whole, and bare (`compare` without the
         neighbours, as `diff.with_neighbours` takes it). A new commit is the `after` neighbour of the
-        comparison before it, whose whole then misses: its core is kept, so only the blip rule is
+        comparison before it, whose whole then misses: it is kept bare, so only the blip rule is
         applied again, to its few changes, and not 200 benchmarks judged again."""
 
-        def core(apart, only):
+        def bare(apart, only):
             light = self._light((base, head))
             found = compare(light[0], light[1], threshold=threshold, apart=apart, same_code=same_code, only=only)
             self.rejudged += len(found)
             return found
 
-        if same_code or (before is None and after is None):  # no neighbour rule applies: the core is the whole
-            return self._kept(self._key((base, head, before, after), threshold, same_code), apart, core)
-        core_key = self._key((base, head), threshold, same_code)
+        if same_code or (before is None and after is None):  # no neighbour rule applies: bare is whole
+            return self._kept(self._key((base, head, before, after), threshold, same_code), apart, bare)
+        bare_key = self._key((base, head), threshold, same_code)
 
         def judge(apart, only):
-            # The benchmarks whose allowance moved are judged again alone; else the kept core.
-            made = core(apart, only) if only is not None else self._kept(core_key, apart, core, kind=CORES, tally=False)
+            # The benchmarks whose allowance moved are judged again alone; else the kept bare verdicts.
+            made = bare(apart, only) if only is not None else self._kept(bare_key, apart, bare, kind=BARE, tally=False)
             if base is None or head is None or not any(map(context.may_blip, made)):
                 return made  # no neighbour can move any of them: none read
             light = self._light((base, head, before, after))

@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from regress.report.data import Series, summarize
-from regress.report.verdict_cache import ACROSS, CORES, WHOLE, CachedCompare, from_tree, to_tree
+from regress.report.verdict_cache import ACROSS, BARE, WHOLE, CachedCompare, from_tree, to_tree
 from regress.storage import memo, summary
 from regress.storage.memo import Memo
 from regress.storage.store import Store
@@ -85,7 +85,7 @@ def test_a_changed_file_a_garbled_entry_or_another_allowance_is_judged_afresh(fo
     db = sqlite3.connect(folder / summary.FILE)
     keys = [k for (k,) in db.execute("SELECT inputs FROM memo WHERE kind = ? ORDER BY inputs", (WHOLE,))]
     assert len(keys) == total
-    assert 0 < len(db.execute("SELECT inputs FROM memo WHERE kind = ?", (CORES,)).fetchall()) <= total
+    assert 0 < len(db.execute("SELECT inputs FROM memo WHERE kind = ?", (BARE,)).fetchall()) <= total
     db.execute("UPDATE memo SET value = x'7b00' WHERE inputs = ?", (keys[0],))  # garbled
     # a tree that reads, rows that do not make verdicts
     db.execute(
@@ -108,7 +108,7 @@ def test_a_changed_file_a_garbled_entry_or_another_allowance_is_judged_afresh(fo
     # The garbled comparisons made from their kept cores, the moved one judged for its one benchmark alone.
     assert judge.rejudged == 1
     # The cores garbled too: the two comparisons judged whole.
-    db.execute("UPDATE memo SET value = x'7b00' WHERE kind = ?", (CORES,))
+    db.execute("UPDATE memo SET value = x'7b00' WHERE kind = ?", (BARE,))
     db.execute("UPDATE memo SET value = x'7b00' WHERE inputs IN (?, ?)", keys[:2])
     db.commit()
     db.close()
