@@ -105,9 +105,9 @@ def test_a_changed_file_a_garbled_entry_or_another_allowance_is_judged_afresh(fo
     again, judge = cached(folder)
     assert again == afresh(folder)
     assert (judge.misses, judge.partial, judge.hits) == (2, 1, total - 3)
-    # The garbled comparisons made from their kept cores, the moved one judged for its one benchmark alone.
+    # The garbled comparisons made from their kept bare verdicts, the moved one judged for its one benchmark alone.
     assert judge.rejudged == 1
-    # The cores garbled too: the two comparisons judged whole.
+    # The bare verdicts garbled too: the two comparisons judged whole.
     db.execute("UPDATE memo SET value = x'7b00' WHERE kind = ?", (BARE,))
     db.execute("UPDATE memo SET value = x'7b00' WHERE inputs IN (?, ?)", keys[:2])
     db.commit()
