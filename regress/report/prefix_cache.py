@@ -1,4 +1,4 @@
-"""A long history's sealed prefix (`analysis/sealed.py`), kept beside the summary from one site build to the next.
+"""A long history's sealed prefix (`analysis/sealed.py`), kept in the memo from one site build to the next.
 
 What the sealed part of a 10,000-commit history gives (every benchmark's
 fitted levels and its search's checkpoint) changes once every SEAL commits;
