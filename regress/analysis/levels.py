@@ -20,7 +20,6 @@ moves no level by itself. Pure.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -115,7 +114,7 @@ def observations(history, code: dict[str, str], keep=None) -> dict[BenchmarkId, 
     cpu_code, cpu_names = _codes(models)
     run = np.asarray([run_code[n] for n in names], dtype=np.int64)[which]
     cpu = np.asarray([cpu_code[m] for m in models], dtype=np.int64)[which]
-    y = np.asarray([math.log(v) for v in t.low[0, rows].tolist()])  # math.log: as it always was, to the bit
+    y = np.log(t.low[0, rows])
     bench = t.run_bench[rows]
     order = np.argsort(bench, kind="stable")
     cuts = np.flatnonzero(np.diff(bench[order])) + 1

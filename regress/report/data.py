@@ -193,7 +193,13 @@ def _linked(history: list[CommitResult], code: dict[str, str] | None) -> bool:
 
 
 def judge_recent(
-    series: Series, *, threshold: float, newest: int | None = None, code: dict[str, str] | None = None, judge=compare
+    series: Series,
+    *,
+    threshold: float,
+    newest: int | None = None,
+    code: dict[str, str] | None = None,
+    judge=compare,
+    apart=None,
 ) -> None:
     """The differ's verdicts for the newest `newest` (VERDICT_COMMITS) commits of the series.
 
@@ -204,7 +210,8 @@ def judge_recent(
     slowdown, say) sees them all. Usually that is one comparison per commit,
     with the commit before; a benchmark that failed or was left out there is
     judged against the last commit that measured it, in one more comparison.
-    `judge`: `diff.compare`, or what stands in for it (`verdict_cache.CachedCompare`).
+    `judge`: `diff.compare`, or what stands in for it (`verdict_cache.CachedCompare`); `apart`: the
+    history's allowance between separate runs (`runs.apart_for`), where the caller has it.
     """
     count = VERDICT_COMMITS if newest is None else newest
     first = max(0, len(series.history) - count)
@@ -219,9 +226,8 @@ def judge_recent(
     history = series.history
     code = code or {}
     cores = min([c.fingerprint.cores for c in history if c.fingerprint.cores] or [0])
-    apart = runs.apart_for(
-        series.table if series.table is not None else history, code, cores=cores
-    )  # as `regress compare` judges separate runs
+    if apart is None:  # as `regress compare` judges separate runs
+        apart = runs.apart_for(series.table if series.table is not None else history, code, cores=cores)
     series.apart = apart
     for head in sorted(wanted):
         judged: dict[BenchmarkId, tuple[int, Verdict]] = {}

@@ -172,8 +172,10 @@ def _series(
     try:
         summarize(s, threshold=threshold, code=code, steps=None, verdicts=False)
         levels = functools.cache(lambda: trusted_levels.series(s.table, threshold=threshold, code=code))
-        s.steps = _steps(memo, s, code, judge, threshold, digests, levels)
-        judge_recent(s, threshold=threshold, code=code, judge=judge)
+        cores = min([c.fingerprint.cores for c in s.history if c.fingerprint.cores] or [0])
+        apart = runs.apart_for(s.table, code, cores=cores)  # one allowance for the steps and the verdicts
+        s.steps = _steps(memo, s, code, judge, threshold, digests, levels, apart)
+        judge_recent(s, threshold=threshold, code=code, judge=judge, apart=apart)
         noise = memo.get(
             detect_each.NOISE,
             files_digest(digests, shas, threshold, sorted(code.items())),
@@ -197,6 +199,7 @@ def _steps(
     threshold: float,
     digests: dict[str, str],
     levels,
+    apart,
 ) -> list[changepoints.Step]:
     """The series' change points: kept for these very files (kind STEPS), else found (`levels()`: its trusted
     levels), judged through the kept verdicts across candidate steps."""
@@ -207,7 +210,9 @@ def _steps(
         found = changepoints.candidates(
             s.table, threshold=threshold, code=code, kept=memo.values(changepoints.CHECKPOINT), levels=levels()
         )
-        return changepoints.find_steps(s.table, threshold=threshold, code=code, judge_one=judge.across, found=found)
+        return changepoints.find_steps(
+            s.table, threshold=threshold, code=code, judge_one=judge.across, found=found, apart=apart
+        )
 
     return memo.get(STEPS, inputs, find, verdict_cache.steps_tree, verdict_cache.steps_from_tree)
 
