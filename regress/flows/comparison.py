@@ -70,6 +70,7 @@ class History:
     def __init__(self, session: Session, env: str) -> None:
         self.session, self.cfg, self.env, self.memo = session, session.cfg, env, session.memo
         self._listed: list | None = None
+        self._table: Table | None = None
 
     @property
     def listed(self) -> list:
@@ -93,9 +94,11 @@ class History:
 
     def table(self) -> Table:
         """The history's figures (each file's, kept in the memo: what the allowance reads)."""
-        store, machine, env = self.session.store, self.cfg.machine_name, self.env
-        files = series_figures.per_file(store, self.memo, machine, env, figures_table.compute)
-        return Table.kept(files, lambda: summary.history(store, machine, env))
+        if self._table is None:
+            store, machine, env = self.session.store, self.cfg.machine_name, self.env
+            files = series_figures.per_file(store, self.memo, machine, env, figures_table.compute)
+            self._table = Table.kept(files, lambda: summary.history(store, machine, env))
+        return self._table
 
     def code(self, shas) -> dict[str, str]:
         return self.session.code(shas)
