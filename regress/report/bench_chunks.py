@@ -42,7 +42,7 @@ class Line:
     at: np.ndarray  # history positions, ascending
     columns: dict[str, np.ndarray]  # parallel to `at`
     text: Callable[[float], str] | None = None  # a metric's point as text (its "text" column, from "y")
-    # The columns shown (and digested) at 6 significant figures, rounded a file at a time.
+    # The columns shown (and digested) at 6 significant figures, each rounded whole once.
     rounded: bool = False
     _shown: dict = field(default_factory=dict, compare=False, repr=False)  # rounded once: digested, then written
 
@@ -50,9 +50,9 @@ class Line:
         """A column's values a to b as the file holds them."""
         if not self.rounded:
             return np.ascontiguousarray(self.columns[name][a:b])
-        if (name, a, b) not in self._shown:
-            self._shown[name, a, b] = round6_array(self.columns[name][a:b])
-        return self._shown[name, a, b]
+        if name not in self._shown:
+            self._shown[name] = round6_array(self.columns[name])
+        return self._shown[name][a:b]
 
 
 @dataclass
