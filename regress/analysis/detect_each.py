@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from regress.analysis import detectable, segments, stats
+from regress.analysis import detectable, segments, stats, trusted_levels
 from regress.analysis.detectable import Detectable
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 
@@ -60,10 +60,20 @@ def noise_of(table, *, threshold: float, code: dict[str, str], levels=None) -> d
     """Each benchmark's commit-to-commit noise over a history (`history_noise`) of the trusted levels the
     change points segment (`trusted_levels.series`, or `levels`, where the caller has them): what `show`,
     `regressions` and the site state alike."""
-    from regress.analysis import trusted_levels
-
     found = levels if levels is not None else trusted_levels.series(table, threshold=threshold, code=code)
     return history_noise({bid: values for bid, (_, values) in found.items()})
+
+
+def kept_noise(memo, inputs: str | None, table, *, threshold: float, code: dict[str, str], levels=None):
+    """`noise_of`, kept in `memo` (the command's `storage.memo.Memo`) under `inputs` (the digest of the
+    history's files, the threshold and the code identities): one value for `show`, `regressions` and the site."""
+    return memo.get(
+        NOISE,
+        inputs,
+        lambda: noise_of(table, threshold=threshold, code=code, levels=None if levels is None else levels()),
+        noise_tree,
+        noise_from_tree,
+    )
 
 
 def noise_tree(noise: dict[BenchmarkId, float]) -> dict:

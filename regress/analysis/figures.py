@@ -145,16 +145,27 @@ _ARRAYS = (  # (field, dtype): one per result row, or per run row (_RUN); 2-D on
     ("low", np.float64),
 )
 _RUN = ("run_row", "run", "run_n", "low")
+DTYPES = dict(_ARRAYS)  # each array's dtype, as kept (`table_blocks` keeps a table's the same way)
 
 
-def _key(b: BenchmarkId) -> str:
+def id_key(b: BenchmarkId) -> str:
+    """A BenchmarkId as one string in a kept tree (`id_of` reads it back)."""
     return _FIELD.join((b.label, b.sub_label, b.description, str(b.num_threads)))
+
+
+def id_of(key: str, cache: IdCache) -> BenchmarkId:
+    """`id_key`'s BenchmarkId, built once a cache; ValueError (or TypeError) where `key` is not one."""
+    bid = cast("BenchmarkId | None", cache.get(key))
+    if bid is None:
+        label, sub, desc, threads = key.split(_FIELD)
+        bid = cache[key] = BenchmarkId(label, sub, desc, int(threads))
+    return bid
 
 
 def to_tree(f: FileFigures) -> dict:
     """The figures as a tree of JSON and arrays (what the memo keeps: `storage/memo.py`)."""
     return {
-        "ids": _SEP.join(_key(b) for b in f.ids),
+        "ids": _SEP.join(id_key(b) for b in f.ids),
         "runs": list(f.runs),
         "messages": {str(k): v for k, v in f.messages.items()},
         "units": {str(k): v for k, v in f.units.items()},
@@ -175,14 +186,7 @@ def from_tree(tree: dict, ids: IdCache | None = None) -> FileFigures:
         keys = tree["ids"]
         found = cast("tuple[BenchmarkId, ...] | None", ids.get(_SEP + keys))  # files mostly list the same
         if found is None:
-            built: list[BenchmarkId] = []
-            for key in keys.split(_SEP) if keys else []:
-                bid = cast("BenchmarkId | None", ids.get(key))
-                if bid is None:
-                    label, sub, desc, threads = key.split(_FIELD)
-                    bid = ids[key] = BenchmarkId(label, sub, desc, int(threads))
-                built.append(bid)
-            found = ids[_SEP + keys] = tuple(built)
+            found = ids[_SEP + keys] = tuple(id_of(key, ids) for key in (keys.split(_SEP) if keys else []))
         arrays = {name: tree[name] for name, _ in _ARRAYS}
         rows, run_rows = len(found), len(arrays["run_row"])
         for name, dtype in _ARRAYS:

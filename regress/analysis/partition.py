@@ -70,10 +70,15 @@ def plain(c: Checkpoint) -> dict:
 def from_plain(value: dict) -> Checkpoint:
     """`plain`'s inverse; ValueError where it is not one."""
     try:
-        slots = {f: np.asarray(value["slots"][f]) for f in FIELDS}
-        return Checkpoint(int(value["t"]), str(value["digest"]), slots, np.asarray(value["back"], dtype=np.int64))
+        t = int(value["t"])
+        slots = {f: np.asarray(value["slots"][f]).astype(np.asarray(fill).dtype) for f, fill in zip(FIELDS, _FILLS)}
+        back = np.asarray(value["back"], dtype=np.int64)
     except (KeyError, TypeError) as exc:
         raise ValueError(f"not a checkpoint: {exc}") from None
+    sizes = {a.shape for a in slots.values()}
+    if t < 1 or back.shape != (t + 1,) or len(sizes) != 1 or len(next(iter(sizes))) != 1:
+        raise ValueError("not a checkpoint: its arrays disagree")
+    return Checkpoint(t, str(value["digest"]), slots, back)
 
 
 def cuts_of(series: list[np.ndarray], penalty: float, min_size: int = 2) -> list[list[int]]:

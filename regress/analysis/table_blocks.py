@@ -23,23 +23,16 @@ from regress.core.records import BenchmarkId
 BLOCK = 100
 TAIL = 10
 BLOCKS = "figures block"  # the memo's kind
-_FIELD = "\x1f"
-# (name, dtype) of the row arrays, the run-row arrays, and the per-position one.
-_ARRAYS = (
+# (name, dtype) of the row arrays, the run-row arrays, and the per-position one: a file's figures' own
+# (`figures.DTYPES`), with the positions and benchmarks a table adds.
+_ROWS = ("status", "ok", "level", "band", "torch", "instructions", "extra")
+_ARRAYS: tuple[tuple[str, type], ...] = (
     ("pos", np.int32),
     ("bench", np.int32),
-    ("status", np.int8),
-    ("ok", np.bool_),
-    ("level", np.float64),
-    ("band", np.float64),
-    ("torch", np.float64),
-    ("instructions", np.int64),
-    ("extra", np.float64),
+    *((name, file_figures.DTYPES[name]) for name in _ROWS),
     ("run_pos", np.int32),
     ("run_bench", np.int32),
-    ("run", np.int32),
-    ("run_n", np.int32),
-    ("low", np.float64),
+    *((name, file_figures.DTYPES[name]) for name in ("run", "run_n", "low")),
     ("reference", np.float64),
 )
 
@@ -106,7 +99,7 @@ def join(table_cls, history, parts: list, load):
         messages.update((rows + k, v) for k, v in p.messages.items())
         units.update((rows + k, v) for k, v in p.units.items())
         rows, run_rows, positions = rows + len(p.pos), run_rows + len(p.run_pos), positions + len(p.reference)
-    arrays = {
+    arrays: dict[str, np.ndarray] = {
         name: np.concatenate(cols[name], axis=-1).astype(dtype, copy=False) if cols[name] else np.zeros(0, dtype)
         for name, dtype in _ARRAYS
     }
@@ -121,14 +114,10 @@ def join(table_cls, history, parts: list, load):
     )
 
 
-def _bid_key(b: BenchmarkId) -> str:
-    return _FIELD.join((b.label, b.sub_label, b.description, str(b.num_threads)))
-
-
 def to_tree(t) -> dict:
     """A block as the memo keeps it: its table (positions from 0)."""
     return {
-        "ids": [_bid_key(b) for b in t.ids],
+        "ids": [file_figures.id_key(b) for b in t.ids],
         "runs": list(t.run_names),
         "messages": {str(k): v for k, v in t.messages.items()},
         "units": {str(k): v for k, v in t.units.items()},
@@ -139,13 +128,7 @@ def to_tree(t) -> dict:
 def from_tree(tree: dict, cache: dict, table_cls):
     """`to_tree`'s Table back (no history, no load); ValueError on anything that does not read back as one."""
     try:
-        ids = []
-        for k in tree["ids"]:
-            bid = cache.get(k)
-            if bid is None:
-                label, sub, desc, threads = k.split(_FIELD)
-                bid = cache[k] = BenchmarkId(label, sub, desc, int(threads))
-            ids.append(bid)
+        ids = [file_figures.id_of(k, cache) for k in tree["ids"]]
         arrays = {name: tree[name] for name, _ in _ARRAYS}
         if any(not isinstance(a, np.ndarray) or a.dtype != dtype for (name, dtype), a in zip(_ARRAYS, arrays.values())):
             raise ValueError("a block's arrays of another type")

@@ -79,13 +79,13 @@ def check(
     on this machine in one go by the round engine, interleaved, so drift over
     the job hits both alike; the verdicts are `regress compare`'s.
     """
-    repo = gitrepo.open_repo(cfg.root)
-    head = gitrepo.resolve_one(repo, head_rev, what="check", worktree=False)
-    base = gitrepo.merge_base(repo, gitrepo.resolve_one(repo, base_rev, what="check", worktree=False), head)
-    if base == head:
-        raise RegressError(f"{head_rev} ({head[:10]}) is already part of {base_rev}: no changes to check")
-    sides = comparison.Sides(base, head, cfg.env, cfg.env, base_rev, head_rev)
     with Session(cfg) as session:
+        repo = session.repo
+        head = gitrepo.resolve_one(repo, head_rev, what="check", worktree=False)
+        base = gitrepo.merge_base(repo, gitrepo.resolve_one(repo, base_rev, what="check", worktree=False), head)
+        if base == head:
+            raise RegressError(f"{head_rev} ({head[:10]}) is already part of {base_rev}: no changes to check")
+        sides = comparison.Sides(base, head, cfg.env, cfg.env, base_rev, head_rev)
         got = top_up.measured_in_turn(session, sides, reporter, rounds_each=rounds, threshold=threshold)
         metrics = tuple(comparison.beyond_time(session, sides))
     n = sum(v.verdict == Kind.REGRESSION for v in got.verdicts)

@@ -66,13 +66,9 @@ def at_commit(
     previous = table.history[position - 1].commit.sha if position > 0 else None
     before = _results(session, env, [previous]).get(previous) if previous is not None else None
     code = known.code(shas)
-    noise = known.memo.get(
-        detect_each.NOISE,
-        files_digest(summary.digests(session.store, cfg.machine_name, env), shas, threshold, sorted(code.items())),
-        lambda: detect_each.noise_of(table, threshold=threshold, code=code),
-        detect_each.noise_tree,
-        detect_each.noise_from_tree,
-    )
+    digests = summary.digests(session.store, cfg.machine_name, env)
+    inputs = files_digest(digests, shas, threshold, sorted(code.items()))
+    noise = detect_each.kept_noise(known.memo, inputs, table, threshold=threshold, code=code)
     return detect_each.each(
         result,
         **plan,

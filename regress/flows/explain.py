@@ -28,11 +28,11 @@ from regress.storage.store import Store
 def _verdicts(cfg: Config, base: str, head: str) -> list[Verdict]:
     """compare's verdicts from what is stored; none when a side was never measured."""
     sides = comparison.Sides(base, head, cfg.env, cfg.env)
-    store = Store(cfg.results_dir)
-    b, h = store.load(cfg.machine_name, cfg.env, base), store.load(cfg.machine_name, cfg.env, head)
-    if b is None or h is None:
-        return []
     with Session(cfg) as session:
+        store = session.store
+        b, h = store.load(cfg.machine_name, cfg.env, base), store.load(cfg.machine_name, cfg.env, head)
+        if b is None or h is None:
+            return []
         return comparison.judge(session, sides, b, h, threshold=cfg.threshold)
 
 

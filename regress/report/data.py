@@ -119,7 +119,6 @@ def summarize(
     code: dict[str, str] | None = None,
     judge=compare,
     steps=find_steps,
-    fit_levels=None,
     verdicts: bool = True,
 ) -> Series:
     """Fill in tracks, failures, change points and recent verdicts from the series' figures.
@@ -127,10 +126,9 @@ def summarize(
     Every number comes from the series' `Table` (one row per commit and
     benchmark: `analysis/figures.py`), built from the history in hand when the
     series came without one: at 1,000 commits x 200 benchmarks a walk over every
-    round costs seconds, the table's arrays milliseconds. `fit_levels(table, code)`: the chart's
-    levels (`levels.chart`'s by default).
+    round costs seconds, the table's arrays milliseconds. The chart's levels are `levels.chart`'s.
     Without `verdicts` the recent verdicts are left for the caller (`judge_recent`: the site build judges
-    them while its chart files are made beside it).
+    them with the allowance its change points were found with).
     """
     t = series.table if series.table is not None else Table.of(series.history, site=True)
     series.table, series.history = t, t.history
@@ -151,8 +149,7 @@ def summarize(
     for entries in failed.values():
         entries.sort(key=lambda f: f.commit)
     # The chart's level is the history's: every run's shift taken out (analysis/levels.py).
-    fit = fit_levels or levels.chart
-    fitted = fit(t, code or {}) if _linked(t.history, code) else {}
+    fitted = levels.chart(t, code or {}) if _linked(t.history, code) else {}
     for bid, i in sorted(timed.items(), key=lambda kv: int(kv[1][0])):  # first measured first
         level = t.level[i]
         line = _fitted_at(fitted.get(bid), pos[i], level)

@@ -176,13 +176,8 @@ def _series(
         apart = runs.apart_for(s.table, code, cores=cores)  # one allowance for the steps and the verdicts
         s.steps = _steps(memo, s, code, judge, threshold, digests, levels, apart)
         judge_recent(s, threshold=threshold, code=code, judge=judge, apart=apart)
-        noise = memo.get(
-            detect_each.NOISE,
-            files_digest(digests, shas, threshold, sorted(code.items())),
-            lambda: detect_each.noise_of(s.table, threshold=threshold, code=code, levels=levels()),
-            detect_each.noise_tree,
-            detect_each.noise_from_tree,
-        )
+        inputs = files_digest(digests, shas, threshold, sorted(code.items()))
+        noise = detect_each.kept_noise(memo, inputs, s.table, threshold=threshold, code=code, levels=levels)
         least, most = rounds
         s.detects = detects.of_series(store, s, threshold=threshold, rounds=least, most_rounds=most, noise=noise)
         _keep_pairs(store, memo, s, code, digests)

@@ -104,6 +104,11 @@ def package_digest(package: Path) -> str:
     files = [(p.relative_to(package).as_posix(), p) for p in package.rglob("*.py")]
     if templates.is_dir():
         files += [(f"templates/{p.relative_to(templates).as_posix()}", p) for p in templates.rglob("*") if p.is_file()]
+    return _source_digest(files)
+
+
+def _source_digest(files: Iterable[tuple[str, Path]]) -> str:
+    """A digest of regress's version and of these (name, path) files' bytes, in the order of their names."""
     h = hashlib.sha256(f"regress {__version__}\0".encode())
     for name, path in sorted(files):
         data = path.read_bytes()
@@ -132,11 +137,7 @@ def imports_digest(module: str, package: Path | None = None) -> str:
                 *(f"{found}.{n.split(' as ')[0].strip()}" for n in names.strip("()").split(",") if n.strip()),
             ]
         todo += _IMPORT.findall(text)
-    h = hashlib.sha256(f"regress {__version__}\0".encode())
-    for name, path in sorted(seen.items()):
-        data = path.read_bytes()
-        h.update(f"{name}\0{len(data)}\0".encode() + data)
-    return h.hexdigest()
+    return _source_digest(seen.items())
 
 
 def digest(*parts: object) -> str:

@@ -69,3 +69,16 @@ def test_a_history_within_its_calibration_span_is_searched_whole():
     short = _series(segments.CALIBRATION, seed=3)
     assert segments.breakpoints_of(short, kept=kept) == segments.breakpoints_of(short)
     assert kept.values == {}
+
+
+def test_a_garbled_checkpoint_is_searched_afresh_not_an_error():
+    """A kept checkpoint whose digest matches but whose arrays were cut short (a damaged memo) is a miss."""
+    made = Memory()
+    segments.breakpoints_of(_series(1200, seed=1), kept=made)
+    for value in made.values.values():
+        value["back"] = value["back"][:-1]
+    kept = Memory()
+    kept.values = made.values
+    longer = _series(1203, seed=1)
+    assert segments.breakpoints_of(longer, kept=kept) == segments.breakpoints_of(longer)
+    assert kept.hits == len(longer)  # found, then refused: searched from the start
