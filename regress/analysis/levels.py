@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from regress.analysis.level_solve import Design
+from regress.analysis.segments import CALIBRATION
 from regress.analysis.table import as_table
 from regress.core.records import BenchmarkId
 
@@ -40,6 +41,9 @@ RUN_PRIOR = 0.1
 REWEIGHTS = 3
 HUBER = 2.0
 MIN_SCALE = 0.002
+# Fitted log levels are stated to this many decimals (a billionth of a level): the fit's rounding error, which
+# a longer history's solve changes, is left out of what the change points and the charts read.
+DECIMALS = 9
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,15 @@ class _Part:
     model_value: np.ndarray
     model_free: np.ndarray
     rest_col: int  # its first run's column among the runs and models
+    calibration: np.ndarray  # its rows in the calibration span: what the Huber scale is read from
+
+
+def in_calibration(position: np.ndarray) -> np.ndarray:
+    """Which of these observations lie in the calibration span (`segments.CALIBRATION`): at the first
+    CALIBRATION history positions that have any (all of them in a shorter history). Huber's scale is
+    read from these, so a longer history moves no older level through it."""
+    measured = np.unique(position)
+    return position <= measured[min(CALIBRATION, len(measured)) - 1] if len(measured) else np.zeros(0, dtype=bool)
 
 
 def fit_many(batch: list[tuple[Observations, dict[str, dict[int, float]] | None]]) -> list[dict[str, dict[int, float]]]:
@@ -189,6 +202,7 @@ def fit_many(batch: list[tuple[Observations, dict[str, dict[int, float]] | None]
                 model_value,
                 model_free,
                 free_rest,
+                in_calibration(obs.position),
             )
         )
         own = (int(node_free.sum()), len(runs) + int(model_free.sum()))
@@ -213,7 +227,7 @@ def fit_many(batch: list[tuple[Observations, dict[str, dict[int, float]] | None]
             if kept[g] is not None:
                 continue
             mine = resid[part.rows]
-            scale = max(1.4826 * float(np.median(mine)), MIN_SCALE)
+            scale = max(1.4826 * float(np.median(mine[part.calibration])), MIN_SCALE)
             if float(mine.max()) <= HUBER * scale or step == REWEIGHTS - 1:
                 kept[g] = solved  # nothing to down-weight (or the last solve): this one's answer
             else:
@@ -264,7 +278,7 @@ def points(
         else:
             codes, level = alone[bid]
             logs = level[np.searchsorted(codes, nodes)]
-        out[bid] = (positions, nodes, logs)
+        out[bid] = (positions, nodes, np.round(logs, DECIMALS))
     return out
 
 
@@ -280,6 +294,7 @@ def separate(obs: Observations) -> tuple[np.ndarray, np.ndarray] | None:
     if len(np.unique(obs.cpu)) > 1 or not np.array_equal(run_node[run], node):
         return None
     y, w = obs.log_level, np.ones(len(obs))
+    calibration = in_calibration(obs.position)
     for _ in range(REWEIGHTS):
         weight = np.bincount(run, weights=w, minlength=len(runs))
         mean = np.bincount(run, weights=w * y, minlength=len(runs)) / weight
@@ -289,7 +304,7 @@ def separate(obs: Observations) -> tuple[np.ndarray, np.ndarray] | None:
         )
         own = weight * (mean - level[run_node]) / (weight + RUN_PRIOR)
         resid = np.abs(y - level[node] - own[run])
-        scale = max(1.4826 * float(np.median(resid)), MIN_SCALE)
+        scale = max(1.4826 * float(np.median(resid[calibration])), MIN_SCALE)
         if float(resid.max()) <= HUBER * scale:
             break
         w = np.minimum(1.0, HUBER * scale / np.maximum(resid, 1e-300))

@@ -97,23 +97,26 @@ def search(
     min_size: int = 2,
     *,
     resume: list[Checkpoint | None] | None = None,
-    keep_at: list[int] | None = None,
-) -> tuple[list[list[int]], list[Checkpoint | None]]:
+    keep_at: list[tuple[int, ...]] | None = None,
+) -> tuple[list[list[int]], list[list[Checkpoint]]]:
     """`cuts_of`, each series carried on from its `resume` checkpoint where that was made from the same
-    first points (else from its start), and a checkpoint of each after `keep_at` of its points (None
-    where it has fewer, or 0). The cuts are the same either way: the state after t points is all the
-    programme carries forward."""
+    first points (else from its start), and checkpoints of each after each of its `keep_at` point counts
+    (those it has, and past its resumed one). The cuts are the same either way: the state after t points
+    is all the programme carries forward."""
     count = len(series)
     if count == 0:
         return [], []
     lengths = np.asarray([len(x) for x in series], dtype=np.int64)
     longest = int(lengths.max())
     resume = list(resume or [None] * count)
-    keep = np.asarray([k if 0 < k <= n else -1 for k, n in zip(keep_at or [0] * count, lengths.tolist())])
     for b, (x, c) in enumerate(zip(series, resume)):
         if c is not None and not (c.t <= len(x) and c.digest == digest(x, c.t, penalty, min_size)):
             resume[b] = None
     t0 = np.asarray([c.t if c is not None else 0 for c in resume], dtype=np.int64)
+    wanted = np.zeros((count, longest + 1), dtype=bool)  # [series, point count]: a checkpoint after it
+    for b, ks in enumerate(keep_at or [()] * count):
+        wanted[b, [k for k in ks if t0[b] < k <= lengths[b]]] = True
+    any_wanted = bool(wanted.any())
     steps = int((lengths - t0).max())
     xs = np.zeros((steps, count))
     for b, x in enumerate(series):
@@ -137,7 +140,7 @@ def search(
             state["alive"][b, size:] = False
             back[b, : c.t + 1] = c.back
     start, cost0, a, sq, m, low, high, shut_low, shut_high, alive, drop_at = (state[f] for f in FIELDS)
-    kept: list[Checkpoint | None] = [c if c is not None and c.t == k else None for c, k in zip(resume, keep.tolist())]
+    kept: list[list[Checkpoint]] = [[] for _ in range(count)]
     with np.errstate(invalid="ignore", divide="ignore"):
         for s in range(steps):
             t = t0 + s + 1  # each series' own point count
@@ -178,12 +181,15 @@ def search(
             # within sqrt(penalty / its length) of that segment's mean: t never wins there.
             half = np.sqrt(penalty / mk)
             shut_low[r, c], shut_high[r, c] = ak / mk - half, ak / mk + half
-            for b in np.flatnonzero(keep == t).tolist():
+            due = wanted[rows, np.minimum(t, longest)] & (t <= lengths) if any_wanted else rows < 0
+            for b in np.flatnonzero(due).tolist():
                 used = alive[b]
                 now = (start, cost0, a, sq, m, low, high, shut_low, shut_high, alive, drop_at)
                 slots = {name: arr[b, used].copy() for name, arr in zip(FIELDS, now)}
-                kept[b] = Checkpoint(
-                    int(t[b]), digest(series[b], int(t[b]), penalty, min_size), slots, back[b, : t[b] + 1].copy()
+                kept[b].append(
+                    Checkpoint(
+                        int(t[b]), digest(series[b], int(t[b]), penalty, min_size), slots, back[b, : t[b] + 1].copy()
+                    )
                 )
     out = []
     for b in range(count):

@@ -20,12 +20,17 @@ MIN_SEGMENT = 2
 # The noise scale never falls below this (log units), so a nearly constant
 # history doesn't turn every wobble into a step.
 MIN_NOISE = 0.002
-# The calibration span: a benchmark's noise scale and the search's centre are read from its first this
-# many levels (all of them in a shorter history), so what a history said of its older commits stays
-# said as it grows (docs/statistics.md, "The calibration span").
+# The calibration span: a benchmark's noise scale, the search's centre and the level fit's Huber scale
+# are read from its first this many levels (all of them in a shorter history), so what a history said
+# of its older commits stays said as it grows (docs/statistics.md, "The calibration span").
 CALIBRATION = 500
-# A search is carried on from a checkpoint at most this many points short of the newest final one.
+# A search is carried on from a checkpoint at most this many points short of the newest final one,
+# else from an anchor: a checkpoint at a multiple of ANCHOR points, at least ANCHOR short of the newest
+# final one (a paired push moves the fitted levels of the last few dozen commits, which the final
+# checkpoint of the build before covered; an anchor's points stay as they were).
 RESUME_BACK = 8
+ANCHOR = 128
+ANCHORS_TRIED = 3
 
 
 def noise_scale(logs: np.ndarray) -> float:
@@ -107,23 +112,26 @@ def breakpoints_of(
     centred = [v - np.median(v[:CALIBRATION]) if len(v) else v for v in z]
     # Final points: all but the last WINDOW // 2, whose clipping reads levels still to come.
     final = [len(v) - WINDOW // 2 if len(v) > CALIBRATION + WINDOW else 0 for v in centred]
+    anchor = [(t - ANCHOR) // ANCHOR * ANCHOR if t >= 2 * ANCHOR else 0 for t in final]
     resume: list[partition.Checkpoint | None] = [None] * len(centred)
     if kept is not None:
-        for b, (v, t) in enumerate(zip(centred, final)):
+        for b, (v, t, a) in enumerate(zip(centred, final, anchor)):
             if not t:
                 continue
-            keys = partition.digests(v, range(max(t - RESUME_BACK, 1), t + 1), penalty, MIN_SEGMENT)
+            anchors = [a - k * ANCHOR for k in range(ANCHORS_TRIED) if a - k * ANCHOR > 0][::-1]
+            near = range(max(t - RESUME_BACK, 1, anchors[-1] + 1 if anchors else 1), t + 1)
+            keys = partition.digests(v, [*anchors, *near], penalty, MIN_SEGMENT)
             for at in sorted(keys, reverse=True):
                 value = kept.get(keys[at])
                 if value is not None:
                     with contextlib.suppress(ValueError):
                         resume[b] = partition.from_plain(value)
                         break
-    found, made = partition.search(centred, penalty, MIN_SEGMENT, resume=resume, keep_at=final)
+    keep_at = [(a, t) if a else (t,) for a, t in zip(anchor, final)]
+    found, made = partition.search(centred, penalty, MIN_SEGMENT, resume=resume, keep_at=keep_at)
     if kept is not None and kept.verify and any(c is not None for c in resume):
         kept.check(found, partition.search(centred, penalty, MIN_SEGMENT)[0])
     if kept is not None:
-        for c, old in zip(made, resume):
-            if c is not None and (old is None or old.t != c.t):
-                kept.put(c.digest, partition.plain(c))
+        for c in (c for cs in made for c in cs):
+            kept.put(c.digest, partition.plain(c))
     return [cuts if len(v) >= 2 * MIN_SEGMENT else [] for cuts, v in zip(found, z)]

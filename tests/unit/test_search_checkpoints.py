@@ -44,15 +44,31 @@ def test_a_grown_history_carries_on_from_the_last_search_and_finds_the_same_cuts
     made = Memory()
     first = _series(1200, seed=1)
     assert segments.breakpoints_of(first, kept=made) == segments.breakpoints_of(first)
-    assert len(made.values) == len(first)  # one checkpoint a series, at its newest final point
-    for grown, resumed in ((1203, True), (1200 + segments.RESUME_BACK + 1, False)):
+    assert len(made.values) == 2 * len(first)  # two a series: at its newest final point, and at its anchor
+    final = 1200 - segments.WINDOW // 2
+    anchor = (final - segments.ANCHOR) // segments.ANCHOR * segments.ANCHOR
+    assert sorted({v["t"] for v in made.values.values()}) == [anchor, final]
+    for grown, at in ((1203, final), (1200 + segments.RESUME_BACK + 1, anchor)):
         kept = Memory()
         kept.values = dict(made.values)
         longer = _series(grown, seed=1)
         assert [np.array_equal(a[0][:1190], b[0][:1190]) for a, b in zip(first, longer)] == [True] * 6
         assert segments.breakpoints_of(longer, kept=kept) == segments.breakpoints_of(longer)
-        # Carried on where the last checkpoint is within reach; else searched whole (the same cuts).
-        assert kept.hits == (len(longer) if resumed else 0)
+        # Carried on from the newest checkpoint within reach: the final one, else the anchor (the same cuts).
+        assert kept.hits == len(longer)
+        assert {v["t"] for v in kept.values.values()} >= {at, grown - segments.WINDOW // 2}
+
+
+def test_a_history_whose_newest_levels_moved_carries_on_from_its_anchor():
+    """A paired push refits the last few dozen levels: the final checkpoint no longer matches, the anchor
+    (at least ANCHOR points back) does, and the cuts are a search from scratch's."""
+    made = Memory()
+    segments.breakpoints_of(_series(1200, seed=1), kept=made)
+    moved = [(np.r_[v[: 1200 - 60], v[1200 - 60 :] + 0.001], scale) for v, scale in _series(1201, seed=1)]
+    kept = Memory()
+    kept.values = dict(made.values)
+    assert segments.breakpoints_of(moved, kept=kept) == segments.breakpoints_of(moved)
+    assert kept.hits == len(moved)
 
 
 def test_a_checkpoint_of_other_points_is_never_resumed():
@@ -81,4 +97,4 @@ def test_a_garbled_checkpoint_is_searched_afresh_not_an_error():
     kept.values = made.values
     longer = _series(1203, seed=1)
     assert segments.breakpoints_of(longer, kept=kept) == segments.breakpoints_of(longer)
-    assert kept.hits == len(longer)  # found, then refused: searched from the start
+    assert kept.hits == 2 * len(longer)  # the final one and the anchor found, then refused: searched from the start
