@@ -22,6 +22,7 @@ many short segments (5 of 900 random ones, each time at a higher cost).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,7 +48,7 @@ def digest(x: np.ndarray, t: int, penalty: float, min_size: int) -> str:
     ).hexdigest()
 
 
-def digests(x: np.ndarray, ts: range, penalty: float, min_size: int) -> dict[int, str]:
+def digests(x: np.ndarray, ts: Iterable[int], penalty: float, min_size: int) -> dict[int, str]:
     """`digest` of x at each t of `ts` (ascending), hashing x once."""
     x = np.ascontiguousarray(x, dtype=float)
     tail = f" {penalty!r} {min_size}".encode()
@@ -97,7 +98,7 @@ def search(
     min_size: int = 2,
     *,
     resume: list[Checkpoint | None] | None = None,
-    keep_at: list[tuple[int, ...]] | None = None,
+    keep_at: Sequence[tuple[int, ...]] | None = None,
 ) -> tuple[list[list[int]], list[list[Checkpoint]]]:
     """`cuts_of`, each series carried on from its `resume` checkpoint where that was made from the same
     first points (else from its start), and checkpoints of each after each of its `keep_at` point counts
