@@ -47,6 +47,9 @@ class Table:
     low: np.ndarray
     reference: np.ndarray  # per position: the reference workload's level (NaN: none)
     _index: dict = field(default_factory=dict, repr=False)  # BenchmarkId -> its place in ids
+    # A benchmark's fitted levels (`levels.points`) by the digest of its observations: the chart's fit and
+    # the change points' read the same observations of most benchmarks, which are fitted once.
+    fits: dict = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, history: list[CommitResult], *, site: bool = False) -> Table:
