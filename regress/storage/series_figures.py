@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from regress.core.records import CommitResult
-from regress.storage import light_entries, summary
+from regress.storage import summary
 from regress.storage.light import light
 from regress.storage.memo import Memo
 
@@ -63,7 +63,7 @@ class SeriesFigures:
         out = {}
         for k in range(0, len(positions), CHUNK):  # a chunk's light results in memory at a time
             part = positions[k : k + CHUNK]
-            light = light_entries.light_of(self.store, self.machine, self.env, [self.shas[p] for p in part])
+            light = summary.light_of(self.store, self.machine, self.env, [self.shas[p] for p in part])
             for p in part:
                 result = light.get(self.shas[p])
                 if result is None:
@@ -74,7 +74,7 @@ class SeriesFigures:
     def load(self, position: int) -> CommitResult:
         if position not in self._loaded:
             sha = self.shas[position]
-            found = light_entries.light_of(self.store, self.machine, self.env, [sha]).get(sha)
+            found = summary.light_of(self.store, self.machine, self.env, [sha]).get(sha)
             if found is None:  # its entry went missing since: the file, else the commit without its benchmarks
                 result = self.store.load(self.machine, self.env, sha)
                 found = light(result) if result is not None else self.headers[position]
