@@ -1,12 +1,9 @@
-"""The checkout's root and one revision's sha, without importing gitpython (0.05-0.1 s of a start).
+"""The checkout's root and one revision's sha without importing gitpython, for a plain clone.
 
-`regress compare` of two stored commits asks git two things: where the
-checkout is and which commit each revision names. In a plain clone both are
-answered here (the `.git` folder found as gitpython finds it, one `git
-rev-parse` call as `gitrepo` makes it); anything else (a linked worktree, a
-submodule, a bare or core.worktree repository, GIT_DIR and friends, a
-revision git rejects) returns None, and the caller asks `gitrepo`, which
-gives the same answer or the one-line error.
+Anything else (a linked worktree, a submodule, a bare or core.worktree
+repository, GIT_DIR and friends, a revision git rejects) gets None from
+`root` and `commit`, and `checkout_root` and `resolve_one` ask `gitrepo`,
+which gives the same answer or the one-line error.
 """
 
 from __future__ import annotations

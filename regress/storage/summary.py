@@ -1,25 +1,17 @@
-"""A compact summary of the results folder, so commands that read the history need not decode every file.
+"""A cache of the result files' index, so commands that read the history need not decode every file.
 
-`<results>/.summary.sqlite` holds, per result file, its *light* copy
-(`storage/light.py`), its header (the result without its benchmarks) and its
-commit, as pickles of records read back with an allow-list (the file may come
-from a restored folder or a CI cache: loading builds only regress's records).
-Analysis code reads a light history as it reads a full one. The same file
-holds the memo (`storage/memo.py`), which names it.
+`<results>/.summary.sqlite` (shared with `memo`) holds, per result file, its
+light copy (`light.py`), its header (the result without its benchmarks) and
+its commit, pickled and read back with an allow-list (never running code).
 
 The result files stay the record. Every read checks each file's entry
-against the file: its size and mtime, else its content digest, and the
-summary's version (`_version`: the code an entry is made by, and the results
-format). An entry that disagrees, or a file without one, is rebuilt from the
-file, an entry without a file is dropped, and a summary that cannot be opened
-or written falls back to decoding the files. Saves and merges (`Store.save`,
-`Store.absorb`) update the entry of the file they wrote. A file that stays on
-the results branch (`branch_files`) has no size nor mtime here: its entry
-stands when its digest is the one the `blobs` table records for the branch's
-blob id (filled whenever a file's bytes pass through), else the file is read
-through git. Headers are also kept a bucket of commits at a time
-(`header_buckets`, one pickle per bucket), made again from the entries where
-they do not read back.
+against the file (its size and mtime, else its content digest) and the
+summary's version (`_version`); an entry that disagrees, or a file without
+one, is rebuilt from the file, an entry without a file is dropped, and a
+summary that cannot be used falls back to decoding the files. `Store` updates
+the entry of each file it writes. A file left on the results branch
+(`branch_files`) has no size nor mtime: its entry stands when its digest is
+the one the `blobs` table records for its blob id, else it is read through git.
 """
 
 from __future__ import annotations
