@@ -45,10 +45,6 @@ def _plain_git_dir(d: str) -> bool:
     return valid and not _CORE.search(config)
 
 
-def _looks_like_git_dir(d: str) -> bool:
-    return os.path.exists(os.path.join(d, "HEAD")) or os.path.isdir(os.path.join(d, "objects"))
-
-
 def root(start: Path) -> Path | None:
     """The working tree holding `start` as `gitrepo.root_of(gitrepo.open_repo(start))` finds it, for a plain
     clone; None for anything else (then ask gitrepo)."""
@@ -61,8 +57,8 @@ def root(start: Path) -> Path | None:
         dotgit = os.path.join(here, ".git")
         if os.path.lexists(dotgit):
             return Path(here) if os.path.isdir(dotgit) and _plain_git_dir(dotgit) else None
-        if _looks_like_git_dir(here):
-            return None
+        if os.path.exists(os.path.join(here, "HEAD")) or os.path.isdir(os.path.join(here, "objects")):
+            return None  # a git directory itself
         here, tail = os.path.split(here)
         if not tail:
             return None

@@ -71,10 +71,6 @@ def _is_code(name: str, cfg: Config) -> bool:
     return not any(fnmatch.fnmatch(name.lower(), p) for p in (*NOT_CODE, cfg.benchmarks.strip("/").lower()))
 
 
-def _root_code(tree: git.Tree, cfg: Config) -> list[tuple[str, str]]:
-    return [(str(o.path), o.hexsha) for o in tree if _is_code(o.name, cfg)]
-
-
 def paths_of(cfg: Config, tree: git.Tree) -> list[tuple[str, str]]:
     """The (path, sha) pairs that make one commit's measured code under `cfg`."""
     if cfg.code_paths:
@@ -84,7 +80,7 @@ def paths_of(cfg: Config, tree: git.Tree) -> list[tuple[str, str]]:
     elif "src" in tree:
         parts = _entries(tree, "src")
     else:
-        parts = _root_code(tree, cfg)
+        parts = [(str(o.path), o.hexsha) for o in tree if _is_code(o.name, cfg)]
     if cfg.build_command:
         parts += [e for p in (cfg.build_inputs or (".",)) for e in _entries(tree, p)]
     return parts

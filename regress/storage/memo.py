@@ -34,7 +34,7 @@ import secrets
 import sqlite3
 import struct
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -61,7 +61,6 @@ _TABLES = (
     " PRIMARY KEY (kind, inputs)) WITHOUT ROWID",
 )
 TABLES = ("memo", "memo_used")
-_BATCH = 500  # keys a query at most (SQLite's limit on bound parameters)
 # A regress import at the start of a line (in a module or a function): `from regress.x import a, b`.
 _FROM = re.compile(r"^\s*from\s+(regress(?:\.\w+)*)\s+import\s+(\([^)]*\)|[^\n#]+)", re.M)
 _IMPORT = re.compile(r"^\s*import\s+(regress(?:\.\w+)*)", re.M)
@@ -280,21 +279,16 @@ class Memo:
             else:
                 wanted.append(key)
         if self._db is not None:
+            # By the primary key: code is tested here, not by the code's index.
+            sql = "SELECT inputs, code, file, length, value FROM memo WHERE kind = ? AND inputs IN ({marks})"
             with contextlib.suppress(sqlite3.Error):
-                for k in range(0, len(wanted), _BATCH):
-                    part = wanted[k : k + _BATCH]
-                    rows = self._db.execute(  # by the primary key: code is tested here, not by the code's index
-                        f"SELECT inputs, code, file, length, value FROM memo WHERE kind = ?"
-                        f" AND inputs IN ({', '.join('?' * len(part))})",
-                        (kind, *part),
-                    ).fetchall()
-                    for key, code, file, length, value in rows:
-                        if code != self.code:
-                            continue
-                        data = value if file is None else self._read_file(file, length)
-                        if data is not None:
-                            found[key] = data
-                            self._used.add((kind, key))
+                for key, code, file, length, value in in_batches(self._db, sql, wanted, kind):
+                    if code != self.code:
+                        continue
+                    data = value if file is None else self._read_file(file, length)
+                    if data is not None:
+                        found[key] = data
+                        self._used.add((kind, key))
         out: dict[str, Any] = {}
         for key, data in found.items():
             with contextlib.suppress(ValueError):
@@ -401,6 +395,14 @@ class Memo:
                 with contextlib.suppress(OSError):
                     if entry.name in gone or now - entry.stat().st_mtime > ORPHAN_AGE:
                         os.unlink(entry.path)
+
+
+def in_batches(db: sqlite3.Connection, sql: str, keys: list[str], *params: str) -> Iterator:
+    """The rows of `sql` over all of `keys`, at most 500 at a time (SQLite's limit on bound parameters)
+    in its `{marks}`, after `params`."""
+    for k in range(0, len(keys), 500):
+        part = keys[k : k + 500]
+        yield from db.execute(sql.format(marks=",".join("?" * len(part))), (*params, *part))
 
 
 def _files(db: sqlite3.Connection) -> set[str]:

@@ -25,7 +25,7 @@ import io
 import os
 import pickle
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from regress.core import records
@@ -61,14 +61,8 @@ _ALLOWED = {(cls.__module__, cls.__name__): cls for cls in (*_RECORDS, LightResu
 ERRORS = (pickle.UnpicklingError, EOFError, TypeError, ValueError, AttributeError)
 
 
-class _Unpickler(pickle.Unpickler):
-    """Builds only regress's records (and plain Python values); any other class is refused."""
-
-    def find_class(self, module: str, name: str):
-        try:
-            return _ALLOWED[(module, name)]
-        except KeyError:
-            raise pickle.UnpicklingError(f"refusing to load {module}.{name}") from None
+class _Unpickler(codec.Unpickler):
+    allowed = _ALLOWED
 
 
 def _load(blob: bytes, kind: type):
@@ -139,13 +133,6 @@ def _digest(data: bytes) -> str:
 
 def _blob_row(data: bytes, digest: str) -> tuple[str, str]:
     return branch_files.blob_id(data), digest
-
-
-def _in_batches(db: sqlite3.Connection, sql: str, keys: list[str], *params: str) -> Iterator:
-    """The rows of `sql` (its `{marks}` the placeholders of at most 500 keys) over all of `keys`."""
-    for k in range(0, len(keys), 500):
-        part = keys[k : k + 500]
-        yield from db.execute(sql.format(marks=",".join("?" * len(part))), (*params, *part))
 
 
 # -- what readers ask ------------------------------------------------------------
@@ -235,7 +222,7 @@ def light_of(store, machine: str, env: str, shas: list[str]) -> dict[str, record
     try:
         with contextlib.closing(connect(store.root)) as db:
             sql = "SELECT sha, light FROM entries WHERE machine = ? AND env = ? AND sha IN ({marks})"
-            for sha, blob in _in_batches(db, sql, shas, machine, env):
+            for sha, blob in memo.in_batches(db, sql, shas, machine, env):
                 with contextlib.suppress(*ERRORS):
                     out[sha] = _load(blob, records.CommitResult)
     except (OSError, sqlite3.Error):
@@ -270,7 +257,7 @@ def _made_from(size: int, mtime_ns: int, st: os.stat_result) -> bool:
 
 def _known(db: sqlite3.Connection, blobs: list[str]) -> dict[str, str]:
     """blob id -> content digest, of those of `blobs` the summary has seen."""
-    return dict(_in_batches(db, "SELECT blob, digest FROM blobs WHERE blob IN ({marks})", blobs))
+    return dict(memo.in_batches(db, "SELECT blob, digest FROM blobs WHERE blob IN ({marks})", blobs))
 
 
 def _in_order(found: list) -> list:
