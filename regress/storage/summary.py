@@ -139,10 +139,8 @@ def _blob_row(data: bytes, digest: str) -> tuple[str, str]:
 
 
 def record(root: Path, path: Path, result: records.CommitResult, data: bytes) -> None:
-    """After a save or a merge wrote `data` (`result`) to `path`: its entry, from the result in hand.
-
-    Best effort: a summary that cannot be written is rebuilt by the next read.
-    """
+    """After a save or a merge wrote `data` (`result`) to `path`: its entry, from the result in hand
+    (best effort: a summary that cannot be written is rebuilt by the next read)."""
     if result.commit.sha == records.WORKTREE:
         return
     try:
@@ -166,11 +164,8 @@ class Listed:
 
 
 def history(store, machine: str, env: str) -> list[records.CommitResult]:
-    """Every commit measured on machine/env as light results, oldest first (as `Store.history`).
-
-    Files the summary does not know as they are now are decoded (and their
-    entries written); unreadable ones are listed in `store.refused`.
-    """
+    """Every commit measured on machine/env as light results, oldest first (as `Store.history`);
+    unreadable files are listed in `store.refused`."""
     found = _read(store, machine, env, "light")
     if found is None:
         return [light(r) for r in store.history(machine, env)]
@@ -282,9 +277,7 @@ def _read(store, machine: str, env: str, column: str) -> list | None:
         return None
     finally:
         db.close()
-        # Records hold no cycles: leave them out of every later collection, which would otherwise
-        # walk millions of them again and again.
-        gc.freeze()
+        gc.freeze()  # records hold no cycles: later collections need not walk them again and again
         if was_enabled:
             gc.enable()
 
