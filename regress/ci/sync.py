@@ -26,7 +26,7 @@ from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.merge import Conflict, combine
 from regress.core.records import CommitResult
-from regress.storage import branch_files, gitrepo, results_branch, summary
+from regress.storage import branch_files, branch_names, gitrepo, results_branch, summary
 from regress.storage.codec import decode, encode
 from regress.storage.store import Store, check_relpath, parse_relpath
 
@@ -70,7 +70,7 @@ def _absorb(repo, store: Store, tip: str, remote: str, branch: str, on_branch: d
     wanted = {
         rel: blob
         for rel, blob in on_branch.items()
-        if not (rel in local and results_branch.blob_id(store.raw(rel)) == blob)
+        if not (rel in local and branch_files.blob_id(store.raw(rel)) == blob)
     }
     _have(repo, remote, tip, set(wanted.values()))
     written = 0
@@ -124,8 +124,8 @@ def _distinct(conflicts: list[Conflict]) -> tuple[Conflict, ...]:
 def pull(
     cfg: Config,
     *,
-    remote: str = results_branch.REMOTE,
-    branch: str = results_branch.BRANCH,
+    remote: str = branch_names.REMOTE,
+    branch: str = branch_names.BRANCH,
     near: str | None = None,
     partial: bool = False,
 ) -> Synced:
@@ -175,8 +175,8 @@ def _message(changes: dict[str, bytes]) -> str:
 def push(
     cfg: Config,
     *,
-    remote: str = results_branch.REMOTE,
-    branch: str = results_branch.BRANCH,
+    remote: str = branch_names.REMOTE,
+    branch: str = branch_names.BRANCH,
     retries: int = DEFAULT_RETRIES,
     say: Callable[[str], None] = lambda line: None,
 ) -> Synced:
@@ -197,7 +197,7 @@ def push(
             tip = results_branch.fetch(repo, remote, branch, partial=results_branch.is_partial(repo, remote))
             on_branch = results_branch.files(repo, tip) if tip else {}
             local = store.result_files()
-            ids = {rel: results_branch.blob_id(store.raw(rel)) for rel in local}
+            ids = {rel: branch_files.blob_id(store.raw(rel)) for rel in local}
             if tip:  # the branch's copies of files here that differ, to merge with
                 _have(repo, remote, tip, {on_branch[r] for r in local if on_branch.get(r, ids[r]) != ids[r]})
             changes: dict[str, bytes] = {}

@@ -19,7 +19,7 @@ from regress.core.errors import RegressError
 from regress.core.history import neighbours
 from regress.core.kinds import CHANGES, Metric
 from regress.core.records import CommitInfo, CommitResult
-from regress.storage import light_entries, memo, series_figures, summary
+from regress.storage import memo, series_figures, summary
 from regress.storage.session import Session
 from regress.storage.store import check_name
 
@@ -56,9 +56,9 @@ def load(session: Session, sides: Sides) -> tuple[CommitResult | None, CommitRes
         check_name("env", env)
     store, machine = session.store, session.cfg.machine_name
     return (
-        light_entries.light_now(store, machine, sides.base_env, sides.base)
+        summary.light_now(store, machine, sides.base_env, sides.base)
         or store.load(machine, sides.base_env, sides.base),
-        light_entries.light_now(store, machine, sides.head_env, sides.head)
+        summary.light_now(store, machine, sides.head_env, sides.head)
         or store.load(machine, sides.head_env, sides.head),
     )
 
@@ -88,7 +88,7 @@ class History:
         """
         near = [None if r is None else r.commit.sha for r in neighbours(self.listed, base, head)]
         store, machine = self.session.store, self.cfg.machine_name
-        light = light_entries.light_of(store, machine, self.env, [sha for sha in near if sha is not None])
+        light = summary.light_of(store, machine, self.env, [sha for sha in near if sha is not None])
         before, after = (None if sha is None else light.get(sha) or store.load(machine, self.env, sha) for sha in near)
         return before, after
 

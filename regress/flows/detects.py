@@ -14,7 +14,7 @@ from regress.analysis import detect_each
 from regress.analysis.detect_each import Seen
 from regress.core.records import CommitInfo, CommitResult
 from regress.flows.comparison import History
-from regress.storage import light_entries, summary
+from regress.storage import summary
 from regress.storage.memo import files_digest
 from regress.storage.session import Session
 
@@ -25,7 +25,7 @@ LOOK_BACK = 10
 def _results(session: Session, env: str, shas: list[str]) -> dict[str, CommitResult]:
     """The commits' light copies, each file read only where the summary has none."""
     store, machine = session.store, session.cfg.machine_name
-    found = light_entries.light_of(store, machine, env, shas)
+    found = summary.light_of(store, machine, env, shas)
     for sha in shas:
         if sha not in found:
             loaded = store.load(machine, env, sha)

@@ -18,7 +18,7 @@ from regress.core.records import BenchmarkId
 from regress.output import detects
 from regress.report.files import script_json
 from regress.report.links import bench_slug
-from regress.storage import light_entries
+from regress.storage import summary
 
 REL = "data/detects.js"
 
@@ -32,7 +32,7 @@ def of_series(
     if not n:
         return {}
     shas = [c.commit.sha for c in s.history[-2:]]
-    light = light_entries.light_of(store, s.machine, s.env, shas)
+    light = summary.light_of(store, s.machine, s.env, shas)
     newest = light.get(shas[-1]) or store.load(s.machine, s.env, shas[-1])
     if newest is None:
         return {}

@@ -34,7 +34,7 @@ from regress.analysis.runs import Allowance
 from regress.analysis.verdict import Verdict, order_key
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, CommitResult
-from regress.storage import light_entries, memo, summary
+from regress.storage import memo, summary
 from regress.storage.memo import Memo
 
 # The memo's kinds: the recent comparisons whole, bare (before the blip rule: `__call__`), the candidate steps' (`across`),
@@ -154,7 +154,7 @@ class CachedCompare:
         summary; a file only where the summary has none."""
         missing = [c for c in sides if c is not None and c.commit.sha not in self.light]
         if missing:
-            found = light_entries.light_of(self.store, self.machine, self.env, [c.commit.sha for c in missing])
+            found = summary.light_of(self.store, self.machine, self.env, [c.commit.sha for c in missing])
             for c in missing:
                 sha = c.commit.sha
                 self.light[sha] = found.get(sha) or self.store.load(c.machine, c.env, sha) or c

@@ -9,10 +9,8 @@ from pathlib import Path
 
 
 def write_atomic(path: Path, data: bytes | str, *, sync: bool = True) -> None:
-    """A temp file of its own beside `path`, renamed over it: readers see the old
-    file or the new one, never half. With `sync` (results: what was measured)
-    the data and the folder reach the disk first; a site, which can be rebuilt,
-    skips that cost for its thousands of pages."""
+    """A temp file beside `path`, renamed over it: readers see the old file or the new one, never half.
+    With `sync`, the data and the folder reach the disk first."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,15 +1,10 @@
 """Result files that stay on the results branch: listed here, read through git when something needs one.
 
-A CI job that builds the site after one push needs the new files and the
-summary (`summary.py`, restored from its cache), not every file of the
-branch: `regress results pull --partial` fetches the branch tip's trees
-without its files, fetches only the files this folder and its summary lack,
-and lists every file of the tip here (`<results>/.branch-files.json`: the
-git directory, the tip, relative name -> blob id). A file listed but not in
-the folder is still one of its files: `Store` lists it, and reads it with
-`git cat-file` (the partial clone's promisor remote sends a missing blob when
-it is read). The summary trusts its entry of such a file only when the
-entry's content digest is the one it recorded for that very blob id.
+After `regress results pull --partial`, `<results>/.branch-files.json` lists
+every file of the branch tip (the git directory, the tip, relative name ->
+blob id). A file listed but not in the folder is still one of its files:
+`Store` lists it and reads it with `git cat-file` (the partial clone's
+promisor remote sends a missing blob when it is read).
 """
 
 from __future__ import annotations
@@ -107,7 +102,9 @@ def fetch(root: Path, rel: str, blob: str) -> bytes:
     listed = read(root)
     git_dir = listed.git_dir if listed is not None else ""
     proc = subprocess.run(
-        ["git", "--git-dir", git_dir, "cat-file", "blob", blob], capture_output=True, env=_quiet_env()
+        ["git", "--git-dir", git_dir, "cat-file", "blob", blob],
+        capture_output=True,
+        env=dict(os.environ, GIT_TERMINAL_PROMPT="0"),
     )
     if proc.returncode != 0:
         reason = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["git failed"]
@@ -116,7 +113,3 @@ def fetch(root: Path, rel: str, blob: str) -> bytes:
             "run `regress results pull` to fetch every file"
         )
     return proc.stdout
-
-
-def _quiet_env() -> dict[str, str]:
-    return dict(os.environ, GIT_TERMINAL_PROMPT="0")

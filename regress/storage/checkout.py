@@ -1,12 +1,9 @@
-"""The checkout's root and one revision's sha, without importing gitpython (0.05-0.1 s of a start).
+"""The checkout's root and one revision's sha without importing gitpython, for a plain clone.
 
-`regress compare` of two stored commits asks git two things: where the
-checkout is and which commit each revision names. In a plain clone both are
-answered here (the `.git` folder found as gitpython finds it, one `git
-rev-parse` call as `gitrepo` makes it); anything else (a linked worktree, a
-submodule, a bare or core.worktree repository, GIT_DIR and friends, a
-revision git rejects) returns None, and the caller asks `gitrepo`, which
-gives the same answer or the one-line error.
+Anything else (a linked worktree, a submodule, a bare or core.worktree
+repository, GIT_DIR and friends, a revision git rejects) gets None from
+`root` and `commit`, and `checkout_root` and `resolve_one` ask `gitrepo`,
+which gives the same answer or the one-line error.
 """
 
 from __future__ import annotations
@@ -48,10 +45,6 @@ def _plain_git_dir(d: str) -> bool:
     return valid and not _CORE.search(config)
 
 
-def _looks_like_git_dir(d: str) -> bool:
-    return os.path.exists(os.path.join(d, "HEAD")) or os.path.isdir(os.path.join(d, "objects"))
-
-
 def root(start: Path) -> Path | None:
     """The working tree holding `start` as `gitrepo.root_of(gitrepo.open_repo(start))` finds it, for a plain
     clone; None for anything else (then ask gitrepo)."""
@@ -64,8 +57,8 @@ def root(start: Path) -> Path | None:
         dotgit = os.path.join(here, ".git")
         if os.path.lexists(dotgit):
             return Path(here) if os.path.isdir(dotgit) and _plain_git_dir(dotgit) else None
-        if _looks_like_git_dir(here):
-            return None
+        if os.path.exists(os.path.join(here, "HEAD")) or os.path.isdir(os.path.join(here, "objects")):
+            return None  # a git directory itself
         here, tail = os.path.split(here)
         if not tail:
             return None

@@ -1,13 +1,10 @@
 """Which commits hold the same measured code: equal code cannot differ in speed.
 
 A commit's code is the git tree of what its benchmarks import (the import
-path; `code_paths` in [tool.regress] names it exactly), plus what a
-`build_command` reads (`build_inputs`; without them, the whole tree). At the
-repository's root the import path holds the project's docs and examples too,
-so there the root's entries that no import reads are left out (documents,
-images, docs/, examples/, tests/, the benchmark folder, CI files): a
-README-only or examples-only commit is the same code as its parent, while a
-comment in a module is not (its tree differs, and so may its bytecode).
+path, or `code_paths`), plus what a `build_command` reads (`build_inputs`;
+without them, the whole tree). At the repository's root, the root's entries
+no import reads (NOT_CODE, the benchmark folder) are left out: a README-only
+commit is the same code as its parent, a comment in a module is not.
 """
 
 from __future__ import annotations
@@ -74,10 +71,6 @@ def _is_code(name: str, cfg: Config) -> bool:
     return not any(fnmatch.fnmatch(name.lower(), p) for p in (*NOT_CODE, cfg.benchmarks.strip("/").lower()))
 
 
-def _root_code(tree: git.Tree, cfg: Config) -> list[tuple[str, str]]:
-    return [(str(o.path), o.hexsha) for o in tree if _is_code(o.name, cfg)]
-
-
 def paths_of(cfg: Config, tree: git.Tree) -> list[tuple[str, str]]:
     """The (path, sha) pairs that make one commit's measured code under `cfg`."""
     if cfg.code_paths:
@@ -87,7 +80,7 @@ def paths_of(cfg: Config, tree: git.Tree) -> list[tuple[str, str]]:
     elif "src" in tree:
         parts = _entries(tree, "src")
     else:
-        parts = _root_code(tree, cfg)
+        parts = [(str(o.path), o.hexsha) for o in tree if _is_code(o.name, cfg)]
     if cfg.build_command:
         parts += [e for p in (cfg.build_inputs or (".",)) for e in _entries(tree, p)]
     return parts
@@ -101,8 +94,8 @@ def _digest(parts: list[tuple[str, str]]) -> str:
 
 
 def code_id(repo: git.Repo, cfg: Config, sha: str) -> str:
-    """A digest of a commit's measured code; "" when git no longer has the commit. One commit, through
-    gitpython: `code_ids` gives the same digests for many at once."""
+    """A digest of a commit's measured code through gitpython ("" when git no longer has the commit):
+    the reference `code_ids` matches."""
     import git
 
     try:
@@ -113,8 +106,8 @@ def code_id(repo: git.Repo, cfg: Config, sha: str) -> str:
 
 
 def _plan(cfg: Config, root: git_trees.Root) -> tuple[list[str], bool]:
-    """What `paths_of` reads of a commit's root tree: the paths it looks up ("" and "." the root itself),
-    and whether the root's code entries are part of it (the layout with neither import path nor src/)."""
+    """What `paths_of` reads of a commit's root tree: the paths it looks up, and whether the root's
+    code entries are part of it."""
     whole = False
     if cfg.code_paths:
         paths = list(cfg.code_paths)
@@ -162,9 +155,8 @@ def _read(git_args: list[str], cfg: Config, shas) -> dict[str, str]:
 
 
 def for_config(cfg: Config, shas, kept: Memo | None = None) -> dict[str, str]:
-    """code_ids in cfg's repository, each commit's kept in the memo (a commit's tree never changes, so
-    git is asked once); {} when cfg.root is not in one (results read on their own). `kept`: the
-    command's memo (default: the results folder's, opened and closed here)."""
+    """code_ids in cfg's repository ({} outside one), each kept in `kept` (default: the results folder's
+    memo, opened and closed here)."""
     shas = list(shas)
     if not shas or not cfg.root.is_dir():
         return {}
@@ -192,7 +184,6 @@ CODE = "commit code"  # the memo's kind
 
 
 def rule(cfg: Config) -> str:
-    """What a commit's code identity is made by, besides its tree and regress's code: the config's
-    fields that pick it."""
+    """A digest of the config's fields that pick a commit's code identity."""
     fields = (cfg.code_paths, cfg.import_path, cfg.benchmarks, bool(cfg.build_command))
     return hashlib.sha256(repr((*fields, cfg.build_inputs)).encode()).hexdigest()

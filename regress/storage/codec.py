@@ -48,16 +48,20 @@ _ALLOWED.update({("regress.model", name): cls for name, cls in _RECORDS.items()}
 _ALLOWED[("regress.core.kinds", "FailureKind")] = FailureKind
 
 
-class _Refused(pickle.UnpicklingError):
+class Refused(pickle.UnpicklingError):
     pass
 
 
-class _Unpickler(pickle.Unpickler):
+class Unpickler(pickle.Unpickler):
+    """Builds only the classes of `allowed` (and plain Python values); any other raises Refused."""
+
+    allowed = _ALLOWED
+
     def find_class(self, module: str, name: str):
         try:
-            return _ALLOWED[(module, name)]
+            return self.allowed[(module, name)]
         except KeyError:
-            raise _Refused(f"refusing to load {module}.{name}") from None
+            raise Refused(f"refusing to load {module}.{name}") from None
 
 
 _CHECK_RESULT = checks.checker(records.CommitResult)
@@ -71,8 +75,8 @@ def encode(result: records.CommitResult) -> bytes:
 def decode(data: bytes, where: str) -> records.CommitResult:
     data = container.unpack(data, where)  # format 7 compresses; older files are the pickle itself
     try:
-        envelope = _Unpickler(io.BytesIO(data)).load()
-    except _Refused as exc:
+        envelope = Unpickler(io.BytesIO(data)).load()
+    except Refused as exc:
         raise RegressError(
             f"{where} is not a regress result file ({exc}); nothing was run from it; delete or move it away"
         ) from None

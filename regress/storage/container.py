@@ -1,15 +1,7 @@
-"""A results file's outer layer: the pickle's bytes, compressed (format 7).
+"""A results file's outer layer: the pickle's bytes, zlib-compressed (format 7), after `MAGIC`.
 
-Block times are most of a result file, and a real run's timer readings
-repeat their leading bytes: zlib stores a default run in about a third of the
-bytes, losslessly (every float comes back bit for bit, so torch's
-Measurement and the differ see what was measured), and reads a file in a
-millisecond. lzma saves a few per cent more at ten times the cost.
-
-A compressed file starts with `MAGIC`; a file without it is a pickle as
-formats 1-6 wrote them and reads as it always did. Decompression is capped
-(`MAX_BYTES`): result files are a trust boundary, and a few KB must not
-inflate into gigabytes.
+A file without `MAGIC` is a pickle as formats 1-6 wrote them. Decompression
+is capped (`MAX_BYTES`): result files are a trust boundary.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""Git tree objects of many commits, read in a few `git cat-file --batch` calls.
-
-What makes a commit's measured code (`code_identity`) is a handful of tree
-entries; a history of 1,000 commits asked one object at a time through
-gitpython's pipe is 3,000 round trips (0.4 s). Here every commit's root tree
-comes back from one `git cat-file` process, and each level of a deeper path
-from one more, so the cost is a few process starts and the bytes read.
-Entries are looked up by name exactly as gitpython's `Tree.join` does (a path
-split at "/", every part but the last a tree), so the digests are the same.
+"""Git tree objects of many commits, read in a few `git cat-file --batch` calls: every commit's root
+tree from one, each level of a deeper path from one more. Entries are looked up by name exactly as
+gitpython's `Tree.join` does, so `code_identity`'s digests are the same either way.
 """
 
 from __future__ import annotations
@@ -94,10 +88,8 @@ class Reader:
             self._trees[name] = _entries(got[1]) if got is not None else ()
 
     def lookup(self, lookups: list[tuple[str, str]]) -> list[str]:
-        """For each (root tree sha, path): the sha of what the path names in that tree, "" when nothing.
-
-        As gitpython's `tree[path]`: the path's parts (split at "/") are entry names, each but the last
-        a tree; "" and "." are not resolved here (the caller names the root itself)."""
+        """For each (root tree sha, path): the sha of what the path names in that tree (as gitpython's
+        `tree[path]`), "" when nothing; "" and "." are not resolved here (the caller names the root)."""
         found = [""] * len(lookups)
         pending = [(i, tree, path.split("/")) for i, (tree, path) in enumerate(lookups)]
         while pending:

@@ -95,11 +95,8 @@ def _rev_parse(repo: git.Repo, rev: str) -> str:
 
 
 def resolve(repo: git.Repo, revs: list[str], paths: tuple[str, ...] = ()) -> list[str]:
-    """Full shas for revisions and ranges, each once, oldest first.
-
-    With `paths` (`regress run A..B -- PATH...`), only the commits that
-    `git log A..B -- PATH...` lists: a single revision is kept if it touches them.
-    """
+    """Full shas for revisions and ranges, each once, oldest first; with `paths`, only the commits
+    `git log REVS -- PATHS` lists."""
     shas: list[str] = []
     for rev in revs:
         if not rev or rev.startswith("-"):
@@ -124,8 +121,7 @@ def touches(repo: git.Repo, sha: str, paths: tuple[str, ...]) -> bool:
 
 
 def resolve_one(repo: git.Repo, rev: str, *, what: str, worktree: bool = True) -> str:
-    """The one commit `rev` names (or WORKTREE): every command taking a single
-    revision resolves it here, with one message for a range."""
+    """The one commit `rev` names (or WORKTREE); a range is an error naming `what`."""
     if worktree and rev == WORKTREE:
         return WORKTREE
     shas = resolve(repo, [rev])
@@ -138,12 +134,8 @@ def resolve_one(repo: git.Repo, rev: str, *, what: str, worktree: bool = True) -
 
 
 def _oldest_first(repo: git.Repo, shas: list[str]) -> list[str]:
-    """Parents before children, whatever the dates say.
-
-    Commit dates are no order: a rebase stamps a whole branch with one second,
-    and clocks skew. git's topological order over the span the commits share
-    (from their common ancestor on) is.
-    """
+    """Parents before children (git's topological order from the commits' common ancestor on), never
+    by date: a rebase stamps a branch with one second, and clocks skew."""
     if len(shas) < 2:
         return shas
     try:
@@ -207,12 +199,9 @@ def is_ancestor(repo: git.Repo, a: str, b: str) -> bool:
 
 
 def first_parent_path(repo: git.Repo, good: str, bad: str, paths: tuple[str, ...] = ()) -> list[str]:
-    """`good`, then the first-parent commits leading from it to `bad`, oldest first: what bisect searches.
-
-    With `paths`, only those of them that `git log good..bad -- PATH...` lists, and `bad`. When
-    `good` lies on a branch merged into `bad`'s line (its first parents never reach it), every commit
-    on the ancestry path between them, parents first.
-    """
+    """`good`, then the first-parent commits from it to `bad`, oldest first (what bisect searches); with
+    `paths`, only those `git log good..bad -- PATHS` lists, and `bad`. Where `bad`'s first parents never
+    reach `good` (a merged branch), every commit on the ancestry path, parents first."""
     out = repo.git.rev_list("--first-parent", "--ancestry-path", "--reverse", f"{good}..{bad}", "--").split()
     if not out or good not in {p.hexsha for p in repo.commit(out[0]).parents}:
         out = repo.git.rev_list("--ancestry-path", "--topo-order", "--reverse", f"{good}..{bad}", "--").split()

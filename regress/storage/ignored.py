@@ -1,10 +1,4 @@
-"""Folders regress makes inside a user's checkout: ignored by git from the start.
-
-The results folder (`.regress/`) and the default site folder (`site/`) are
-regress's own output; like pytest's cache, each gets a `.gitignore` of `*`
-when regress creates it, so the first `regress run` or `regress report`
-adds nothing to `git status`. A folder the user made is left as it is.
-"""
+"""Folders regress makes inside a user's checkout (`.regress/`, `site/`): ignored by git from the start."""
 
 from __future__ import annotations
 

@@ -1,13 +1,10 @@
 """The summary's light copy of a result: what history readers need, without the block times.
 
-Each round's block times reduced to the one figure the differ and the change
-points read (`stats.round_value`, kept as a one-block round of one execution,
-so `round_values` gives it back exactly; its run and process kept; a round
-whose blocks spread as torch warns about keeps their quartiles too, which
-a noisy verdict's reason names), the
-reference rounds reduced the same way, memory figures without their start
-times, everything else as it is, and torch's pooled-block figures
-(`core/blocks.summarize_times`) for the Compare tables.
+Each round (and reference round) reduced to the one figure the differ and
+the change points read (a one-block round of one execution, so
+`round_values` gives it back exactly), memory figures without their start
+times, the rest as it is, and torch's pooled-block figures for the Compare
+tables.
 """
 
 from __future__ import annotations

@@ -1,37 +1,25 @@
 """The one place regress keeps values derived from the results, from one command to the next.
 
-A value is kept under its *kind* (what it is: "figures", "steps", ...) and
-the digest of its *inputs* (the content digests of what it is computed from
-and every parameter: the caller's to make, with `digest` or `files_digest`),
-and it is found again only when the *code digest* (`code_digest`: regress's
-version and every source file of the installed package) is the one it was
-made by. So any change to regress is a miss for every kept value, and no
-value has a version of its own to bump.
+A value is kept under its *kind* ("figures", "steps", ...) and the digest of
+its *inputs* (the content digests of what it is computed from and every
+parameter: the caller's to make, with `digest` or `files_digest`), and found
+again only when the *code digest* (`code_digest`) is the one it was made by:
+any change to regress is a miss for every kept value.
 
-One encoding: a caller gives and gets a *tree*, a JSON-able value with
-numpy arrays inside, and the memo keeps it as `encode` makes it (a JSON
-header, then each array's raw little-endian bytes). Nothing kept is a
-pickle.
+A value is a *tree* (a JSON-able value with numpy arrays inside), kept as
+`encode` makes it; nothing kept is a pickle. It lives in the results folder's
+cache file (FILE, shared with the summary; safe to delete), or, from SPILL
+bytes, in a file of its own in FOLDER that its row names.
 
-Where: the results folder's cache file (FILE, which the summary shares: one
-file to cache in CI, safe to delete). A value of SPILL bytes or more is a
-file of its own in FOLDER, which its row names; files are the memo's
-business alone.
+Clean-up: a command that puts a value writes, when its memo closes, in one
+transaction, what it put and which rows it used, and drops every row made by
+other code and every row none of the last KEEP writing commands used. A
+command that puts nothing writes nothing. A file no row names is removed once
+ORPHAN_AGE old.
 
-One clean-up rule. A command that puts a value writes, when it closes its
-memo, in one transaction: what it put, which rows it used, and it drops
-every row made by other code and every row that none of the last KEEP
-writing commands (itself included) used. A command that puts nothing writes
-nothing. A file no row names is removed once it is ORPHAN_AGE old.
-
-Never an error: without a results folder, with a cache file SQLite cannot
-use, a row or file that is garbled or cut short, a value is computed afresh
-(a miss), and kept where it can be.
-
-With REGRESS_VERIFY_CACHE=1 in the environment (`verify`), every hit of
-`get` is computed again and its encoding compared with the kept bytes; a
-difference raises StaleValue naming the kind. A caller that reads with
-`find` does the same through `check`.
+Never an error: a missing folder, an unusable cache file, a garbled or cut
+row or file is a miss. With REGRESS_VERIFY_CACHE=1 (`verify`) every hit of
+`get` is computed again and compared (`check`); a difference raises StaleValue.
 """
 
 from __future__ import annotations
@@ -46,7 +34,7 @@ import secrets
 import sqlite3
 import struct
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -73,7 +61,6 @@ _TABLES = (
     " PRIMARY KEY (kind, inputs)) WITHOUT ROWID",
 )
 TABLES = ("memo", "memo_used")
-_BATCH = 500  # keys a query at most (SQLite's limit on bound parameters)
 # A regress import at the start of a line (in a module or a function): `from regress.x import a, b`.
 _FROM = re.compile(r"^\s*from\s+(regress(?:\.\w+)*)\s+import\s+(\([^)]*\)|[^\n#]+)", re.M)
 _IMPORT = re.compile(r"^\s*import\s+(regress(?:\.\w+)*)", re.M)
@@ -91,8 +78,8 @@ class StaleValue(RuntimeError):
 
 @functools.cache
 def code_digest() -> str:
-    """A digest of regress's version and of every source file of the installed package (every .py under
-    it, and the report's templates): the code every kept value is made by. Computed once per process."""
+    """A digest of regress's version and every source file of the installed package (its .py files and
+    the report's templates): the code every kept value is made by."""
     return package_digest(Path(__file__).resolve().parents[1])
 
 
@@ -117,9 +104,8 @@ def _source_digest(files: Iterable[tuple[str, Path]]) -> str:
 
 
 def imports_digest(module: str, package: Path | None = None) -> str:
-    """A digest of the source of regress module `module` ("regress.storage.summary") and of every regress
-    module it imports, at any depth: the code a value made by that module alone depends on. `package`:
-    the folder of the regress package (default: this one's)."""
+    """A digest of the source of regress module `module` and of every regress module it imports, at any
+    depth. `package`: the regress package's folder (default: this one's)."""
     package = package or Path(__file__).resolve().parents[1]
     seen: dict[str, Path] = {}
     todo = [module]
@@ -149,9 +135,8 @@ def digest(*parts: object) -> str:
 
 
 def files_digest(digests: Mapping[str, str], shas: Iterable[str | None], *params: object) -> str | None:
-    """The inputs digest of result files (by sha, in this order; None: no file there) by their content
-    digests (`digests`: sha -> digest, as the summary has them), and `params`; None where a file has no
-    digest to key it by (then nothing is kept)."""
+    """The inputs digest of result files (by sha, in order; None: no file) by their content `digests`, and
+    `params`; None where a file has no digest (then nothing is kept)."""
     h = hashlib.sha256(repr(params).encode())
     for sha in shas:
         found = "-" if sha is None else digests.get(sha)
@@ -165,8 +150,8 @@ def files_digest(digests: Mapping[str, str], shas: Iterable[str | None], *params
 
 
 def encode(value: Any) -> bytes:
-    """A JSON-able value (dicts with str keys, lists, tuples as lists, str, numbers, None, NaN), numpy
-    arrays and scalars anywhere inside, as bytes: a 4-byte length, the JSON, then each array's bytes."""
+    """A JSON-able value with numpy arrays and scalars inside as bytes: a 4-byte length, the JSON, then
+    each array's little-endian bytes."""
     arrays: list[np.ndarray] = []
 
     def default(v: Any) -> Any:
@@ -192,7 +177,9 @@ def decode(data: bytes) -> Any:
         head = data[4 : 4 + n].decode()
         at = 4 + n
         if len(head) != n or _ARRAY not in head:  # no arrays: the plain decoder
-            return _plain(head, at, len(data))
+            if at != len(data):
+                raise ValueError("a kept value of the wrong length")
+            return _DECODER.decode(head)
 
         def array(d: dict) -> Any:
             nonlocal at
@@ -213,12 +200,6 @@ def decode(data: bytes) -> Any:
     return value
 
 
-def _plain(head: str, at: int, end: int) -> Any:
-    if at != end:
-        raise ValueError("a kept value of the wrong length")
-    return _DECODER.decode(head)
-
-
 _ARRAY = "__array__"
 _DECODER = json.JSONDecoder()
 
@@ -227,9 +208,8 @@ _DECODER = json.JSONDecoder()
 
 
 class Memo:
-    """One command's view of the kept values of a results folder: `get` (or `find` and `put`), then
-    `close` (or use it as a context manager), which writes what was put. `root` None: nothing kept.
-    A kept value is a tree: what `encode` takes and `decode` gives."""
+    """One command's view of a results folder's kept values: `get` (or `find` and `put`), then `close`
+    (or a `with`), which writes what was put. `root` None: nothing kept."""
 
     def __init__(self, root: Path | None, *, verify: bool | None = None) -> None:
         self.root = root
@@ -266,9 +246,8 @@ class Memo:
         to_tree: Callable[[T], Any] = _same,
         from_tree: Callable[[Any], T] = _same,
     ) -> T:
-        """The value kept for `kind` and `inputs` (`from_tree` of its tree), else `compute()`'s, kept (as
-        `to_tree` gives it). `inputs` None: computed, not kept. A tree `from_tree` does not read (it
-        raises one of GARBLED) is a miss."""
+        """`from_tree` of the tree kept for `kind` and `inputs`, else `compute()`, kept as `to_tree` gives
+        it. `inputs` None: computed, not kept. A tree `from_tree` raises one of GARBLED on is a miss."""
         if inputs is None:
             return compute()
         found = self.find(kind, inputs)
@@ -286,14 +265,32 @@ class Memo:
         return value
 
     def find(self, kind: str, inputs: str) -> Any | None:
-        """The tree kept for `kind` and `inputs`, or None. Where `verify`, the caller computes a hit again
-        and `check`s it."""
+        """The tree kept for `kind` and `inputs`, or None (where `verify`, the caller `check`s a hit)."""
         return self.find_many(kind, [inputs]).get(inputs)
 
     def find_many(self, kind: str, inputs: Iterable[str]) -> dict[str, Any]:
         """inputs -> the tree kept for `kind` and those inputs, for those of `inputs` that have one."""
+        found: dict[str, bytes] = {}
+        wanted = []
+        for key in dict.fromkeys(inputs):
+            put = self._puts.get((kind, key))
+            if put is not None:
+                found[key] = put
+            else:
+                wanted.append(key)
+        if self._db is not None:
+            # By the primary key: code is tested here, not by the code's index.
+            sql = "SELECT inputs, code, file, length, value FROM memo WHERE kind = ? AND inputs IN ({marks})"
+            with contextlib.suppress(sqlite3.Error):
+                for key, code, file, length, value in in_batches(self._db, sql, wanted, kind):
+                    if code != self.code:
+                        continue
+                    data = value if file is None else self._read_file(file, length)
+                    if data is not None:
+                        found[key] = data
+                        self._used.add((kind, key))
         out: dict[str, Any] = {}
-        for key, data in self._find(kind, list(dict.fromkeys(inputs))).items():
+        for key, data in found.items():
             with contextlib.suppress(ValueError):
                 out[key] = decode(data)
         return out
@@ -304,8 +301,7 @@ class Memo:
             self._puts[kind, inputs] = encode(tree)
 
     def check(self, kind: str, kept: Any, fresh: Any) -> None:
-        """StaleValue where a tree read for `kind` is not `fresh`, as encoded (a tree read back encodes to
-        the very bytes it was read from)."""
+        """StaleValue where a tree read for `kind` does not encode as `fresh` does."""
         kept, made = encode(kept), encode(fresh)
         if kept != made:
             raise StaleValue(
@@ -314,43 +310,11 @@ class Memo:
             )
 
     def values(self, kind: str) -> Values:
-        """This memo's values of one kind, by inputs digest (what a pure computation is handed to keep
-        its own intermediate values in: `segments.Kept`)."""
+        """This memo's values of one kind, by inputs digest (for a computation's own intermediate values)."""
         return Values(self, kind)
 
-    def _find(self, kind: str, inputs: list[str]) -> dict[str, bytes]:
-        out: dict[str, bytes] = {}
-        wanted = []
-        for key in inputs:
-            put = self._puts.get((kind, key))
-            if put is not None:
-                out[key] = put
-            else:
-                wanted.append(key)
-        if self._db is None or not wanted:
-            return out
-        try:
-            for k in range(0, len(wanted), _BATCH):
-                part = wanted[k : k + _BATCH]
-                rows = self._db.execute(  # by the primary key: code is tested here, not by the code's index
-                    f"SELECT inputs, code, file, length, value FROM memo WHERE kind = ?"
-                    f" AND inputs IN ({', '.join('?' * len(part))})",
-                    (kind, *part),
-                ).fetchall()
-                for key, code, file, length, value in rows:
-                    if code != self.code:
-                        continue
-                    data = value if file is None else self._read_file(file, length)
-                    if data is not None:
-                        out[key] = data
-                        self._used.add((kind, key))
-        except sqlite3.Error:
-            pass
-        return out
-
     def close(self) -> None:
-        """What was put written, and the clean-up rule applied (see the module); nothing written where
-        nothing was put."""
+        """What was put written, and the clean-up rule applied (see the module)."""
         db, self._db = self._db, None
         if db is None:
             return
@@ -431,6 +395,14 @@ class Memo:
                 with contextlib.suppress(OSError):
                     if entry.name in gone or now - entry.stat().st_mtime > ORPHAN_AGE:
                         os.unlink(entry.path)
+
+
+def in_batches(db: sqlite3.Connection, sql: str, keys: list[str], *params: str) -> Iterator:
+    """The rows of `sql` over all of `keys`, at most 500 at a time (SQLite's limit on bound parameters)
+    in its `{marks}`, after `params`."""
+    for k in range(0, len(keys), 500):
+        part = keys[k : k + 500]
+        yield from db.execute(sql.format(marks=",".join("?" * len(part))), (*params, *part))
 
 
 def _files(db: sqlite3.Connection) -> set[str]:

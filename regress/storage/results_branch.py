@@ -1,17 +1,11 @@
-"""The results branch: a branch of the project's own remote (default `regress-results`) holding a results folder.
+"""The results branch: a branch of the project's remote (default `regress-results`) holding a results folder.
 
-CI jobs start with an empty results folder, so the history lives on the
-remote, as files laid out exactly as in a results folder
-(`<machine>/<env>/<sha>.pkl`), on a branch that shares no history with the
-code. This module is, with `gitrepo` (and its light readers `checkout`,
-`git_trees` and `branch_files`), the only one that runs git, and the only one that
-touches that branch. It knows nothing of pickles: it moves bytes under
-relative names; `ci` decides what to write and `store` merges.
-
-New commits are built with plumbing on a temporary index file, so the user's
-checkout, index and branches are never touched. Pushes are fast-forward only,
-never forced: a push that lost a race reports so, and the caller merges with
-what won and tries again.
+Its files are laid out as in a results folder (`<machine>/<env>/<sha>.pkl`)
+on a branch that shares no history with the code. This module moves bytes
+under relative names; `ci` decides what to write and `store` merges. Commits
+are built on a temporary index file (the user's checkout, index and branches
+are never touched); pushes are fast-forward only: one that lost a race
+returns False, and the caller merges with what won and tries again.
 """
 
 from __future__ import annotations
@@ -26,8 +20,7 @@ from gitdb.base import IStream
 
 from regress.core.errors import RegressError
 from regress.storage import gitrepo
-from regress.storage.branch_files import blob_id  # noqa: F401 - re-exported
-from regress.storage.branch_names import BRANCH, REMOTE  # noqa: F401 - re-exported
+from regress.storage.branch_names import BRANCH
 
 _README = """\
 # regress results
@@ -59,13 +52,9 @@ def is_partial(repo: git.Repo, remote: str) -> bool:
 
 
 def fetch(repo: git.Repo, remote: str, branch: str, *, partial: bool = False) -> str | None:
-    """The branch's tip on the remote now, fetched; None while it does not exist.
-
-    `partial`: only the tip's commit and trees (`--depth 1 --filter=blob:none`),
-    none of the history nor any file; `fetch_blobs` then brings the files a
-    job reads. git marks the remote a promisor, so a blob still missing is
-    fetched when read. A server without filters sends the tip's files whole.
-    """
+    """The branch's tip on the remote now, fetched; None while it does not exist. `partial`: only the
+    tip's commit and trees (`--depth 1 --filter=blob:none`); `fetch_blobs` brings the files a job reads,
+    and git fetches a blob still missing when it is read (the remote is then a promisor)."""
     _check_remote(repo, remote)
     try:
         repo.git.check_ref_format("--branch", branch)

@@ -1,11 +1,5 @@
-"""A series' files as the history-wide analyses read them: each file's figures, kept in the memo.
-
-The change points, the run-shift fit, the charts and the metric tables read
-a few numbers of each commit's rounds (`analysis/figures.py`). Each file's
-figures are computed from its light result (`storage/light.py`) and kept in
-the memo (`storage/memo.py`, kind KIND) under the file's content digest, so
-after one new commit a read computes one file's. `analysis/table_blocks.py`
-joins them into the series' table, keeping blocks of them whole (`memo`).
+"""A series' files as the history-wide analyses read them: each file's figures (`analysis/figures.py`),
+computed from its light result and kept in the memo (kind KIND) under the file's content digest.
 """
 
 from __future__ import annotations
@@ -14,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from regress.core.records import CommitResult
-from regress.storage import light_entries, summary
+from regress.storage import summary
 from regress.storage.light import light
 from regress.storage.memo import Memo
 
@@ -23,9 +17,8 @@ CHUNK = 100  # files whose light results are read at once to compute what the me
 
 
 class SeriesFigures:
-    """A series' commits in history order (their headers: no benchmarks), each file's figures when
-    asked for (`blobs`), and `load(position)`: that commit's light result, for the few rules that read
-    rounds. `memo`: where the figures, and what is joined of them, are kept."""
+    """A series' commits in history order (their headers), each file's figures (`blobs`), and
+    `load(position)`: that commit's light result. `memo`: where the figures are kept."""
 
     def __init__(
         self,
@@ -45,8 +38,8 @@ class SeriesFigures:
         self._loaded: dict[int, CommitResult] = {}
 
     def blobs(self, a: int, b: int) -> list[Any]:
-        """The figures of positions a to b (excluded): kept ones, the rest computed (and kept). ValueError
-        where a file's light result is gone from the summary."""
+        """The figures of positions a to b (excluded), kept or computed (and kept); ValueError where a
+        file's light result is gone from the summary."""
         keys = self.digests[a:b]
         found = self.memo.find_many(KIND, [k for k in keys if k])
         missing = [a + i for i, k in enumerate(keys) if k not in found]
@@ -63,7 +56,7 @@ class SeriesFigures:
         out = {}
         for k in range(0, len(positions), CHUNK):  # a chunk's light results in memory at a time
             part = positions[k : k + CHUNK]
-            light = light_entries.light_of(self.store, self.machine, self.env, [self.shas[p] for p in part])
+            light = summary.light_of(self.store, self.machine, self.env, [self.shas[p] for p in part])
             for p in part:
                 result = light.get(self.shas[p])
                 if result is None:
@@ -74,7 +67,7 @@ class SeriesFigures:
     def load(self, position: int) -> CommitResult:
         if position not in self._loaded:
             sha = self.shas[position]
-            found = light_entries.light_of(self.store, self.machine, self.env, [sha]).get(sha)
+            found = summary.light_of(self.store, self.machine, self.env, [sha]).get(sha)
             if found is None:  # its entry went missing since: the file, else the commit without its benchmarks
                 result = self.store.load(self.machine, self.env, sha)
                 found = light(result) if result is not None else self.headers[position]
@@ -83,8 +76,8 @@ class SeriesFigures:
 
 
 def per_file(store, memo: Memo, machine: str, env: str, compute: Callable[[CommitResult], Any]) -> SeriesFigures | None:
-    """machine/env's files with `compute(light result)` of each (a file's figures), kept in `memo`;
-    None where the summary is unusable (then the caller reads the light history)."""
+    """machine/env's files with `compute(light result)` of each, kept in `memo`; None where the summary
+    is unusable."""
     headers = summary.headers(store, machine, env)
     if headers is None:
         return None

@@ -1,10 +1,5 @@
-"""What one command opens once and hands down: its configuration, the results folder and the repository.
-
-A command that reads the history makes one `Session` (`with Session(cfg) as session:`) and passes it
-to the one function below it, which passes it on: every layer reads the same `store` (the result files
-and their summary), the same `memo` (what is derived from them, written when the session closes) and
-the same `repo` (gitpython's, opened the first time it is asked for: a command that resolves no
-revision never imports gitpython), and the code identities it has read once (`code`).
+"""What one command opens once and hands down: its configuration, `store`, `memo` (written when the
+session closes), `repo` (gitpython imported only when first asked for) and the code identities (`code`).
 """
 
 from __future__ import annotations

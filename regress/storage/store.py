@@ -1,11 +1,6 @@
-"""The results folder: one file per commit, machine and environment.
-
-Layout: <results>/<machine>/<env>/<sha>.pkl (the uncommitted working tree is
-stored as WORKTREE.pkl). Writes are atomic (`atomic.write_atomic`), so a
-killed run never leaves half a file; `codec` reads and writes the bytes and
-lists every change of format. After `regress results pull --partial` some
-files stay on the results branch (`branch_files`): they are listed and read
-as if they were here, and a file written over one is written here.
+"""The results folder: <results>/<machine>/<env>/<sha>.pkl, one file per commit (WORKTREE.pkl for the
+uncommitted working tree), written atomically, bytes by `codec`. Files left on the results branch
+(`branch_files`) are listed and read as if they were here; a file written over one is written here.
 """
 
 from __future__ import annotations
@@ -42,8 +37,7 @@ def check_name(kind: str, value: str) -> str:
 @dataclass(frozen=True)
 class Store:
     root: Path
-    # Files a history load refused (one line each, naming the file): the other
-    # commits still load; the command says which were skipped.
+    # Files a history load refused (one line each, naming the file): the other commits still load.
     refused: list[str] = field(default_factory=list, compare=False, repr=False)
 
     def path(self, machine: str, env: str, sha: str) -> Path:
@@ -114,8 +108,8 @@ class Store:
     # -- writing ---------------------------------------------------------
 
     def save(self, result: CommitResult, replaced: list[Conflict] | None = None) -> Path:
-        """Write a new run's `result`, merged into what is stored for that commit
-        (the one merge policy, `combine`); what it replaced is added to `replaced`."""
+        """Write a new run's `result`, merged into what is stored for that commit (`combine`); what it
+        replaced is added to `replaced`."""
         path = self.path(result.machine, result.env, result.commit.sha)
         make_ignored(self.root)
         stored = None
@@ -125,8 +119,7 @@ class Store:
             except RegressError:
                 if path.exists():
                     raise
-                # A file left on the results branch that git can't read now (offline): the new run is
-                # written here alone, never lost, and `results push` merges it with the branch's copy.
+                # A branch file git can't read now (offline): written here alone; `results push` merges.
         if stored is not None:
             result, changed = combine(decode(stored, str(path)), result, latest=True)
             if changed:
@@ -161,12 +154,9 @@ class Store:
         return check_relpath(rel, self.load_file(path), str(path))
 
     def absorb(self, incoming: CommitResult, data: bytes | None = None) -> tuple[bool, tuple[Conflict, ...]]:
-        """Merge a result measured elsewhere into this folder; on a conflict what is here is kept.
-
-        `data`: the incoming file's bytes, written as they are where nothing
-        is here to merge with (a pulled file stays the branch's blob).
-        Returns whether the file changed, and the refused conflicts.
-        """
+        """Merge a result measured elsewhere into this folder (on a conflict what is here is kept); `data`,
+        the incoming file's bytes, are written as they are where nothing is here. Returns whether the
+        file changed, and the refused conflicts."""
         path = self.path(incoming.machine, incoming.env, incoming.commit.sha)
         make_ignored(self.root)
         stored = self._stored(path)

@@ -1,31 +1,17 @@
-"""A compact summary of the results folder, so commands that read the history need not decode every file.
+"""A cache of the result files' index, so commands that read the history need not decode every file.
 
-`<results>/.summary.sqlite` holds, per result file, a *light* copy of its
-CommitResult (`storage/light.py`: each round reduced to the one figure the
-differ and the change points read, torch's pooled-block figures kept aside),
-its header (the result without its benchmarks) and its commit. Analysis code
-reads a light history as it reads a full one. The same file holds the memo
-(`storage/memo.py`: what is derived from the results), which names it.
-
-Why SQLite: it is in the standard library, one file, updated one entry at a
-time in a transaction (a save rewrites one row, not the whole summary), safe
-with several readers and a writer, and a torn write rolls back. A columnar
-file would need pyarrow and a rewrite per save.
+`<results>/.summary.sqlite` (shared with `memo`) holds, per result file, its
+light copy (`light.py`), its header (the result without its benchmarks) and
+its commit, pickled and read back with an allow-list (never running code).
 
 The result files stay the record. Every read checks each file's entry
-against the file: its size and mtime, else its content digest, and the
-summary's own version (the source of this module and of every regress module
-it imports, and the results format's: a change to the code an entry is made
-by rebuilds every entry, while the rest of regress may change and leave the
-summary be, as rebuilding it reads every result file); an entry
-that disagrees, or a file without one, is rebuilt from the file, an entry
-without a file is dropped, and a summary that cannot be opened or written
-falls back to decoding the files. Saves and merges (`Store.save`,
-`Store.absorb`) update the entry of the file they wrote. A file that stays
-on the results branch (`branch_files`) has no size nor mtime here: its entry
-stands when its digest is the one recorded for the branch's blob id (the
-`blobs` table, filled whenever a file's bytes pass through), else the file
-is read through git.
+against the file (its size and mtime, else its content digest) and the
+summary's version (`_version`); an entry that disagrees, or a file without
+one, is rebuilt from the file, an entry without a file is dropped, and a
+summary that cannot be used falls back to decoding the files. `Store` updates
+the entry of each file it writes. A file left on the results branch
+(`branch_files`) has no size nor mtime: its entry stands when its digest is
+the one the `blobs` table records for its blob id, else it is read through git.
 """
 
 from __future__ import annotations
@@ -35,7 +21,9 @@ import dataclasses
 import functools
 import gc
 import hashlib
+import io
 import os
+import pickle
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,11 +31,51 @@ from pathlib import Path
 from regress.core import records
 from regress.core.errors import RegressError
 from regress.core.history import history_order
-from regress.storage import blob_digests, branch_files, codec, entry_pickle, header_buckets, memo
-from regress.storage.light import header, light
+from regress.core.kinds import FailureKind
+from regress.storage import branch_files, codec, memo
+from regress.storage.light import LightResult, header, light
 
 FILE = memo.FILE
 FLUSH = 200  # entries written in one transaction while rebuilding
+BUCKETS = 64  # header buckets of a series
+_INSERT_BLOB = "INSERT OR REPLACE INTO blobs VALUES (?, ?)"
+_INSERT_ENTRY = "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_CREATE_BUCKETS = (
+    "CREATE TABLE IF NOT EXISTS header_buckets (machine TEXT, env TEXT, bucket INTEGER, key TEXT, blob BLOB,"
+    " PRIMARY KEY (machine, env, bucket))"
+)
+# An entry's error, commit and header sit after its light copy (on overflow pages SQLite walks to reach
+# them): this covering index holds what `commits` and `headers` read, so they do not read the light copies.
+_LISTED = (
+    "CREATE INDEX IF NOT EXISTS entries_listed"
+    " ON entries (machine, env, sha, size, mtime_ns, digest, error, commit_info, header)"
+)
+
+
+# -- entries: pickles of records, read back without running code ------------------
+
+
+_RECORDS = [v for v in vars(records).values() if isinstance(v, type) and dataclasses.is_dataclass(v)]
+_ALLOWED = {(cls.__module__, cls.__name__): cls for cls in (*_RECORDS, LightResult, FailureKind)}
+# What a garbled entry raises on the way back: the caller rebuilds it from its file.
+ERRORS = (pickle.UnpicklingError, EOFError, TypeError, ValueError, AttributeError)
+
+
+class _Unpickler(codec.Unpickler):
+    allowed = _ALLOWED
+
+
+def _load(blob: bytes, kind: type):
+    value = _Unpickler(io.BytesIO(blob)).load()
+    if not isinstance(value, kind):
+        raise pickle.UnpicklingError(f"not a {kind.__name__}")
+    return value
+
+
+def _entry(result: records.CommitResult) -> tuple[bytes, None, bytes, bytes]:
+    """(light, error, commit_info, header) of an entry, pickled."""
+    dump = functools.partial(pickle.dumps, protocol=5)
+    return dump(light(result)), None, dump(result.commit), dump(header(result))
 
 
 # -- the file ------------------------------------------------------------------
@@ -55,24 +83,15 @@ FLUSH = 200  # entries written in one transaction while rebuilding
 
 def connect(root: Path) -> sqlite3.Connection:
     try:
-        return _listed(_open(root))
+        return _indexed(_open(root))
     except sqlite3.OperationalError:
         raise
     except sqlite3.DatabaseError:  # not a database (a torn copy, say): it is only a summary, start afresh
         (root / FILE).unlink(missing_ok=True)
-        return _listed(_open(root))
+        return _indexed(_open(root))
 
 
-# An entry's error, commit and header sit after its light copy (100 KB at 200 benchmarks, on overflow pages
-# that SQLite walks to reach the columns after it): this covering index holds what `commits` and `headers`
-# read (1.4 KB an entry), so at 1,000 files each reads 1.4 MB instead of the whole summary (27 ms -> 3 ms).
-_LISTED = (
-    "CREATE INDEX IF NOT EXISTS entries_listed"
-    " ON entries (machine, env, sha, size, mtime_ns, digest, error, commit_info, header)"
-)
-
-
-def _listed(db: sqlite3.Connection) -> sqlite3.Connection:
+def _indexed(db: sqlite3.Connection) -> sqlite3.Connection:
     with contextlib.suppress(sqlite3.OperationalError):  # busy or read-only: the table answers, only slower
         db.execute(_LISTED)
     return db
@@ -87,6 +106,7 @@ def _open(root: Path) -> sqlite3.Connection:
     if row is None or row[0] != _version():
         db.execute("BEGIN IMMEDIATE")
         # Every table but these and the memo's (which keys its rows by the code): another regress's.
+        # `blobs` pairs a blob id with a content digest: a fact about the bytes, whatever the version.
         keep = {"meta", "blobs", *memo.TABLES}
         for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
             if name not in keep and not name.startswith("sqlite_"):
@@ -97,7 +117,7 @@ def _open(root: Path) -> sqlite3.Connection:
         "CREATE TABLE IF NOT EXISTS entries (machine TEXT, env TEXT, sha TEXT, size INTEGER, mtime_ns INTEGER,"
         " digest TEXT, light BLOB, error TEXT, commit_info BLOB, header BLOB, PRIMARY KEY (machine, env, sha))"
     )
-    db.execute(blob_digests.CREATE)
+    db.execute("CREATE TABLE IF NOT EXISTS blobs (blob TEXT PRIMARY KEY, digest TEXT NOT NULL)")
     return db
 
 
@@ -111,17 +131,16 @@ def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=20).hexdigest()
 
 
-def _entry(result: records.CommitResult) -> tuple[bytes, None, bytes, bytes]:
-    """(light, error, commit_info, header) of an entry, pickled."""
-    dump = entry_pickle.dump
-    return dump(light(result)), None, dump(result.commit), dump(header(result))
+def _blob_row(data: bytes, digest: str) -> tuple[str, str]:
+    return branch_files.blob_id(data), digest
+
+
+# -- what readers ask ------------------------------------------------------------
 
 
 def record(root: Path, path: Path, result: records.CommitResult, data: bytes) -> None:
-    """After a save or a merge wrote `data` (`result`) to `path`: its entry, from the result in hand.
-
-    Best effort: a summary that cannot be written is rebuilt by the next read.
-    """
+    """After a save or a merge wrote `data` (`result`) to `path`: its entry, from the result in hand
+    (best effort: a summary that cannot be written is rebuilt by the next read)."""
     if result.commit.sha == records.WORKTREE:
         return
     try:
@@ -129,10 +148,10 @@ def record(root: Path, path: Path, result: records.CommitResult, data: bytes) ->
         digest = _digest(data)
         with contextlib.closing(connect(root)) as db:
             db.execute(
-                "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                _INSERT_ENTRY,
                 (result.machine, result.env, path.stem, st.st_size, st.st_mtime_ns, digest, *_entry(result)),
             )
-            db.execute(blob_digests.INSERT, blob_digests.row(data, digest))
+            db.execute(_INSERT_BLOB, _blob_row(data, digest))
     except (OSError, sqlite3.Error):
         pass
 
@@ -145,11 +164,8 @@ class Listed:
 
 
 def history(store, machine: str, env: str) -> list[records.CommitResult]:
-    """Every commit measured on machine/env as light results, oldest first (as `Store.history`).
-
-    Files the summary does not know as they are now are decoded (and their
-    entries written); unreadable ones are listed in `store.refused`.
-    """
+    """Every commit measured on machine/env as light results, oldest first (as `Store.history`);
+    unreadable files are listed in `store.refused`."""
     found = _read(store, machine, env, "light")
     if found is None:
         return [light(r) for r in store.history(machine, env)]
@@ -161,11 +177,6 @@ def headers(store, machine: str, env: str) -> list[records.CommitResult] | None:
     the summary is unusable."""
     found = _read(store, machine, env, "header")
     return None if found is None else _in_order(found)
-
-
-def made_from(size: int, mtime_ns: int, st: os.stat_result) -> bool:
-    """An entry of this size and mtime was made from the file `st` describes (every reader's one test)."""
-    return size == st.st_size and mtime_ns == st.st_mtime_ns
 
 
 def commits(store, machine: str, env: str) -> list[Listed]:
@@ -180,9 +191,13 @@ def knows(store, files: dict[str, str]) -> set[str]:
     """Those of `files` (machine/env/sha.pkl -> git blob id) whose entry was made from that very blob."""
     try:
         with contextlib.closing(connect(store.root)) as db:
-            return blob_digests.knows(db, files)
+            digest_of = _known(db, sorted(set(files.values())))
+            entries = {
+                f"{m}/{e}/{sha}.pkl": d for m, e, sha, d in db.execute("SELECT machine, env, sha, digest FROM entries")
+            }
     except (OSError, sqlite3.Error):
         return set()
+    return {rel for rel, blob in files.items() if blob in digest_of and entries.get(rel) == digest_of[blob]}
 
 
 def digests(store, machine: str, env: str) -> dict[str, str]:
@@ -195,9 +210,57 @@ def digests(store, machine: str, env: str) -> dict[str, str]:
         return {}
 
 
+def light_of(store, machine: str, env: str, shas: list[str]) -> dict[str, records.CommitResult]:
+    """sha -> its light result, for those of `shas` whose entries read back (as the last read left them),
+    without refreshing the rest."""
+    out: dict[str, records.CommitResult] = {}
+    try:
+        with contextlib.closing(connect(store.root)) as db:
+            sql = "SELECT sha, light FROM entries WHERE machine = ? AND env = ? AND sha IN ({marks})"
+            for sha, blob in memo.in_batches(db, sql, shas, machine, env):
+                with contextlib.suppress(*ERRORS):
+                    out[sha] = _load(blob, records.CommitResult)
+    except (OSError, sqlite3.Error):
+        pass
+    return out
+
+
+def light_now(store, machine: str, env: str, sha: str) -> records.CommitResult | None:
+    """sha's light result when its entry was made from its file as the file is now (as `history` checks
+    it); None when there is no such entry or the file is elsewhere: then the file is what to read."""
+    path = store.path(machine, env, sha)
+    try:
+        st = path.stat()
+        with contextlib.closing(connect(store.root)) as db:
+            row = db.execute(
+                "SELECT size, mtime_ns, light, error FROM entries WHERE machine = ? AND env = ? AND sha = ?",
+                (machine, env, sha),
+            ).fetchone()
+    except (OSError, sqlite3.Error):
+        return None
+    if row is None or row[2] is None or row[3] is not None or not _made_from(row[0], row[1], st):
+        return None
+    with contextlib.suppress(*ERRORS):
+        return _load(row[2], records.CommitResult)
+    return None
+
+
+def _made_from(size: int, mtime_ns: int, st: os.stat_result) -> bool:
+    """An entry of this size and mtime was made from the file `st` describes (every reader's one test)."""
+    return size == st.st_size and mtime_ns == st.st_mtime_ns
+
+
+def _known(db: sqlite3.Connection, blobs: list[str]) -> dict[str, str]:
+    """blob id -> content digest, of those of `blobs` the summary has seen."""
+    return dict(memo.in_batches(db, "SELECT blob, digest FROM blobs WHERE blob IN ({marks})", blobs))
+
+
 def _in_order(found: list) -> list:
     by_sha = {r.commit.sha: r for r in found if r.commit.sha != records.WORKTREE}
     return [by_sha[c.sha] for c in history_order([r.commit for r in by_sha.values()])]
+
+
+# -- the refresh ---------------------------------------------------------------------
 
 
 def _read(store, machine: str, env: str, column: str) -> list | None:
@@ -214,9 +277,7 @@ def _read(store, machine: str, env: str, column: str) -> list | None:
         return None
     finally:
         db.close()
-        # Records hold no cycles: leave them out of every later collection, which would otherwise
-        # walk millions of them again and again (regressions spent 11 of its 25 s in the collector).
-        gc.freeze()
+        gc.freeze()  # records hold no cycles: later collections need not walk them again and again
         if was_enabled:
             gc.enable()
 
@@ -227,11 +288,12 @@ _COLUMNS = {
     "commit_info": (2, records.CommitInfo, lambda r: r.commit),
     "header": (3, records.CommitResult, header),
 }
+_STALE = (None, None, None, None)  # an entry's fields that have it rebuilt from its file next time
 
 
 def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str) -> list:
     at, kind, made = _COLUMNS[column]
-    bucketed = column == "header"  # headers: the unchanged ones read a bucket at a time (header_buckets.py)
+    bucketed = column == "header"  # headers: the unchanged ones read a bucket at a time (`_headers`)
     folder = store.root / machine / env
     files: dict[str, os.stat_result] = {}
     if folder.is_dir():
@@ -248,14 +310,14 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
             (machine, env),
         )
     }
-    known = blob_digests.known(db, list(on_branch.values())) if on_branch else {}
+    known = _known(db, list(on_branch.values())) if on_branch else {}
     out: list = []
     writes, touches, blobs = [], [], []
     current: dict[str, str] = {}  # sha -> content digest of an unchanged entry whose header is read so
     for sha in sorted({*files, *on_branch}):
         st = files.get(sha)
         row = rows.get(sha)
-        if st is not None and row is not None and made_from(row[0], row[1], st):
+        if st is not None and row is not None and _made_from(row[0], row[1], st):
             blob, error = row[3], row[4]
         elif st is None and row is not None and row[2] == known.get(on_branch[sha]):
             blob, error = row[3], row[4]  # the branch's file, as its entry was made from
@@ -274,7 +336,7 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
                 store.refused.append(str(exc))
                 continue
             digest = _digest(data)
-            blobs.append(blob_digests.row(data, digest))
+            blobs.append(_blob_row(data, digest))
             size, mtime = (st.st_size, st.st_mtime_ns) if st is not None else (-1, -1)
             if row is not None and row[2] == digest:
                 touches.append((size, mtime, machine, env, sha))
@@ -297,26 +359,141 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
             current[sha] = row[2]
             continue
         try:
-            out.append(entry_pickle.load(blob, kind))
-        except entry_pickle.ERRORS:
+            out.append(_load(blob, kind))
+        except ERRORS:
             # An entry that does not read back is rebuilt from its file next time; now the file is read.
-            writes.append((machine, env, sha, -1, -1, "", None, None, None, None))
+            writes.append((machine, env, sha, -1, -1, "", *_STALE))
             result = store.load_or_refuse(machine, env, sha)
             if result is not None:
                 out.append(made(result))
     gone = [(machine, env, sha) for sha in rows if sha not in files and sha not in on_branch]
     _write(db, writes, touches, gone, blobs)
     if current:
-        stale = lambda sha: _write(db, [(machine, env, sha, -1, -1, "", None, None, None, None)], [], [])
-        out.extend(header_buckets.headers(store, db, machine, env, current, _version(), stale))
+        out.extend(_headers(store, db, machine, env, current))
     return out
 
 
 def _write(db: sqlite3.Connection, writes: list, touches: list, gone: list, blobs: Sequence = ()) -> None:
     if writes or touches or gone or blobs:
         db.execute("BEGIN IMMEDIATE")
-        db.executemany(blob_digests.INSERT, blobs)
-        db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", writes)
+        db.executemany(_INSERT_BLOB, blobs)
+        db.executemany(_INSERT_ENTRY, writes)
         db.executemany("UPDATE entries SET size = ?, mtime_ns = ? WHERE machine = ? AND env = ? AND sha = ?", touches)
         db.executemany("DELETE FROM entries WHERE machine = ? AND env = ? AND sha = ?", gone)
         db.execute("COMMIT")
+
+
+# -- headers a bucket at a time ----------------------------------------------------
+# A series' commits are put in BUCKETS buckets by their sha, and a bucket's headers kept as one pickle
+# (equal fingerprints and settings pickled once) under a digest of its commits' shas and content
+# digests and the summary's version; a new commit changes one bucket, made afresh from its entries.
+
+
+def _headers(store, db: sqlite3.Connection, machine: str, env: str, digests: dict[str, str]) -> list:
+    """The headers of these unchanged entries (sha -> content digest), from the buckets, else entry by
+    entry; an entry that does not read back is read from its file, and rebuilt next time."""
+    try:
+        return list(_bucketed(db, machine, env, digests).values())
+    except (sqlite3.Error, *ERRORS):
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+    out = []
+    for sha in digests:
+        (_, blob), *_ = _listed(db, machine, env, [sha]) or [(sha, None)]
+        try:
+            out.append(_load(blob or b"", records.CommitResult))  # no entry: b"" fails to load, as a bad one
+        except ERRORS:
+            _write(db, [(machine, env, sha, -1, -1, "", *_STALE)], [], [])
+            result = store.load_or_refuse(machine, env, sha)
+            if result is not None:
+                out.append(header(result))
+    return out
+
+
+def _bucket(sha: str) -> int:
+    return int(sha[:6], 16) % BUCKETS if sha[:6].isalnum() else 0
+
+
+def _key(items: list[tuple[str, str]]) -> str:
+    h = hashlib.sha256(_version().encode())
+    for sha, digest in sorted(items):
+        h.update(f" {sha}:{digest}".encode())
+    return h.hexdigest()
+
+
+def _bucketed(db: sqlite3.Connection, machine: str, env: str, digests: dict[str, str]) -> dict:
+    """sha -> header of each of `digests`: kept buckets where their commits are the same, the rest from
+    the entries (and kept)."""
+    db.execute(_CREATE_BUCKETS)
+    groups: dict[int, list[tuple[str, str]]] = {}
+    for sha, digest in digests.items():
+        groups.setdefault(_bucket(sha), []).append((sha, digest))
+    kept = {
+        b: (key, blob)
+        for b, key, blob in db.execute(
+            "SELECT bucket, key, blob FROM header_buckets WHERE machine = ? AND env = ?", (machine, env)
+        )
+    }
+    out: dict[str, records.CommitResult] = {}
+    made = []
+    for b, items in groups.items():
+        key = _key(items)
+        found = _decoded(kept[b][1], {sha for sha, _ in items}) if b in kept and kept[b][0] == key else None
+        if found is None:
+            found = _from_entries(db, machine, env, [sha for sha, _ in items])
+            if found is None:
+                raise sqlite3.DatabaseError("an entry went missing")  # the caller reads entry by entry
+            made.append((machine, env, b, key, _encoded(found)))
+        out.update(found)
+    gone = [(machine, env, b) for b in kept if b not in groups]
+    if made or gone:
+        db.execute("BEGIN IMMEDIATE")
+        db.executemany("INSERT OR REPLACE INTO header_buckets VALUES (?, ?, ?, ?, ?)", made)
+        db.executemany("DELETE FROM header_buckets WHERE machine = ? AND env = ? AND bucket = ?", gone)
+        db.execute("COMMIT")
+    return out
+
+
+def _from_entries(db: sqlite3.Connection, machine: str, env: str, shas: list[str]) -> dict | None:
+    out = {}
+    for k in range(0, len(shas), 500):
+        for sha, blob in _listed(db, machine, env, shas[k : k + 500]):
+            if blob is None:
+                return None
+            out[sha] = _load(blob, records.CommitResult)
+    return out if len(out) == len(shas) else None
+
+
+def _listed(db: sqlite3.Connection, machine: str, env: str, shas: list[str]) -> list[tuple[str, bytes | None]]:
+    """(sha, header blob) of these entries (at most 500), read from the covering index `entries_listed`."""
+    where = f"WHERE machine = ? AND env = ? AND sha IN ({', '.join('?' * len(shas))})"
+    try:
+        return db.execute(
+            f"SELECT sha, header FROM entries INDEXED BY entries_listed {where}", (machine, env, *shas)
+        ).fetchall()
+    except sqlite3.OperationalError:  # no such index (a summary that could not be given it)
+        return db.execute(f"SELECT sha, header FROM entries {where}", (machine, env, *shas)).fetchall()
+
+
+def _encoded(found: dict[str, records.CommitResult]) -> bytes:
+    """One pickle of the bucket, each fingerprint and settings that are equal made one object."""
+    same: dict = {}
+
+    def one(value):
+        return same.setdefault(value, value) if value is not None else None
+
+    def slim(h: records.CommitResult) -> records.CommitResult:
+        runs = tuple(dataclasses.replace(r, fingerprint=one(r.fingerprint)) for r in h.runs)
+        return dataclasses.replace(h, fingerprint=one(h.fingerprint), settings=one(h.settings), runs=runs)
+
+    return pickle.dumps([(sha, slim(h)) for sha, h in found.items()], protocol=5)
+
+
+def _decoded(blob: bytes, shas: set[str]) -> dict | None:
+    """The bucket's headers, None where it does not read back as headers of just these commits."""
+    try:
+        found = _Unpickler(io.BytesIO(blob)).load()
+        out = {sha: h for sha, h in found if isinstance(sha, str) and isinstance(h, records.CommitResult)}
+    except (*ERRORS, pickle.PickleError):
+        return None
+    return out if set(out) == shas and len(found) == len(shas) else None

@@ -17,7 +17,7 @@ from factories import bench, commit, rounds_of
 
 from regress.analysis import diff, normal, run_pairs, runs, stats
 from regress.core.records import BenchmarkId
-from regress.storage import light_entries
+from regress.storage import summary as light_entries
 from regress.storage.light import light
 from regress.storage.store import Store
 from scripts.fabricate_history import fabricate

@@ -9,7 +9,8 @@ import sqlite3
 
 import pytest
 
-from regress.storage import header_buckets, summary
+from regress.storage import summary
+from regress.storage import summary as header_buckets
 from regress.storage.light import header
 from regress.storage.store import Store
 from scripts.fabricate_history import fabricate

@@ -11,7 +11,8 @@ import pytest
 from regress.analysis import changepoints, stats
 from regress.core.records import WORKTREE
 from regress.report.data import Series, summarize
-from regress.storage import light_entries, summary
+from regress.storage import summary
+from regress.storage import summary as light_entries
 from regress.storage.store import Store
 from scripts.fabricate_history import fabricate
 
