@@ -47,12 +47,8 @@ def noise_scale(logs: np.ndarray) -> float:
 
 
 def robust(logs: np.ndarray, scale: float) -> np.ndarray:
-    """Clip each level to within CLIP noise units of its neighbours' running median.
-
-    A wild commit is pulled back to the edge of the noise, so it weighs like
-    an ordinary one; a real step moves the running median along with it
-    once half the window is on the new level, so steps are left alone.
-    """
+    """Clip each level to within CLIP noise units of its neighbours' running median: a wild commit
+    weighs like an ordinary one, while a step moves the running median with it."""
     if len(logs) < 3:
         return logs
     local = running_median(logs)
