@@ -9,7 +9,6 @@ by two runs (docs/statistics.md, "Runs"). Pure.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -18,6 +17,7 @@ import numpy as np
 from regress.analysis import modes, normal, stats
 from regress.analysis.judge import judge
 from regress.analysis.run_pairs import neighbour_pairs, same_code_pairs
+from regress.analysis.stats import by_run
 from regress.analysis.table import Table
 from regress.analysis.verdict import Verdict
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
@@ -27,14 +27,6 @@ from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 MIN_PAIRS = 8
 # An allowance the history gives is rounded up to this (log units: a tenth of a percent, as it is shown).
 STEP = 0.001
-
-
-def by_run(result: BenchmarkResult) -> dict[str, list[float]]:
-    """A benchmark's round values at one commit, by the run that took them."""
-    out: dict[str, list[float]] = defaultdict(list)
-    for s in result.samples:
-        out[s.run].append(stats.round_value(s))
-    return dict(out)
 
 
 def only_runs(result: BenchmarkResult, runs: set[str]) -> BenchmarkResult:
