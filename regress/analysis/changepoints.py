@@ -4,7 +4,9 @@ On the log levels of the trusted commits, clipped to the history's noise,
 the exact optimal partition places the change points (`segments`); a blip
 is not a step, consecutive steps the same way are one slide, and a step is
 reported where compare across it agrees (docs/statistics.md, "Change
-points over history"). Pure: a history in, Steps out.
+points over history"). `newly_found`: the regression steps a commit's
+results bring to light, grouped by the commit they start at (`by_culprit`).
+Pure: a history in, Steps out.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ import numpy as np
 from regress.analysis import diff, ranktest, runs, stats, trusted_levels
 from regress.analysis.segments import PENALTY, Kept, breakpoints_of, calibrated
 from regress.analysis.table import Table, as_table
+from regress.core.errors import RegressError
 from regress.core.kinds import Kind
-from regress.core.records import BenchmarkId
+from regress.core.records import BenchmarkId, CommitInfo, CommitResult
 
 # The memo's kind for the search's checkpoints (`segments.breakpoints_of`).
 CHECKPOINT = "search checkpoint"
@@ -263,3 +266,53 @@ def _blip(moves: list, k: int, threshold: float) -> bool:
         return len(after) <= BLIP and abs(stats.median(after_next) - stats.median(before)) < math.log1p(threshold)
 
     return (k + 1 < len(moves) and returns(k)) or (k > 0 and returns(k - 1))
+
+
+# A step found again this many history positions away from where it was is the same step.
+MOVED = 2
+
+
+@dataclass(frozen=True)
+class Culprit:
+    """A commit that made benchmarks slower, as the history shows it."""
+
+    commit: CommitInfo  # the first measured commit at the new level
+    previous: CommitInfo | None  # the measured commit before it
+    steps: tuple[Step, ...]
+
+    @property
+    def worst(self) -> float:
+        return max(s.ratio for s in self.steps)
+
+
+def newly_found(history: list[CommitResult], sha: str, *, threshold: float) -> list[Step]:
+    """Regression steps found with `sha`'s results and not without them (`history` oldest first)."""
+    shas = [c.commit.sha for c in history]
+    if sha not in shas:
+        raise RegressError(
+            f"{sha[:10]} has no results in this history; notify after its results are saved "
+            "(`regress run`, or `regress results pull` in CI)"
+        )
+    at = shas.index(sha)
+
+    def regressions(part: list[CommitResult]) -> list[Step]:
+        return [s for s in find_steps(part, threshold=threshold) if s.direction == Kind.REGRESSION]
+
+    before = regressions(history[:at])
+    return [
+        s
+        for s in regressions(history[: at + 1])
+        if not any(b.id == s.id and abs(b.index - s.index) <= MOVED for b in before)
+    ]
+
+
+def by_culprit(steps: list[Step], history: list[CommitResult]) -> list[Culprit]:
+    """The steps grouped by their first commit, oldest commit first, worst step first in each."""
+    groups: dict[str, list[Step]] = {}
+    for s in sorted(steps, key=lambda s: (s.index, -s.ratio, s.id)):
+        groups.setdefault(s.sha, []).append(s)
+    out = []
+    for _sha, group in groups.items():
+        i = group[0].index
+        out.append(Culprit(history[i].commit, history[i - 1].commit if i > 0 else None, tuple(group)))
+    return out
