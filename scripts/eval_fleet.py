@@ -42,7 +42,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from regress.analysis import changepoints, diff, new_steps, runs, stats  # noqa: E402
+from regress.analysis import changepoints, diff, runs, stats  # noqa: E402
 from regress.core.kinds import Kind  # noqa: E402
 from regress.core.records import (  # noqa: E402
     BenchmarkResult,
@@ -168,19 +168,19 @@ def history(rng: np.random.Generator, pool, *, paired: bool):
 
 def score_notify(hist, planted, tally: Counter) -> None:
     """`regress notify` after every push: the regression steps the history up to it newly finds (as
-    new_steps.newly_found: not found, within MOVED positions, without the push's results), scored as
+    changepoints.newly_found: not found, within MOVED positions, without the push's results), scored as
     `regressions` is: a planted slowdown found at its push, or a false step where none was planted near."""
     before: list = []
     slow = {(b, k) for (b, k), ratio in planted.items() if ratio > 1}
     for k in range(1, PUSHES):
         now = [s for s in changepoints.find_steps(hist[: k + 1]) if s.direction == Kind.REGRESSION]
         for s in now:
-            if any(b.id == s.id and abs(b.index - s.index) <= new_steps.MOVED for b in before):
+            if any(b.id == s.id and abs(b.index - s.index) <= changepoints.MOVED for b in before):
                 continue
             b = int(s.id.sub_label[1:])
             if (b, s.index) in slow:
                 tally[f"notify {planted[b, s.index] - 1:.0%} found"] += 1
-            elif not any((b, s.index + d) in slow for d in range(-new_steps.MOVED, new_steps.MOVED + 1)):
+            elif not any((b, s.index + d) in slow for d in range(-changepoints.MOVED, changepoints.MOVED + 1)):
                 tally["notify false steps"] += 1
         before = now
     for ratio in planted.values():

@@ -1,19 +1,12 @@
 """Steps in a benchmark's history: where its level moved and stayed moved.
 
-Each commit contributes one level per benchmark (`stats.level` of its
-rounds). On the log levels, in units of the history's own commit-to-commit
-noise, each value is first clipped to within CLIP units of its neighbours'
-running median, so a wild commit weighs like an ordinary one; then a
-penalised segmentation places the change points (the exact optimal
-partition of a least-squares Potts model, `partition`; asv's is L1, here
-the clipping gives the robustness). Segments are at least two commits long,
-so one outlier is never a step; a new level that lasts a few commits and is
-undone is a blip, not a step; consecutive steps the same way with short
-segments between are one gradual slide, reported once from its first commit.
-A step must clear the threshold (for a benchmark that uses every core, the
-drift allowance compare uses) and a Mann-Whitney test between the levels
-either side. Commits whose fastest rounds disagree are left out, as compare
-would call them noisy. Pure: a history in, Steps out.
+On the log levels of the trusted commits, clipped to the history's noise,
+the exact optimal partition places the change points (`segments`); a blip
+is not a step, consecutive steps the same way are one slide, and a step is
+reported where compare across it agrees (docs/statistics.md, "Change
+points over history"). `newly_found`: the regression steps a commit's
+results bring to light, grouped by the commit they start at (`by_culprit`).
+Pure: a history in, Steps out.
 """
 
 from __future__ import annotations
@@ -26,8 +19,9 @@ import numpy as np
 from regress.analysis import diff, ranktest, runs, stats, trusted_levels
 from regress.analysis.segments import PENALTY, Kept, breakpoints_of, calibrated
 from regress.analysis.table import Table, as_table
+from regress.core.errors import RegressError
 from regress.core.kinds import Kind
-from regress.core.records import BenchmarkId
+from regress.core.records import BenchmarkId, CommitInfo, CommitResult
 
 # The memo's kind for the search's checkpoints (`segments.breakpoints_of`).
 CHECKPOINT = "search checkpoint"
@@ -122,9 +116,6 @@ def find_steps(
     steps: list[Step] = []
     for c in found:
         agrees = _compare_agrees(table, c.prior, c.end, c.id, c.ratio, threshold, apart, judge_one or judge_across)
-        # compare's verdict on the rounds either side is the test where there are
-        # rounds (Mann-Whitney can't reach p < 0.05 with a level of two commits);
-        # levels of single rounds have only the history's own test.
         # Where compare can't tell (results of a round or two), the history's own test stands, and the
         # move must reach the threshold itself.
         if agrees is False or (
@@ -198,8 +189,7 @@ def candidates(
                 continue  # the newest commits: an outlier pair until a third agrees
             p = ranktest.p_value(after, before)
             # A slide begins where the level first moves by half the threshold, and by a share of its
-            # largest cut: a leading cut made by one commit's wobble (+2%, the next commit back; +2.7%
-            # two commits before a +31% step) is not its start, while a climb of even cuts starts at its first.
+            # largest cut: a leading cut made by one commit's wobble is not its start.
             sizes = [abs(float(np.subtract(*own_change(logs, bounds, j)))) for j in range(a, b + 1)]
             least = max(math.log1p(threshold / 2), SLIDE_SHARE * max(sizes))
             while a < b and sizes[0] < least:
@@ -234,11 +224,8 @@ NEAR = 3
 def own_change(logs: np.ndarray, bounds: list[int], a: int) -> tuple[float, float]:
     """The log levels just before and just after the cut `a` starts: the step's own change.
 
-    Segment levels are not it: on a gradual climb the segment after a step
-    keeps rising (or a slide's last segment lies several steps up), and its
-    median against the one before reads as one step's size what is several
-    commits' worth. The medians of the NEAR commits either side of the cut,
-    within its two segments, are what `compare` across the step sees.
+    The medians of the NEAR commits either side of the cut, within its two segments (what `compare`
+    across the step sees), not the segments' medians, which on a gradual climb read several commits' worth.
     """
     cut = bounds[a + 1]
     before = logs[max(bounds[a], cut - NEAR) : cut]
@@ -251,10 +238,7 @@ def _compare_agrees(
 ) -> bool | None:
     """A step is only reported where `compare` across it gives the same verdict.
 
-    With rounds per commit, compare sees each side's spread, which the levels
-    alone don't show; history-only evidence is not enough to call a step.
-    Commits with fewer rounds than a verdict needs (older results) can't be
-    judged by compare: None, and the history's own tests stand.
+    None where compare can't judge (fewer rounds than a verdict needs): the history's own tests stand.
     """
     if table.row(before, bid) is None or table.row(after, bid) is None:
         return None
@@ -273,11 +257,8 @@ def judge_across(table: Table, before: int, after: int, bid: BenchmarkId, thresh
 
 
 def _blip(moves: list, k: int, threshold: float) -> bool:
-    """True when move k and a neighbour form an excursion of a few commits that comes back.
-
-    A level held for BLIP commits or fewer, then undone, is a burst of
-    outliers (or a change reverted at once), not a step.
-    """
+    """True when move k and a neighbour form an excursion that comes back: a level held for BLIP
+    commits or fewer, then undone."""
 
     def returns(i: int) -> bool:
         _, _, before, after = moves[i]
@@ -285,3 +266,53 @@ def _blip(moves: list, k: int, threshold: float) -> bool:
         return len(after) <= BLIP and abs(stats.median(after_next) - stats.median(before)) < math.log1p(threshold)
 
     return (k + 1 < len(moves) and returns(k)) or (k > 0 and returns(k - 1))
+
+
+# A step found again this many history positions away from where it was is the same step.
+MOVED = 2
+
+
+@dataclass(frozen=True)
+class Culprit:
+    """A commit that made benchmarks slower, as the history shows it."""
+
+    commit: CommitInfo  # the first measured commit at the new level
+    previous: CommitInfo | None  # the measured commit before it
+    steps: tuple[Step, ...]
+
+    @property
+    def worst(self) -> float:
+        return max(s.ratio for s in self.steps)
+
+
+def newly_found(history: list[CommitResult], sha: str, *, threshold: float) -> list[Step]:
+    """Regression steps found with `sha`'s results and not without them (`history` oldest first)."""
+    shas = [c.commit.sha for c in history]
+    if sha not in shas:
+        raise RegressError(
+            f"{sha[:10]} has no results in this history; notify after its results are saved "
+            "(`regress run`, or `regress results pull` in CI)"
+        )
+    at = shas.index(sha)
+
+    def regressions(part: list[CommitResult]) -> list[Step]:
+        return [s for s in find_steps(part, threshold=threshold) if s.direction == Kind.REGRESSION]
+
+    before = regressions(history[:at])
+    return [
+        s
+        for s in regressions(history[: at + 1])
+        if not any(b.id == s.id and abs(b.index - s.index) <= MOVED for b in before)
+    ]
+
+
+def by_culprit(steps: list[Step], history: list[CommitResult]) -> list[Culprit]:
+    """The steps grouped by their first commit, oldest commit first, worst step first in each."""
+    groups: dict[str, list[Step]] = {}
+    for s in sorted(steps, key=lambda s: (s.index, -s.ratio, s.id)):
+        groups.setdefault(s.sha, []).append(s)
+    out = []
+    for _sha, group in groups.items():
+        i = group[0].index
+        out.append(Culprit(history[i].commit, history[i - 1].commit if i > 0 else None, tuple(group)))
+    return out

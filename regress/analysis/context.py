@@ -37,13 +37,9 @@ def blip(
 ) -> Verdict:
     """A move made by one odd commit whose neighbours agree is that commit's luck, not a change.
 
-    Measured here: identical code at two commits of one interleaved run can
-    sit 3-7% apart, every round of each agreeing (with forked and with fresh
-    interpreters alike), so rounds alone can't rule it out; the history can.
     Head is odd when the commit after it is level with base (and head to it is
     not a further move the same way); base is odd when the commit before it
-    is level with head. `found(result, id)`: the result's benchmark of that id (`by_id`, which a caller
-    judging every benchmark makes once per commit).
+    is level with head. `found(result, id)`: the result's benchmark of that id (`by_id`).
     """
     if not may_blip(v):
         return v
@@ -90,9 +86,7 @@ LEVEL_SHARE = 0.5
 
 def _level(w: Verdict | None, move: Verdict) -> bool:
     """`w` (the neighbour against the other side) says they are level: unchanged, or, where a side's floor
-    is unsettled (`noisy`), an estimate within LEVEL_SHARE of `move`'s size and no move the same way (on a
-    machine with modes a neighbour pair can stay `noisy` at a 5% threshold and still show that a +13% move
-    did not last: 27.6 and 27.8 us either side of 31.3)."""
+    is unsettled (`noisy`), an estimate within LEVEL_SHARE of `move`'s size."""
     if w is None:
         return False
     if w.verdict == Kind.UNCHANGED:
@@ -108,12 +102,9 @@ MACHINE_SHARE = 0.5
 
 
 def machine_shift(base: CommitResult | None, head: CommitResult | None, *, threshold: float) -> stats.Shift | None:
-    """How much slower (or faster) the machine was while head was measured, when it clearly was.
-
-    Judged from the reference workload (`reference.py`) timed in the same
-    rounds as the benchmarks; None when it did not move beyond half the
-    threshold, or either commit has too few reference rounds.
-    """
+    """How much slower (or faster) the machine was while head was measured, by the reference workload
+    timed in the same rounds; None when it did not move beyond MACHINE_SHARE of the threshold, or either
+    commit has too few reference rounds."""
     if base is None or head is None:
         return None
     b = [stats.round_value(s) for s in base.reference]

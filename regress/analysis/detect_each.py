@@ -1,10 +1,8 @@
 """What each benchmark of one commit can detect: `detectable.of` for every timed benchmark it measured.
 
-The figures `show`, `regressions --format json` and the site's chart pages state: from the commit's own
-rounds (`detectable.noise_of`), or, where those alone are too few to tell (a commit of 5 rounds in one
-run), pooled with the commit measured before it, as a verdict between the two would pool them; the
-plan's rounds; the benchmark's threads and the machine's cores; the history's commit-to-commit noise
-(`history_noise`) and its allowances (`runs.Allowance`). Pure.
+From the commit's own rounds (`detectable.noise_of`), or, where those alone are too few to tell,
+pooled with the commit measured before it, as a verdict between the two would pool them; the
+history's commit-to-commit noise (`history_noise`) and its allowances (`runs.Allowance`). Pure.
 """
 
 from __future__ import annotations

@@ -1,30 +1,17 @@
 """What a benchmark can detect: the smallest change its own noise lets a verdict catch, and the rounds a smaller one takes.
 
-A verdict calls a change when its interval (`stats.shift`) lies beyond no
-change: the difference of the two floors, give or take Z times the
-interval's spread. That spread comes from the benchmark's own rounds: how
-far a floor of n rounds wanders (the minimum of n draws from where its
-rounds land above their floor), how well the fastest rounds agree (the floor
-gap) and how busy they were, plus the allowance for what rounds can't show
-(within a run 1%; between runs the shift the history's same-code pairs
-show). From the rounds' excesses over their floors (`modes.relative`), each
-of these is an order statistic computed exactly for n rounds, so
+From the rounds' excesses over their floors (`modes.relative`), the
+verdict's interval (`stats.shift`) on a typical side of n rounds and the
+floors' own wandering are computed exactly for n rounds, so
 
-    detectable(n) = Z * interval spread(n) + z_POWER * spread of the difference(n)
+    detectable(n) = Z * interval spread(n) + Z_POWER * spread of the difference(n)
 
-is the smallest change caught POWER of the time with n rounds a side (the
-verdict's other rule, an estimate of at least half the threshold, is met by
-any change that size). Changes below it are `noisy` or `unchanged`, never a
-false verdict: this is what a benchmark can see, stated in advance. A
-threshold below it can't be met however the verdict is worded;
-`rounds_for` says how many rounds would meet it, where rounds can (the
-allowance between runs is a floor no number of rounds lowers).
-
-Three places a verdict is made, three figures (`Detectable`): a paired push
-and a pull-request check (both sides in one run: the within-run allowance),
-and the history (a step is reported where compare across it agrees, and the
-segmentation must see it against the series' commit-to-commit noise).
-Pure. docs/statistics.md ("What each benchmark can detect").
+is the smallest change caught 0.9 of the time with n rounds a side; changes
+below it are `noisy` or `unchanged`, never a false verdict. `rounds_for`
+says how many rounds would reach a threshold, where rounds can. Three
+figures (`Detectable`): a paired push or pull-request check (within-run
+allowance), and a step in the history. Pure. docs/statistics.md ("What each
+benchmark can detect").
 """
 
 from __future__ import annotations
@@ -38,10 +25,8 @@ import numpy as np
 from regress.analysis import modes, stats
 
 # The share of changes of the stated size a verdict catches, by the model: 0.9, so that at least 0.8 are
-# caught in fact (the model reads a typical side of rounds, and a side's floor gap and busyness vary
-# around the typical one: on rounds a busy machine slowed, 0.8 by the model caught 0.72-0.87).
-POWER = 0.9
-Z_POWER = 1.2815515655446004  # the normal quantile of POWER: scipy.special.ndtri(0.9)
+# caught in fact (a side's floor gap and busyness vary around the typical one the model reads).
+Z_POWER = 1.2815515655446004  # the normal quantile of 0.9: scipy.special.ndtri(0.9)
 # The most rounds a side is ever asked for (`compare --measure`'s cap).
 MOST_ROUNDS = 40
 # A step the segmentation places needs its level held this many commits either side (changepoints.TAIL).
@@ -87,8 +72,7 @@ class Noise:
 
     def slow_mode(self, rounds: int) -> float:
         """The smallest change (log) whose slower side's `rounds` can't all have landed that high by luck
-        (`modes.luck`, its share from these rounds): below it, a verdict waits for more rounds. On a machine
-        whose rounds land 1.7x up half the time, five rounds a side can't tell anything under 1.8x."""
+        (`modes.luck`, its share from these rounds): below it, a verdict waits for more rounds."""
         x = np.sort(np.asarray(self.every or self.excess, dtype=float))[::-1]
         m, n = len(x), max(int(rounds), 1)
         # The most rounds of m that may land that high: ((k + PRIOR) / (m + 2 PRIOR))^n < ALPHA.
@@ -98,7 +82,7 @@ class Noise:
         return float(x[max(k, 0)]) / modes.SHRINK
 
     def detectable(self, rounds: int, drift: float) -> float:
-        """The smallest change (log) caught POWER of the time with `rounds` a side and this allowance."""
+        """The smallest change (log) caught 0.9 of the time with `rounds` a side and this allowance."""
         x = np.asarray(self.excess, dtype=float)
         n = max(int(rounds), stats.FEWEST_ROUNDS_TO_JUDGE)
         # A typical side of n rounds: each order statistic at its expected excess. The verdict's own interval
@@ -211,8 +195,5 @@ def noise_of(*results) -> Noise | None:
     for r in results:
         if r is None or not r.samples:
             continue
-        by: dict[str, list[float]] = {}
-        for s in r.samples:
-            by.setdefault(s.run, []).append(stats.round_value(s))
-        groups += list(by.values())
+        groups += list(stats.by_run(r).values())
     return Noise.of(groups)

@@ -11,8 +11,7 @@ from collections.abc import Collection
 from dataclasses import replace
 
 from regress.analysis import context, modes, pairing, runs, stats
-from regress.analysis.counts import compare_counts, judge_counts  # noqa: F401 - re-exported
-from regress.analysis.judge import MIN_ESTIMATE_SHARE, iqr, judge  # noqa: F401 - re-exported
+from regress.analysis.judge import iqr
 from regress.analysis.verdict import Verdict, any_regression, order_key  # noqa: F401 - re-exported
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult

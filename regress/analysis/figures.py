@@ -1,13 +1,10 @@
 """One result file's figures: the few numbers per benchmark that the history-wide analyses read.
 
-The change points, the run-shift fit, the allowance for separate runs, the
-charts and the site's metric tables all read every commit of a series, but of
-each commit's rounds only a handful of figures: a benchmark's level, its
-rounds' quartiles, torch's pooled-block statistics, and per run the count and
-the three fastest round values. Computed once per file (the results summary
-memo keeps them: `storage/series_figures.py`), a thousand commits
-of two hundred benchmarks are a few arrays instead of a million round
-records to walk. `to_tree`/`from_tree`: the form the memo keeps. Pure.
+A benchmark's level, its rounds' quartiles, torch's pooled-block statistics,
+and per run the count and the three fastest round values. Computed once per
+file (`storage/series_figures.py` keeps them); `to_tree`/`from_tree`: the
+form the memo keeps. `values`: one figure a round of a metric, which a
+metric's verdict reads too. Pure.
 """
 
 from __future__ import annotations
@@ -20,9 +17,8 @@ from typing import TypeAlias, cast
 import numpy as np
 
 from regress.analysis import stats
-from regress.analysis.metric_values import values
 from regress.core.blocks import summarize_times
-from regress.core.kinds import FailureKind
+from regress.core.kinds import COUNTED, MEMORY, FailureKind, Metric
 from regress.core.metric_specs import BEYOND_TIME, spec
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 
@@ -58,6 +54,24 @@ def _metric_level(r: BenchmarkResult, metric) -> float:
         return math.nan
     got = values(r, metric)
     return float(statistics.median(got)) if got else math.nan
+
+
+def values(r: BenchmarkResult, metric: Metric) -> tuple[float, ...]:
+    """One figure a round. Memory: the CUDA allocator's when the benchmark used CUDA, else the CPU's."""
+    if metric in MEMORY:
+        device = "cuda" if any(m.device == "cuda" for m in r.memory) else "cpu"
+        return tuple(float(getattr(m, metric.value)) for m in r.memory if m.device == device)
+    if metric == Metric.COMPILE_TIME:
+        return tuple(c.compile_time for c in r.compiled)
+    if metric in COUNTED:
+        return tuple(float(getattr(c, metric.value)) for c in r.compiled)
+    if metric == Metric.TRACKED:
+        return tuple(t.value for t in r.tracked)
+    if metric == Metric.TIME:
+        return stats.round_values(r) if r.ok else ()
+    if metric == Metric.INSTRUCTIONS:
+        return tuple(float(c.value) for c in r.counts)
+    raise ValueError(f"no values for {metric}")
 
 
 def of(result: CommitResult, *, site: bool = True) -> FileFigures:

@@ -22,8 +22,6 @@ from regress.core.kinds import Kind
 from regress.core.records import BenchmarkResult
 from regress.core.units import percent as pct
 
-MIN_ESTIMATE_SHARE = stats.MIN_ESTIMATE_SHARE  # re-exported: the rule lives with the interval (`stats`)
-
 
 def iqr(values) -> float | None:
     q = stats.spread(values)
@@ -53,14 +51,6 @@ def _why_noisy(
     elif threads > 1:
         notes.append(f"{threads} threads are easily disturbed on a shared machine")
     return notes
-
-
-def _by_run(result: BenchmarkResult) -> list[list[float]]:
-    """A side's round values grouped by the run that took them."""
-    groups: dict[str, list[float]] = {}
-    for sample in result.samples:
-        groups.setdefault(sample.run, []).append(stats.round_value(sample))
-    return list(groups.values())
 
 
 def _sees(
@@ -191,8 +181,8 @@ def judge(
         threads=threads,
         cores=cores,
         drift=drift,
-        b_runs=_by_run(base),
-        h_runs=_by_run(head),
+        b_runs=list(stats.by_run(base).values()),
+        h_runs=list(stats.by_run(head).values()),
         pool=pool,
     )
     if d.why == FEW:

@@ -1,11 +1,8 @@
 """The level fit's weighted least squares (`levels.fit_many`): small blocks batched dense, big ones sparse.
 
-A batch's benchmarks share no column: its design is block diagonal, a
-block a benchmark. A long history's fit is one long chain of runs a block,
-thousands of columns: one sparse solve through scipy.sparse. A short
-history's blocks are a few columns each, which one batched dense solve
-(numpy's stacked `solve`) does without importing scipy.sparse. Both paths
-solve the same normal equations. Pure.
+A batch's design is block diagonal, a block a benchmark. Batches of small
+blocks are solved by one batched dense solve, others by one sparse solve;
+both solve the same normal equations. Pure.
 """
 
 from __future__ import annotations
@@ -86,9 +83,8 @@ class Design:
 
 def _schur(m, b: np.ndarray, k: int) -> np.ndarray:
     """x with m x = b (sparse, symmetric positive definite). The nodes are eliminated (their Schur
-    complement over the runs and CPU models) and the rest factored symmetrically, without pivoting:
-    SuperLU's default partial pivoting took 50-190 ms a solve once Huber's weights were in (its row
-    swaps fill the factor in), this takes a few."""
+    complement over the runs and CPU models) and the rest factored symmetrically, without pivoting
+    (partial pivoting's row swaps fill the factor in)."""
     from scipy import sparse
     from scipy.sparse.linalg import splu
 

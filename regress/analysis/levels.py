@@ -1,21 +1,13 @@
 """A benchmark's history with the shift of every run taken out.
 
-Each push job is its own run, often on another hosted runner: a run's
-levels all sit a few percent (another CPU model: 10-30%) above or below the
-next run's, benchmark by benchmark. A history that strings together one
-level per commit from different runs reads each such shift as a step. But
-runs overlap: a paired push measures the commit before it again, so its two
-commits tie its shift to the previous run's; commits of identical code tie
-the runs that measured them; a range run ties all its commits. On the log
-scale a commit's level in a run is
+On the log scale a commit's level in a run is
 
     y[commit, run] = level[code of the commit] + shift[run] + noise,
 
-and the levels and shifts are estimated together, robustly (`fit`).
-Commits linked to no other run keep their own level, as before runs were
-recorded. The level of a push against its parent is then exactly the paired
-difference of its own run, and a slower runner or a change of CPU model
-moves no level by itself. Pure.
+and the levels and shifts are estimated together, robustly (`fit_many`), from
+where runs overlap (a paired push's parent, commits of identical code, a
+range run). Commits linked to no other run keep their own level. Pure
+(docs/statistics.md, "Runs").
 """
 
 from __future__ import annotations
@@ -53,7 +45,7 @@ class Observations:
 
     node, run, cpu are codes whose order is that of their names (a node is a code identity, or the
     commit's sha: commits of one node share a level; an unnamed run is its commit's own, "-{position}"),
-    so a fit's columns are ordered as they always were."""
+    which fixes the order of a fit's columns."""
 
     position: np.ndarray  # in the history list
     node: np.ndarray
@@ -117,7 +109,7 @@ def observations(history, code: dict[str, str], keep=None) -> dict[BenchmarkId, 
         return {}
     node_of = node_codes(t, code)
     pos = t.run_pos[rows].astype(np.int64)
-    # A run's name and CPU model are its (position, run)'s: looked up once per pair, not per row.
+    # A run's name and CPU model are its (position, run)'s: looked up once per pair.
     width = max(len(t.run_names), 1)
     pairs, which = np.unique(pos * width + t.run[rows], return_inverse=True)
     at, of = (pairs // width).tolist(), (pairs % width).tolist()
@@ -166,18 +158,11 @@ def fit_many(batch: list[tuple[Observations, dict[str, dict[int, float]] | None]
     """Per (observations, fixed) of a batch: the log level per node code ("node"), and each CPU model's
     shift ("cpu"), estimated together with every run's shift.
 
-    Least squares on y = level[node] + model[cpu] + own[run], solved directly
-    (`level_solve`: a chain of a thousand pushes is one sparse solve, the
-    runs of short histories small dense blocks, one a benchmark), the run's own shift weakly
-    pulled toward zero (RUN_PRIOR) and the CPU model's only faintly (its
-    offset). Runs on one CPU model are then comparable up to a
-    few percent, so levels measured by different pushes on one model hold
-    each other in place, while a change of model moves nothing. Then a few
-    reweighted solves (Huber) so that one odd measurement pulls less.
+    Least squares on y = level[node] + model[cpu] + own[run] (`level_solve`), the run's own shift
+    weakly pulled toward zero (RUN_PRIOR) and the CPU model's only faintly (its offset), then a few
+    reweighted solves (Huber) so that one odd measurement pulls less. The batch is one system.
     `fixed`: {"node": {code: level}, "cpu": {code: shift}} already estimated: held as they are, the
-    rest fitted around them. The batch's benchmarks
-    are one system: one solve a reweighting, not two hundred (whose scipy.sparse calls,
-    not their arithmetic, took most of a site build's fitting time)."""
+    rest fitted around them."""
     parts, ys, node_at, node_col, rest_at, rest_col, pulls, blocks = [], [], [], [], [], [], [], []
     free_nodes = free_rest = start = 0
     for obs, fixed in batch:
@@ -252,9 +237,8 @@ def fit_many(batch: list[tuple[Observations, dict[str, dict[int, float]] | None]
         at = free_nodes + part.rest_col + part.runs
         shifts[part.model_free] = x[at : at + int(part.model_free.sum())]
         if part.node_free.all() and part.model_free.all():
-            # Every level up by c and every model's shift down by c fits alike: only RIDGE's faint pull
-            # picks c, whose optimum has the shifts summing to zero; the solve leaves c off by up to 1e-4
-            # (its conditioning), which moved every level of every chart at each build. Set exactly.
+            # Every level up by c and every model's shift down by c fits alike: RIDGE's optimum has the
+            # shifts summing to zero, which the solve's rounding misses. Set exactly.
             c = float(np.mean(shifts))
             nodes, shifts = nodes + c, shifts - c
         out.append(

@@ -14,8 +14,8 @@ import math
 import statistics
 from typing import overload
 
-from regress.analysis import diff, pairing, stats
-from regress.analysis.metric_values import values
+from regress.analysis import counts, diff, pairing, stats
+from regress.analysis.figures import values
 from regress.analysis.verdict import VerdictFields, order_key
 from regress.core.kinds import COUNTED, Kind, Metric
 from regress.core.metric_specs import spec
@@ -120,7 +120,7 @@ def compare(
     if metric == Metric.TIME:
         return diff.compare(only(base, metric), only(head, metric), threshold=threshold)
     if metric == Metric.INSTRUCTIONS:
-        return diff.compare_counts(only(base, metric), only(head, metric), threshold=threshold)
+        return counts.compare_counts(only(base, metric), only(head, metric), threshold=threshold)
     b = {r.id: r for r in (base.results if base else ()) if carries(r, metric)}
     h = {r.id: r for r in (head.results if head else ()) if carries(r, metric)}
     if spec(metric).field == "compiled":

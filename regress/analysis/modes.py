@@ -1,31 +1,15 @@
 """Slow modes: when a commit's few rounds may all have landed slow, and how many rounds rule that out.
 
-Some machines run in modes: a VM whose host steals time for seconds at a
-stretch, a frequency state, a co-tenant on the sibling thread, a process
-that lands badly in memory. Each round then runs wholly at one of a few
-speeds (rounds of one benchmark about 4 us or about 7 us, whatever the
-commit), so rounds that landed in the slow mode agree with each other, and
-a commit whose rounds all landed there has a floor that agrees with itself
-and is wrong. The floor gap can't see it; the other rounds measured beside
-it can: they show how often a round lands that far above its commit's
-floor.
-
-So, for two sides of a comparison, the slower side's floor sits a ratio r
-above the faster's. The rounds of the faster side, each read against its
-own floor (per run: a run's rounds share its machine), give the share of
-rounds that land that far above their floor, `share(r)`; all n rounds of
-the slower side landing there by luck has probability about share(r)^n,
-times the chance that the lowest of them reaches down to r (rounds a busy
-neighbour slowed by 10-60% make no 3% floor). A
-change is only called once that is below ALPHA (`luck`); the round plan
-takes rounds until it is (`rounds_to_rule_out`), so on a machine without
-modes nothing changes, and on one with them the rounds go where a verdict
-hinges on them. `detect` names the modes themselves, for the reasons
-shown. Pure: round values in, figures out. docs/statistics.md ("Modes").
-
-Sides measured by separate runs (`Apart`) each had their own machine: the
-faster side's rounds say nothing of how often the slower side's run put a
-round high, so the share is that run's own (every benchmark's rounds in it).
+On a machine with modes each round runs wholly at one of a few speeds, so a
+commit whose rounds all landed in a slow mode has a floor that agrees with
+itself and is wrong. For two sides whose slower floor sits a ratio r above
+the faster's, the share of rounds that land that far above their own floor
+(`share`) gives the chance that all n rounds of the slower side landed there
+by luck (`luck`); a change is only called once that is below ALPHA, and the
+round plan takes rounds until it is (`rounds_to_rule_out`). Sides measured
+by separate runs (`Apart`) read the slower side's run's own share. `detect`
+names the modes themselves. Pure: round values in, figures out.
+docs/statistics.md ("Machines with modes").
 """
 
 from __future__ import annotations
@@ -44,24 +28,20 @@ from regress.core import blocks
 ALPHA = 0.001
 # A round counts as landing "that far" above its floor from this share of the log ratio on. The floors'
 # own luck cancels (both sides' rounds are read against their floors); what is left is a slow mode's width,
-# which a handful of rounds shows only roughly (rounds 1.65-1.85x up, a head 1.93x up: not that mode).
+# which a handful of rounds shows only roughly.
 SHRINK = 0.9
 # Pseudo-counts (Jeffreys): a share from a handful of rounds is never exactly zero.
 PRIOR = 0.5
 # The run's every benchmark's rounds weigh like this many of the benchmark's own: a machine's modes slow every
-# benchmark alike, so with five rounds of one benchmark the run's share leads (a push beside a machine
-# flipping speeds: 1 of 5 own rounds high, a third of the run's), with fifteen its own rounds do (a busy
-# machine's run whose rounds land 6% up two times in three, one benchmark's a third of the time).
+# benchmark alike, so with five rounds of one benchmark the run's share leads, with fifteen its own rounds do.
 MACHINE_WEIGHT = 5.0
 # A slow mode's rounds wander: the floor of n of them may sit below those the faster side showed, down to
-# their log ratio over this (the real case: a commit's rounds all at 6.02 us, a mode at about 7 over 3.91).
-# But not further: rounds slowed 10-60% by a busy neighbour can't all land 3% high, so a 3% move is no slow mode's.
+# their log ratio over this. But not further: rounds slowed 10-60% by a busy neighbour can't all land 3% high.
 REACH = 1.5
 # The most rounds a side is asked for (beyond it, no plan or measurement can settle it).
 MOST = 40
 # With modes, a floor is the fast mode's once this many rounds landed in it and agree (two agreeing fast
-# rounds fix a floor that noise can only raise; where the slow mode takes two rounds in three, a third fast
-# one cost a 25 s budget's worth of rounds, and the plan ran out before most commits had it).
+# rounds fix a floor that noise can only raise).
 FAST_ROUNDS = 2
 
 
@@ -143,10 +123,7 @@ class Luck:
 def machine(*results, runs: set[str] | None = None) -> np.ndarray:
     """Every benchmark's rounds of these CommitResults (of `runs` only, when given), the reference workload's
     timed in the same rounds among them, each read against its own (benchmark, run) floor, pooled: how often
-    this machine put a round that far above its floor.
-
-    A machine's modes (a host that steals time for seconds, a frequency state) slow every benchmark alike,
-    so the whole run shows their share far better than one benchmark's five rounds beside a push."""
+    this machine put a round that far above its floor."""
     groups: dict[tuple, list[float]] = {}
     for c in results:
         if c is None:

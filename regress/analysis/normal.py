@@ -1,14 +1,8 @@
 """The standard normal distribution's CDF, bit for bit scipy.special.ndtr, without importing scipy.special.
 
-`stats.shift` needs one p-value per verdict and `runs.allowance` one
-quantile, and importing scipy.special for them costs 0.2 s (its array-API
-layer clones numpy's namespace, f2py included): 40% of a `regress compare`.
-This is the Cephes algorithm scipy.special.ndtr runs (xsf's cephes/ndtr.h:
-the same rational approximations, the same coefficients, evaluated in the
-same order in IEEE doubles, with libm's exp), so each p-value, and with it
-every stored and printed figure, is exactly what scipy gives
-(tests/unit/test_normal.py checks it over a million arguments against scipy).
-Pure.
+The Cephes algorithm scipy.special.ndtr runs (xsf's cephes/ndtr.h: the same
+coefficients, evaluated in the same order in IEEE doubles, with libm's exp),
+so each p-value is exactly scipy's (tests/unit/test_normal.py). Pure.
 """
 
 from __future__ import annotations

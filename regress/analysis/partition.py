@@ -2,21 +2,9 @@
 
 The change points are the optimal partition (the least-squares Potts model:
 the sum of squares within segments plus a penalty per change point, every
-segment at least `min_size` long), the problem ruptures' KernelCPD with a
-linear kernel solves. Its dynamic programme looks at every earlier start for
-every point: quadratic, 0.25 s a benchmark at 10,000 commits, most of a
-site build's time. Here the same programme keeps only the starts that can
-still win (Maidstone et al. 2017, functional pruning of optimal
-partitioning): a start is dropped once, for every level the next segment
-could take, a later start is at least as good, which for squared error is
-an interval of levels per start that each new point narrows (and, from its
-first point, the levels where the start before it stays better). On
-histories of few change points a few dozen starts survive, and all series
-advance together, point by point, as numpy arrays: 200 benchmarks of
-10,000 commits in about 8 s instead of ruptures' 20-55 s. The optimum is
-the unpruned programme's (tests/unit/test_partition.py); ruptures' own
-pruning with a minimum segment length misses it now and then, in series of
-many short segments (5 of 900 random ones, each time at a higher cost).
+segment at least `min_size` long). Starts that can no longer win are pruned
+(Maidstone et al. 2017); the optimum is the unpruned programme's
+(tests/unit/test_partition.py). All series advance together, point by point.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """The two-sided Mann-Whitney U test, as scipy.stats.mannwhitneyu computes it, without importing scipy.stats.
 
-`changepoints` tests every candidate step's levels either side, and
-importing scipy.stats for that one function costs 0.3-0.5 s (it loads every
-distribution and parses their docstrings): a sixth of an incremental site
-build. scipy's default ("auto") is followed step by step: the exact null
-distribution when the smaller sample has at most 8 values and nothing ties,
-else the normal approximation with the tie correction and the continuity
-correction, through `normal.cdf` (scipy.special.ndtr bit for bit). The exact
-branch counts arrangements by the recurrence scipy uses, in its arithmetic,
-and divides as it does (its binom loop for the total, a running sum of the pmf), so the p-values are scipy's
-(tests/unit/test_ranktest.py checks it against scipy). Pure.
+scipy's default ("auto") step by step: the exact null distribution when the
+smaller sample has at most 8 values and nothing ties, else the normal
+approximation with the tie and continuity corrections (`normal.cdf`). The
+exact branch counts and divides in scipy's arithmetic, so the p-values are
+scipy's (tests/unit/test_ranktest.py). Pure.
 """
 
 from __future__ import annotations

@@ -18,12 +18,9 @@ SETTLED = 0.025
 
 
 def same_code_pairs(history, code: dict[str, str]) -> dict[BenchmarkId, list[float]]:
-    """Per benchmark: log differences between two runs' levels of the same code.
-
-    The same commit measured by two runs, and commits of identical code
-    (`code`: sha -> code digest) measured by different runs, each give one
-    difference per pair of runs (runs with too few rounds left out).
-    `history`: a list of results or their `Table`.
+    """Per benchmark: log differences between two runs' levels of the same code (one commit, or commits
+    of identical code, `code`: sha -> code digest), one per pair of consecutive runs (runs with too few
+    rounds left out). `history`: a list of results or their `Table`.
     """
     t = as_table(history)
     node_ids: dict[str, int] = {}
@@ -42,8 +39,7 @@ def same_code_pairs(history, code: dict[str, str]) -> dict[BenchmarkId, list[flo
     if not len(rows):
         return {}
     # Each (benchmark, code, run)'s fastest level; then, per (benchmark, code), the runs in the order
-    # they ran (a run's name starts with its time): n runs give n - 1 log differences. In bulk: a
-    # history of 10,000 commits has millions of such rows, which a loop over them took seconds for.
+    # they ran (a run's name starts with its time): n runs give n - 1 log differences.
     rank = np.empty(len(names := t.run_names), dtype=np.int64)
     rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
     r, v = rank[t.run[rows]], t.low[0, rows]
@@ -53,7 +49,7 @@ def same_code_pairs(history, code: dict[str, str]) -> dict[BenchmarkId, list[flo
     first[1:] = (k[1:] != k[:-1]) | (r[1:] != r[:-1])
     starts = np.flatnonzero(first)
     k, first_row = k[starts], np.minimum.reduceat(order, starts)  # per (key, run): its first row
-    logs = np.log(np.minimum.reduceat(v, starts))  # numpy's log: math.log a value was a second at 10,000 commits
+    logs = np.log(np.minimum.reduceat(v, starts))
     pair = np.flatnonzero(k[1:] == k[:-1])  # consecutive runs of one key
     diffs = logs[pair + 1] - logs[pair]
     # In the order the rows first name each key (and its runs in order), per benchmark as a loop would.
@@ -61,8 +57,7 @@ def same_code_pairs(history, code: dict[str, str]) -> dict[BenchmarkId, list[flo
     seen = key_first[np.cumsum(np.r_[True, k[1:] != k[:-1]]) - 1][pair]
     ordered = np.lexsort((pair, seen))
     bench, diffs = k[pair][ordered] // width, diffs[ordered]
-    # Split per benchmark (a stable sort keeps each one's order), benchmarks in the order first seen:
-    # a dict built a difference at a time took a third of this at 200,000 differences.
+    # Split per benchmark (a stable sort keeps each one's order), benchmarks in the order first seen.
     by = np.argsort(bench, kind="stable")
     grouped = bench[by]
     starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
@@ -75,12 +70,9 @@ def neighbour_pairs(history) -> dict[BenchmarkId, list[float]]:
     """Per benchmark: log differences between neighbouring commits measured by one run (a range run's
     commits in history order, a paired push's parent and head), each run's fastest rounds.
 
-    Most neighbours hold the same speed, so these show what two commits of one run differ by when
-    nothing changed beyond their rounds' luck: a commit's code layout, a mode all its rounds sat in. Only
-    settled floors count (the second-fastest round within SETTLED of the fastest: on a machine with modes
-    two agreeing fast rounds fix a floor, `modes.FAST_ROUNDS`): a floor the rounds leave
-    uncertain differs by its own luck, which the verdict's interval already holds. A real step is one
-    difference among many, which a robust scale ignores. `history`: a list of results or their `Table`.
+    Only settled floors count (the second-fastest round within SETTLED of the fastest): an unsettled
+    floor's own luck is in the verdict's interval already. A real step is one difference among many,
+    which a robust scale ignores. `history`: a list of results or their `Table`.
     """
     t = as_table(history)
     named = np.asarray([bool(r) for r in t.run_names], dtype=bool)
@@ -101,8 +93,7 @@ def neighbour_pairs(history) -> dict[BenchmarkId, list[float]]:
 
 
 def unique(values: np.ndarray, *, counts: bool = False):
-    """np.unique of integers (sorted, and how often each occurs), by a sort: the hashed unique of numpy 2.3 and
-    later took 0.1-0.37 s for the 250,000 run keys of 1,000 x 200 (numpy 2.4.6), the sort 10 ms."""
+    """np.unique of integers (sorted, and how often each occurs), by a sort (numpy 2.3's is hashed)."""
     ordered = np.sort(values)
     first = np.ones(len(ordered), dtype=bool)
     first[1:] = ordered[1:] != ordered[:-1]

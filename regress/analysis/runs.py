@@ -1,21 +1,14 @@
 """What was measured together: rounds by run, pairs of commits measured in one run,
 and the shift between runs that the project's own history shows.
 
-Rounds of one run (one invocation on one machine) share its luck: the
-machine, its other tenants, the processes the rounds were forked from. Two
-commits measured in one run, interleaved, differ only by their code and the
-luck the rounds' spread shows; two commits measured by separate runs (one
-push job each, on different hosted runners) differ by the shift between the
-runs as well. That shift can't be seen in either run's rounds, but it can be
-measured: the same code measured by two runs (a commit measured again beside
-the next push, or two commits whose code is identical) differs by nothing
-else. Pure.
+Two commits measured by separate runs differ by the shift between the runs
+as well as by their code; the shift is measured from the same code measured
+by two runs (docs/statistics.md, "Runs"). Pure.
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -24,6 +17,7 @@ import numpy as np
 from regress.analysis import modes, normal, stats
 from regress.analysis.judge import judge
 from regress.analysis.run_pairs import neighbour_pairs, same_code_pairs
+from regress.analysis.stats import by_run
 from regress.analysis.table import Table
 from regress.analysis.verdict import Verdict
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
@@ -33,14 +27,6 @@ from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 MIN_PAIRS = 8
 # An allowance the history gives is rounded up to this (log units: a tenth of a percent, as it is shown).
 STEP = 0.001
-
-
-def by_run(result: BenchmarkResult) -> dict[str, list[float]]:
-    """A benchmark's round values at one commit, by the run that took them."""
-    out: dict[str, list[float]] = defaultdict(list)
-    for s in result.samples:
-        out[s.run].append(stats.round_value(s))
-    return dict(out)
 
 
 def only_runs(result: BenchmarkResult, runs: set[str]) -> BenchmarkResult:
@@ -59,12 +45,8 @@ class Together:
 
 
 def together(base: BenchmarkResult, head: BenchmarkResult) -> tuple[BenchmarkResult, BenchmarkResult, Together]:
-    """Both sides restricted to the runs that measured both, when those hold enough rounds.
-
-    Rounds of other runs would bring their shift into the comparison; when no
-    run measured both sides well enough, every round stands and the verdict
-    needs the allowance for the shift between runs.
-    """
+    """Both sides restricted to the runs that measured both, when those hold enough rounds; else
+    every round stands (and the verdict needs the allowance for the shift between runs)."""
     b, h = by_run(base), by_run(head)
     common = sorted(r for r in set(b) & set(h) if r)
     if common:
@@ -114,11 +96,9 @@ def judge_together(
     """compare's judgement of one benchmark, from what was measured together where anything was.
 
     `machine(runs)`: the two commits' every benchmark's rounds of those runs against their floors
-    (`modes.machine`; () for every run), for the slow-mode test.
-
-    Paired: only the rounds of the runs that measured both sides, with the
-    fixed allowance for what one run's rounds can't show. Apart: every round,
-    and the shift between runs that `apart` (the history) allows for.
+    (`modes.machine`; () for every run), for the slow-mode test. Paired: only the rounds of the runs
+    that measured both sides, with the allowance within a run. Apart: every round, and the shift
+    between runs that `apart` (the history) allows for.
     """
     b, h, how = together(base, head)
     if how.paired:
@@ -168,23 +148,20 @@ def allowance(
 ) -> Allowance:
     """The shift between runs to allow for `bid`: the history's own, else the fixed one.
 
-    Its own pairs when it has MIN_PAIRS; else the pairs of every benchmark of
-    its kind (using every core, or not): the scaled MAD of the differences
-    about zero. Never below the fixed allowance for separate runs
-    (stats.DRIFT_APART, measured here): a history of a few calm runs must not
-    make separate runs look as comparable as one run.
+    Its own pairs when it has MIN_PAIRS; else the pairs of every benchmark of its kind (using every
+    core, or not): the scaled MAD of the differences about zero. Never below the fixed allowance for
+    separate runs (stats.DRIFT_APART): a few calm runs must not make separate runs look like one.
     """
     return allowances(pairs, cores=cores, neighbours=neighbours)(bid)
 
 
-def _sigma(own, fixed: float, scale: float = 1.0) -> tuple[float, int]:
-    """The scaled MAD about zero of `own` (times `scale`), never below `fixed`; (fixed, 0) below MIN_PAIRS."""
+def _sigma(own, fixed: float) -> tuple[float, int]:
+    """The scaled MAD about zero of `own`, never below `fixed`; (fixed, 0) below MIN_PAIRS."""
     if len(own) < MIN_PAIRS:
         return fixed, 0
-    # |d| of a zero-centred normal: its median is 0.674 sigma. Rounded up to the STEP it is stated
-    # to: an estimate from pairs is not known closer, and one that moved with every new pair made
-    # every recent verdict that asked for it a new comparison at every build (report/verdict_cache.py).
-    raw = stats.median(np.abs(np.asarray(own, dtype=float))) / normal.Z_75 * scale
+    # |d| of a zero-centred normal: its median is 0.674 sigma. Rounded up to the STEP it is stated to:
+    # an estimate from pairs is not known closer.
+    raw = stats.median(np.abs(np.asarray(own, dtype=float))) / normal.Z_75
     return max(math.ceil(raw / STEP - 1e-9) * STEP, fixed), len(own)
 
 
@@ -194,13 +171,10 @@ def allowances(
     cores: int = 0,
     neighbours: dict[BenchmarkId, list[float]] | None = None,
 ) -> Callable[[BenchmarkId], Allowance]:
-    """BenchmarkId -> `allowance(pairs, bid, cores=cores)`, each kind's pooled pairs gathered and their
-    allowance made once (a compare asks for 200 benchmarks', each of which walked every pair).
+    """BenchmarkId -> `allowance(pairs, bid, cores=cores)`, each kind's pooled pairs gathered once.
 
     `neighbours` (`neighbour_pairs`) give the allowance within a run the same way: the scale of what two
-    commits of one run differ by when nothing changed, their settled floors' own luck included. (Its
-    scale over sqrt(2), one commit's share, left a +5.5% A/A pair at p=0.046 on a machine whose
-    comment-only commits sit 2-3% apart: at 1.96 sigma, one such pair in forty.)"""
+    commits of one run differ by when nothing changed (not over sqrt(2): both commits' luck counts)."""
     neighbours = neighbours or {}
     pooled: dict[tuple[bool, bool], tuple[float, int]] = {}
 
@@ -208,16 +182,14 @@ def allowances(
         return bool(cores) and bid.num_threads >= cores
 
     def of(source: dict[BenchmarkId, list[float]], bid: BenchmarkId, fixed: float, within: bool) -> tuple[float, int]:
-        scale = 1.0
         own = source.get(bid, [])
         if len(own) >= MIN_PAIRS:
-            return _sigma(own, fixed, scale)
+            return _sigma(own, fixed)
         key = (kind_of(bid), within)  # fixed, too, depends on the kind alone
         if key not in pooled:
             alike = [ds for other, ds in source.items() if kind_of(other) == key[0]]
-            # In bulk: a paired history of 1,000 commits x 200 benchmarks pools 200,000 differences.
             both = np.concatenate([np.asarray(ds, dtype=float) for ds in alike] or [np.zeros(0)])
-            pooled[key] = _sigma(both, fixed, scale)
+            pooled[key] = _sigma(both, fixed)
         return pooled[key]
 
     def given(bid: BenchmarkId) -> Allowance:
@@ -228,9 +200,7 @@ def allowances(
     return given
 
 
-# The last history's pairs: a site build's change points and its recent verdicts ask for the same
-# history's (a pass over every round of it, seconds at 1,000 commits). Held with the history's records,
-# so a match is the very same records, not look-alikes.
+# The last history's pairs, held with the history's records, so a match is the very same records.
 _LAST: list = []
 
 
@@ -258,7 +228,7 @@ def pairs_found(history, code: dict[str, str]) -> dict[BenchmarkId, list[float]]
 def apart_for(history, code: dict[str, str], *, cores: int = 0) -> Callable[[BenchmarkId], Allowance]:
     """BenchmarkId -> the allowance for separate runs that this history's same-code pairs give."""
     found: Callable[[BenchmarkId], Allowance] | None = None
-    known: dict[BenchmarkId, Allowance] = {}  # a site build asks for each benchmark's dozens of times
+    known: dict[BenchmarkId, Allowance] = {}
 
     def given(bid: BenchmarkId) -> Allowance:
         nonlocal found

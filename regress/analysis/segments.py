@@ -41,19 +41,14 @@ def noise_scale(logs: np.ndarray) -> float:
     if len(logs) < 3:
         return MIN_NOISE
     d = np.diff(logs)
-    # scipy.stats.median_abs_deviation(d, scale="normal"), in its own operations, without importing
-    # scipy.stats (0.3-0.5 s, a sixth of an incremental site build).
+    # scipy.stats.median_abs_deviation(d, scale="normal"), in its own operations.
     mad = float(np.median(np.abs(d - np.median(d)))) / normal.Z_75
     return max(mad / math.sqrt(2), MIN_NOISE)
 
 
 def robust(logs: np.ndarray, scale: float) -> np.ndarray:
-    """Clip each level to within CLIP noise units of its neighbours' running median.
-
-    A wild commit is pulled back to the edge of the noise, so it weighs like
-    an ordinary one; a real step moves the running median along with it
-    once half the window is on the new level, so steps are left alone.
-    """
+    """Clip each level to within CLIP noise units of its neighbours' running median: a wild commit
+    weighs like an ordinary one, while a step moves the running median with it."""
     if len(logs) < 3:
         return logs
     local = running_median(logs)
@@ -62,8 +57,7 @@ def robust(logs: np.ndarray, scale: float) -> np.ndarray:
 
 def running_median(logs: np.ndarray) -> np.ndarray:
     """The median of each level's WINDOW neighbours, mirrored at the ends (d c b | a b c d | c b a):
-    scipy.ndimage.median_filter(size=WINDOW, mode="mirror"), without scipy.ndimage's import. A
-    median of an odd count is one of the values, so it is scipy's to the bit."""
+    scipy.ndimage.median_filter(size=WINDOW, mode="mirror") to the bit."""
     half = WINDOW // 2
     padded = np.pad(np.asarray(logs, dtype=float), half, mode="reflect")
     return np.median(np.lib.stride_tricks.sliding_window_view(padded, WINDOW), axis=1)
@@ -98,15 +92,12 @@ def breakpoints_of(
 ) -> list[list[int]]:
     """Per (clipped log levels, noise scale): the start of every segment after the first.
 
-    Penalised least squares on the levels in noise units, centred on the
-    median of the calibration span, every segment at least MIN_SEGMENT long:
-    the exact optimal partition (`partition`), of every benchmark at once.
-    `kept`: checkpoints of earlier searches, each under the digest of the points
-    it covered. A series longer than the calibration span is carried on from
-    the last checkpoint made from the same first points (at most RESUME_BACK
-    points short of the newest final one), and checkpointed at its newest
-    final point (the last whose clipping no newer level can move). The cuts
-    are the same with or without them.
+    The exact optimal partition (`partition`) of the levels in noise units, centred on the median of
+    the calibration span, every segment at least MIN_SEGMENT long. `kept`: checkpoints of earlier
+    searches, by the digest of the points they covered; a series longer than the calibration span is
+    carried on from the last one made from the same first points (see RESUME_BACK and ANCHOR), and
+    checkpointed at its newest final point (the last whose clipping no newer level can move). The
+    cuts are the same with or without them.
     """
     z = [np.asarray(c, dtype=float) / scale for c, scale in series]
     centred = [v - np.median(v[:CALIBRATION]) if len(v) else v for v in z]

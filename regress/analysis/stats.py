@@ -1,22 +1,12 @@
 """The statistics behind `compare` and `regressions`: rounds as evidence, floors as levels.
 
 A round is one blocked_autorange in one fresh worker process (a `Sample`).
-On a shared machine, noise only ever adds time: a neighbour, a preemption or
-a cold cache slows a block down, nothing speeds it up. So a round is read as
-its fastest block, and a commit's level is its fastest round: the floor the
-code runs at when nothing interferes. Measured on a busy 2-core machine, this
-floor moved about four times less between separate runs than the median of
-rounds did (docs/statistics.md has the figures).
-
-A floor is only trusted when several fresh processes agree on it: the gap
-from the fastest round to the third fastest widens the interval, so a side
-whose rounds disagree (a bimodal two-thread benchmark, say) can't yield a
-confident verdict. Rounds taken back to back can't see drift between runs
-minutes apart; a fixed allowance (DRIFT) covers that. The interval itself is
-the percentile bootstrap's exact limit (no resampling), so a comparison
-always gives the same answer and costs microseconds.
-
-Pure: numbers in, numbers out.
+Noise only ever adds time, so a round is read as its fastest block, and a
+commit's level is its fastest round: the floor. The gap from the fastest
+round to the third fastest widens the interval, and a fixed allowance
+(DRIFT) covers drift between runs. The interval is the percentile
+bootstrap's exact limit (no resampling), so a comparison always gives the
+same answer. docs/statistics.md ("The level", "The verdict"). Pure.
 """
 
 from __future__ import annotations
@@ -26,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from regress.analysis import normal  # scipy.special.ndtr exactly, without scipy.special's import (0.2 s)
+from regress.analysis import normal
 from regress.core import blocks
 from regress.core.records import BenchmarkResult, Sample
 
@@ -78,6 +68,14 @@ def round_values(result: BenchmarkResult) -> tuple[float, ...]:
     return tuple(round_value(s) for s in result.samples)
 
 
+def by_run(result: BenchmarkResult) -> dict[str, list[float]]:
+    """A benchmark's round values at one commit, by the run that took them."""
+    out: dict[str, list[float]] = {}
+    for s in result.samples:
+        out.setdefault(s.run, []).append(round_value(s))
+    return out
+
+
 def level(values) -> float:
     """A benchmark's level at a commit: its fastest round."""
     return float(min(values))
@@ -92,9 +90,7 @@ def floor_gap(values) -> float:
 
 
 def median(values) -> float:
-    """np.median of finite values to the bit (the middle value, or the mean of the two middle ones), without
-    its per-call overhead (a compare asks for 400, a history's change points 20,000) nor its first call's
-    import of numpy.ma (15 ms)."""
+    """np.median of finite values to the bit (the middle value, or the mean of the two middle ones)."""
     if isinstance(values, np.ndarray):
         ordered = np.sort(values, axis=None).tolist()
     else:
@@ -183,13 +179,9 @@ def drift_for(num_threads: int, cores: int, *, apart: bool = False) -> float:
 
 
 def shift(base, head, *, drift: float = DRIFT) -> Shift:
-    """Estimate head/base with an interval honest about noise between and within runs.
-
-    The percentile bootstrap of the difference of log floors (computed
-    exactly, `floor_diff_interval`) covers the luck of which rounds came out fastest; each side's floor gap and the drift
-    allowance (`drift_for`) are added in quadrature, on either side of the
-    estimate.
-    """
+    """Estimate head/base with an interval honest about noise between and within runs: the exact
+    percentile bootstrap of the difference of log floors (`floor_diff_interval`), with each side's floor
+    gap and busyness and the drift allowance (`drift_for`) added in quadrature on either side."""
     b = np.log(np.asarray(base, dtype=float))
     h = np.log(np.asarray(head, dtype=float))
     if len(b) < 2 or len(h) < 2:

@@ -1,11 +1,7 @@
 """A series' figures as one table: every file's `figures`, joined in history order.
 
-What the change points, the run-shift fit, the allowance for separate runs,
-the site's tracks and its metric tables read. Built from stored figures (the
-summary's, one per file, so nothing but a few arrays is read), or from a
-history in hand (`of`: tests, a folder without a usable summary). The few
-rules that read one commit's rounds (compare across a candidate step, the
-metric tables' newest verdicts) ask `load` for that commit's result. Pure.
+Built from stored figures (`kept`), or from a history in hand (`of`). What
+reads one commit's rounds asks `load` for that commit's result. Pure.
 """
 
 from __future__ import annotations
@@ -146,7 +142,7 @@ class Table:
         """The given rows (a mask or indices) grouped by benchmark, each oldest first."""
         rows = np.flatnonzero(rows) if rows.dtype == np.bool_ else np.sort(np.asarray(rows))
         # Rows are in history order already (one a commit and benchmark): a stable sort by benchmark alone,
-        # a radix sort where the numbers fit 16 bits (a lexsort of 2,000,000 rows took 0.27 s, this 0.07 s).
+        # a radix sort where the numbers fit 16 bits.
         keys = self.bench[rows]
         order = rows[np.argsort(keys.astype(np.uint16) if len(self.ids) < 1 << 16 else keys, kind="stable")]
         benches = self.bench[order]
@@ -155,8 +151,8 @@ class Table:
 
 
 def bounds(ascending: np.ndarray, lo: int, hi: int) -> tuple[int, int]:
-    """The slice of an ascending array holding values lo to hi (excluded). The keys in the array's own
-    type: searched with Python ints, an int32 array of 3,000,000 rows was copied whole at every call."""
+    """The slice of an ascending array holding values lo to hi (excluded); the keys in the array's own
+    type, so that the array is not converted."""
     a, b = np.searchsorted(ascending, np.asarray([lo, hi], dtype=ascending.dtype)).tolist()
     return a, b
 

@@ -1,14 +1,11 @@
 """A series' figures table joined from blocks of BLOCK commits, each kept whole from one read to the next.
 
-Every command that reads a long history builds its `Table` from each file's
-figures (`storage/series_figures.py`). Here the positions are cut into blocks
-of BLOCK; a block that ends TAIL or more positions before the newest (a push
-measures the commit before it again, and a rerun the few before that) is
-joined once and kept (kind BLOCKS, in the memo the figures come with) under
-a digest of its files' shas and content digests: the next read decodes one
-blob for BLOCK files. A block with a file of another digest is joined afresh
-from its files. The joined table is the one the files alone give, field for
-field. Pure: the reading and keeping is the memo's.
+A block that ends TAIL or more positions before the newest (a push measures
+the commit before it again, and a rerun the few before that) is joined once
+and kept (kind BLOCKS) under a digest of its files' shas and content
+digests; a block with a file of another digest is joined afresh. The joined
+table is the one the files alone give, field for field. Pure: the reading
+and keeping is the memo's.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""Per benchmark, the history positions where it has a trustworthy level, and that level: what `changepoints` segments.
-
-A commit's level is its runs' with every run's shift taken out (`levels`).
-Left out: a run whose fastest rounds disagree (measured while the machine
-was never quiet: compare would call it noisy), and a commit measured, by a
-run linked to no other, while the reference workload says the machine was
-off its usual speed. Pure.
+"""Per benchmark, the history positions where it has a trustworthy level, and that level: what
+`changepoints` segments (`series`). Pure.
 """
 
 from __future__ import annotations
@@ -18,20 +13,15 @@ from regress.analysis.table import as_table
 from regress.core.records import BenchmarkId
 
 # A commit's level is left out when its second-fastest round sits this far above its fastest: rounds all
-# over the place (1.3, 1.6, 2.2), as a busy hour gives them. Not less: a floor settled enough for compare to
-# call a 2x step (a second round 10.7% above the first) is the step's commit, and must count; and not the
-# third round: on a machine with modes two agreeing fast rounds fix a floor (`modes.FAST_ROUNDS`).
+# over the place, as a busy hour gives them. Not less: a floor settled enough for compare to call a step
+# must count; and not the third round: on a machine with modes two agreeing fast rounds fix a floor
+# (`modes.FAST_ROUNDS`).
 UNSETTLED = 0.20
 
 
 def machine_outliers(history, *, threshold: float) -> set[int]:
-    """History positions measured while the machine itself was off its usual speed.
-
-    The reference workload (`reference.py`) is timed in every round; a commit
-    whose reference floor is more than the threshold away from the history's
-    median reference floor was measured on a slow (or fast) machine, and a
-    step it made on every benchmark at once would be the machine's.
-    """
+    """History positions whose reference workload's floor (timed in every round) is more than the
+    threshold away from the history's median one: measured while the machine was off its usual speed."""
     floors = {i: f for i, f in enumerate(as_table(history).reference.tolist()) if not math.isnan(f)}
     if len(floors) < 3:
         return set()
@@ -44,17 +34,10 @@ def series(
 ) -> dict[BenchmarkId, tuple[list[int], list[float]]]:
     """Per benchmark: the history positions where it has a trustworthy level, and that level.
 
-    The level is the commit's with every run's shift taken out (`levels`):
-    a history of pushes, each its own run on its own runner, chained by the
-    commit each push measured again. A run of a commit whose fastest rounds
-    disagree by more than UNSETTLED (its second-fastest round; three or more rounds) was measured while
-    the machine was never quiet: left out (compare across such a step judges the rounds themselves).
-    So is a commit measured, by a run linked to no other, while the
-    reference workload says the machine was off its usual speed
-    (`machine_outliers`); a linked run's shift takes care of that. Commits of
-    identical code (`code`: sha -> digest) in a row are one point, at the
-    first of them: no step can lie between the same code. Every run of the
-    whole history is fitted together, whatever its length.
+    The level is the commit's with every run's shift taken out (`levels`). Left out: a run of three or
+    more rounds whose second-fastest is more than UNSETTLED above its fastest, and a commit measured, by
+    a run linked to no other, while the machine was off its usual speed (`machine_outliers`). Commits of
+    identical code (`code`: sha -> digest) in a row are one point, at the first of them.
     `history`: a list of results or their `Table`.
     """
     table = as_table(history)

@@ -1,7 +1,7 @@
 """An issue for each commit on the default branch that made benchmarks slower (`regress notify`).
 
 After a push's results are saved, the regressions those results newly
-confirm (`analysis.new_steps`) are grouped by the commit they start at. Each
+confirm (`changepoints.newly_found`) are grouped by the commit they start at. Each
 such commit gets one issue, found again by a hidden marker (machine, env,
 full sha) among the issues carrying the label; every issue and comment also
 lists, hidden, the benchmarks it reported. So a rerun posts nothing, a later
@@ -17,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from regress.analysis import new_steps, opdiff
+from regress.analysis import changepoints, opdiff
+from regress.analysis.changepoints import Culprit
 from regress.analysis.explanation import Explanation
-from regress.analysis.new_steps import Culprit
 from regress.ci.github import GitHub
 from regress.core.config import Config
 from regress.core.errors import RegressError
@@ -74,8 +74,8 @@ def find(cfg: Config, rev: str, *, threshold: float | None = None, store: Store 
     repo = gitrepo.open_repo(cfg.root)
     sha = gitrepo.resolve_one(repo, rev, what="notify", worktree=False)
     history = (store or Store(cfg.results_dir)).history(cfg.machine_name, cfg.env)
-    steps = new_steps.newly_found(history, sha, threshold=cfg.threshold if threshold is None else threshold)
-    culprits = new_steps.by_culprit(steps, history)
+    steps = changepoints.newly_found(history, sha, threshold=cfg.threshold if threshold is None else threshold)
+    culprits = changepoints.by_culprit(steps, history)
     gaps, operators = {}, {}
     for c in culprits:
         if c.previous is None:

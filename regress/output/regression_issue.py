@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from regress.analysis.changepoints import Step
+from regress.analysis.changepoints import Culprit, Step
 from regress.analysis.explanation import Explanation
-from regress.analysis.new_steps import Culprit
 from regress.core.records import BenchmarkId, CommitInfo
 from regress.core.units import fmt_time
 from regress.output.bisect_hint import bisect_command

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from markdown_it import MarkdownIt
 
-from regress.analysis.changepoints import Step
+from regress.analysis.changepoints import Culprit, Step
 from regress.analysis.diff import Verdict
-from regress.analysis.new_steps import Culprit
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, CommitInfo
 from regress.output import pr_comment, regression_issue

@@ -9,7 +9,8 @@ import pytest
 from factories import bench, commit, noisy_rounds, rounds_of
 
 from regress.analysis import diff, stats
-from regress.analysis.diff import Verdict, compare, judge
+from regress.analysis.diff import Verdict, compare
+from regress.analysis.judge import judge
 from regress.core.records import (
     BenchmarkResult,
     CommitResult,
