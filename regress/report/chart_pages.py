@@ -9,12 +9,12 @@ import numpy as np
 
 from regress.core.records import BenchmarkId, CommitInfo
 from regress.report import metrics as report_metrics
-from regress.report.bench_chunks import Chunks, Line
 from regress.report.data import (
     BIG_CHANGE,
     VERDICT_COMMITS,
     Series,
 )
+from regress.report.data_files import Chunks, Line
 from regress.report.label_data import round6
 
 
@@ -175,7 +175,7 @@ class ChartPages:
     # -- label pages ------------------------------------------------------------
 
     def label_page(self, label: str, layout, names: list[str], data, chunks: list[str], inline=None) -> str:
-        """`names`: the series with tables of this label; the tables are in `chunks` (report/label_chunks.py),
+        """`names`: the series with tables of this label; the tables are in `chunks` (report/data_files.py),
         or in the page's `inline` chunk script."""
         return self.env.get_template("label.html").render(
             **self.context("../"),

@@ -119,7 +119,7 @@ def label_tables(
     there is no verdict (the first measurement, or a commit too old to be
     judged). A failed cell is ["failed", "fail", message]. `threshold` is the
     one the verdicts were reached with (`summarize`). `inputs`: `label_inputs`'s, if made;
-    `rows`: only these of its rows (a page's chunk of commits: report/label_chunks.py). Without
+    `rows`: only these of its rows (a page's chunk of commits: report/data_files.py). Without
     `verdicts`, plain cells and no "judged" (the page lays `judged_cells` over the newest).
     """
     inputs = label_inputs(series, layout) if inputs is None else inputs

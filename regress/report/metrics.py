@@ -18,7 +18,7 @@ from regress.core.kinds import Kind, Metric
 from regress.core.metric_specs import BEYOND_TIME, spec
 from regress.core.records import BenchmarkId, BenchmarkResult
 from regress.core.units import binary_unit
-from regress.report.bench_chunks import Line
+from regress.report.data_files import Line
 
 TEMPLATES = ("metrics_switch.html",)
 
@@ -81,7 +81,7 @@ class Index:
 
 def bench(series: list, bid: BenchmarkId, index: Index | None = None) -> tuple[list[dict], list[Line]]:
     """Per metric this benchmark has: its axis (title, note, the scale its values are divided by on
-    the chart) and, per series, a line of its level per commit (`bench_chunks`: a point's commit is
+    the chart) and, per series, a line of its level per commit (`data_files`: a point's commit is
     at its position `at` in the series' history, named in data/commits.js)."""
     index = Index(series) if index is None else index
     out, lines = [], []

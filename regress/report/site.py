@@ -9,8 +9,8 @@
                                and change points on the line (its change points and failures inline)
     data/bench/<slug>/<k>.js   a chart's points, 500 history positions a file (`open-<j>.js`: the
                                newest, in pieces of 100), so a new commit rewrites one small file
-                               per benchmark (report/chunk_grid.py)
-    data/label/<slug>/<k>.js   a label page's tables, the same way (report/*_chunks.py)
+                               per benchmark (report/data_files.py)
+    data/label/<slug>/<k>.js   a label page's tables, the same way (report/data_files.py)
     data/commits.js            every commit's sha, subject, author, date (hover, links)
     assets/plotly-<v>.min.js   Plotly, copied once from the installed plotly package
     assets/regress.{css,js}    the site's own style and script
