@@ -14,11 +14,7 @@ from regress.core.records import BenchmarkId, CommitInfo
 from regress.core.units import fmt_time, percent
 from regress.report import metrics as report_metrics
 from regress.report.chart_pages import ChartPages
-from regress.report.data import (
-    Series,
-    Step,
-    commit_order,
-)
+from regress.report.data import Series, Step, commit_order
 from regress.report.files import script_json
 from regress.report.files import write as _write
 from regress.report.links import bench_slug, iso, label_slug

@@ -13,9 +13,7 @@ from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId
 from regress.report import shown
 from regress.report.data import BIG_CHANGE, Series
-from regress.report.tables import (
-    format_tables,
-)
+from regress.report.tables import format_tables
 
 
 @dataclass(frozen=True)
@@ -79,7 +77,7 @@ def label_inputs(series: Series, layout: Layout) -> LabelInputs | None:
     cells = layout.cells
     tracks = [series.tracks.get(bid) if bid is not None else None for bid in cells]
     fails = [series.failed.get(bid, ()) if bid is not None else () for bid in cells]
-    # Every position a cell has a value or a failure at (a set of Python ints was 20 ms a label at 10,000 commits).
+    # Every position a cell has a value or a failure at.
     at = [t.commits for t in tracks if t is not None] + [np.asarray([f.commit for fs in fails for f in fs], np.int64)]
     order = np.unique(np.concatenate(at).astype(np.int64, copy=False))
     if not len(order):
@@ -173,7 +171,7 @@ def round6(values) -> list[float]:
 
 def round6_array(values) -> np.ndarray:
     """`round6` as an array. n / 10**k is the double nearest to the decimal n×10⁻ᵏ, so its repr
-    has at most 6 digits; done with numpy because a chart page has thousands."""
+    has at most 6 digits."""
     a = np.asarray(values, dtype=np.float64)
     if a.size == 0:
         return a
