@@ -61,9 +61,7 @@ class Site(ChartPages, OverviewPages):
             assert s.table is not None  # `summarize` gave every series its table
             seen.update(dict.fromkeys(s.table.ids_at(len(s.history) - 1)))
         for s in series:
-            seen.update(dict.fromkeys(s.tracks))
-            seen.update(dict.fromkeys(s.failed))
-            seen.update(dict.fromkeys(s.counts))
+            seen.update(dict.fromkeys([*s.tracks, *s.failed, *s.counts]))
         self.ids = list(seen)
         self.labels: dict[str, list[BenchmarkId]] = {}
         for bid in self.ids:
