@@ -1,25 +1,20 @@
 """A page's data files: a chart's points (`Chunks`) and a label page's Compare tables (`LabelChunks`).
 
-A page lists its data files, `data/<bench|label>/<slug>/<name>.js`, so that a
-new commit rewrites a small file per page, not the page. `Chunking` says
-which history positions each file holds. Older positions are in closed
-chunks of CHUNK. The positions past them are in PIECES pieces of PIECE each,
-all listed by the page from the start, the unfilled ones empty, so the
-page's list of files changes only when a chunk closes. A push then writes
-the piece its commit falls in, and the piece before it only when its paired
-measurement of the parent falls there. A chunk closes SETTLE commits after
-its last position, so the push that measures that position again finds it
-still among the pieces, and the closed chunk is written once. A history
-shorter than CHUNK is one file, inline in its page (`write`).
+A page lists its data files, `data/<bench|label>/<slug>/<name>.js`; `Chunking`
+says which history positions each holds: closed chunks of CHUNK, then PIECES
+pieces of PIECE, all listed from the start (the unfilled ones empty), so the
+list changes only when a chunk closes, SETTLE commits after its last position
+(a push's paired measurement of the parent still finds that position among
+the pieces, and a closed chunk is written once). A history shorter than CHUNK
+is one file, inline in its page (`write`).
 
 A file is kept while its digest (of what it is made from, not of its JSON)
-stands. A chart's values go in as the page shows them (levels at 6
-significant figures), so a refit that moves a level by less rewrites
-nothing. A label's tables in files are plain: the verdicts colouring the
-newest VERDICT_COMMITS commits are laid over them from the page's own data
-(`LabelChunks.overlay`), so a verdict window that slides on moves no file. A
-data file is a script (`REGRESS_CHUNKS.push`), so the site opens from
-file:// with nothing fetched; regress.js joins them back by key.
+stands. A chart's values go in as the page shows them (`round6_array`). A
+label's tables are plain: the verdicts colouring the newest VERDICT_COMMITS
+commits are laid over them from the page's own data (`LabelChunks.overlay`),
+so a verdict window that slides on moves no file. A data file is a script
+(`REGRESS_CHUNKS.push`), so the site opens from file://; regress.js joins
+the files back by key.
 """
 
 from __future__ import annotations
