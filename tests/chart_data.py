@@ -8,8 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from regress.report.bench_chunks import Chunks
-from regress.report.label_chunks import LabelChunks
+from regress.report.data_files import Chunks, LabelChunks
 
 _PUSH = re.compile(r"^\(window\.REGRESS_CHUNKS = window\.REGRESS_CHUNKS \|\| \[\]\)\.push\((.*)\);\n$", re.S)
 

@@ -14,11 +14,7 @@ from regress.core.records import BenchmarkId, CommitInfo
 from regress.core.units import fmt_time, percent
 from regress.report import metrics as report_metrics
 from regress.report.chart_pages import ChartPages
-from regress.report.data import (
-    Series,
-    Step,
-    commit_order,
-)
+from regress.report.data import Series, Step, commit_order
 from regress.report.files import script_json
 from regress.report.files import write as _write
 from regress.report.links import bench_slug, iso, label_slug
@@ -65,9 +61,7 @@ class Site(ChartPages, OverviewPages):
             assert s.table is not None  # `summarize` gave every series its table
             seen.update(dict.fromkeys(s.table.ids_at(len(s.history) - 1)))
         for s in series:
-            seen.update(dict.fromkeys(s.tracks))
-            seen.update(dict.fromkeys(s.failed))
-            seen.update(dict.fromkeys(s.counts))
+            seen.update(dict.fromkeys([*s.tracks, *s.failed, *s.counts]))
         self.ids = list(seen)
         self.labels: dict[str, list[BenchmarkId]] = {}
         for bid in self.ids:

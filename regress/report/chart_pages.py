@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 
 import jinja2
@@ -9,12 +10,8 @@ import numpy as np
 
 from regress.core.records import BenchmarkId, CommitInfo
 from regress.report import metrics as report_metrics
-from regress.report.bench_chunks import Chunks, Line
-from regress.report.data import (
-    BIG_CHANGE,
-    VERDICT_COMMITS,
-    Series,
-)
+from regress.report.data import BIG_CHANGE, VERDICT_COMMITS, Series
+from regress.report.data_files import Chunks, Line
 from regress.report.label_data import round6
 
 
@@ -27,10 +24,7 @@ def _describe_runs(commit) -> str:
     n = len(commit.runs)
     if not n:
         return ""
-    cpus: dict[str, int] = {}
-    for cpu in _cpus(commit):
-        cpus[cpu] = cpus.get(cpu, 0) + 1
-    models = ", ".join(f"{cpu} ×{k}" if k > 1 else cpu for cpu, k in cpus.items())
+    models = ", ".join(f"{cpu} ×{k}" if k > 1 else cpu for cpu, k in Counter(_cpus(commit)).items())
     return f"{n} run{'s' if n != 1 else ''}" + (f" on {models}" if models else "")
 
 
@@ -39,33 +33,35 @@ def short_name(bid: BenchmarkId) -> str:
     return str(bid)[len(bid.label) + 3 :]
 
 
-class ChartPages:
-    """Page renderers of `Site` (its fields: series, ids, env, commits, ...)."""
+class SiteFields:
+    """What the page renderers read of `Site` (report/builder.py), which sets or defines each."""
 
-    # What the pages read of `Site` (report/builder.py), which sets or defines each.
     series: list[Series]
     shas: list[list[str]]
+    commits: list[CommitInfo]
+    ids: list[BenchmarkId]
     labels: dict[str, list[BenchmarkId]]
     bench_href: dict[BenchmarkId, str]
     label_href: dict[str, str]
     changes: list[dict]
     threshold: float
+    baseline: str | None
+    title: str
+    repo_url: str
     metric_index: report_metrics.Index
     env: jinja2.Environment
     context: Callable[[str], dict]
     _commit: Callable[[str], CommitInfo]
     _change_row: Callable[[dict, str], dict]
 
-    def bench_data(self, bid: BenchmarkId) -> tuple[dict, Chunks]:
-        """The chart's data: per series its failures (the page's own; its change points are added
-        by `bench_steps` once found), and its points (the level per commit, the rounds' quartiles;
-        each metric's values) in chunk files.
 
-        The line is the level the differ and the change points use (the
-        fastest round's fastest block), not the median, so a change point's
-        marker is drawn on the line, at its commit's level; its before and
-        after (the levels of the segments either side) are in its hover.
-        """
+class ChartPages(SiteFields):
+    """Page renderers of `Site`: the chart and label pages."""
+
+    def bench_data(self, bid: BenchmarkId) -> tuple[dict, Chunks]:
+        """The chart's data: per series its failures (its change points are added by `bench_steps`), and
+        its points in data files: the level the differ and the change points use (so a change point's
+        marker is drawn on the line), the rounds' quartiles, each metric's values."""
         out, lines = [], []
         for s, shas in zip(self.series, self.shas):
             track = s.tracks.get(bid)
@@ -117,8 +113,8 @@ class ChartPages:
         return data
 
     def series_commits(self) -> dict[str, dict[str, list[str]]]:
-        """Per series, by history position: each commit's sha and the runs behind its level (the
-        chart pages' points name these by position; a page of 10,000 points repeated them all)."""
+        """Per series, by history position: each commit's sha and the runs behind its level (the chart
+        pages' points name these by position)."""
         return {s.name: {"sha": shas, "runs": self._runs_of(s)[0]} for s, shas in zip(self.series, self.shas)}
 
     def _runs_of(self, s) -> tuple[list[str], list[list[str]]]:
@@ -130,7 +126,7 @@ class ChartPages:
 
     def _cpus_at(self, s, commits: np.ndarray) -> list[str]:
         """The CPU models behind a benchmark's points (its commits' runs'), by the few distinct sets of
-        a series' commits (each page walked every commit's CPUs: 2,000,000 at 10,000 x 200)."""
+        a series' commits."""
         cache = self.__dict__.setdefault("_cpu_sets", {})
         if id(s) not in cache:
             sets: dict[frozenset, int] = {}
@@ -175,7 +171,7 @@ class ChartPages:
     # -- label pages ------------------------------------------------------------
 
     def label_page(self, label: str, layout, names: list[str], data, chunks: list[str], inline=None) -> str:
-        """`names`: the series with tables of this label; the tables are in `chunks` (report/label_chunks.py),
+        """`names`: the series with tables of this label; the tables are in `chunks` (report/data_files.py),
         or in the page's `inline` chunk script."""
         return self.env.get_template("label.html").render(
             **self.context("../"),

@@ -1,24 +1,12 @@
 """What the site shows, computed from the results: plain data, no HTML, no I/O.
 
-One `Series` per machine and environment (never joined with another). For
-every commit of a series and every benchmark it measured, the report needs
-two kinds of numbers, computed once here (`Series.tracks`) and shared by
-every page:
-
-- for the trend charts, the statistic the differ and the change points use:
-  the **level** (`stats.level` of `stats.round_values`: the fastest round's
-  fastest block) and the quartiles of the round values (`stats.spread`, one
-  value per round) for the band, so change-point markers (whose before and
-  after are levels) sit on the line;
-- for the Compare tables, torch's: the median over every round's runs, its
-  quartiles and torch's significant-figure estimate (they match `regress show`).
-
-A Compare table cell's colour is the differ's verdict (`diff.compare`)
-against the benchmark's previous measured commit, never a ratio of medians.
-A verdict costs a bootstrap, and a site can hold a thousand commits of two
-hundred benchmarks, so only the newest `VERDICT_COMMITS` commits of each
-series are judged (`Series.verdicts`); older tables are shown uncoloured, and
-the label page says so.
+One `Series` per machine and environment (never joined with another). Per
+commit and benchmark, `Series.tracks` holds the chart's numbers (the level
+the differ and the change points use, and the rounds' quartiles for the
+band) and torch's Compare figures (median, quartiles, significant figures).
+A Compare cell's colour is the differ's verdict (`diff.compare`) against the
+benchmark's previous measured commit, for the newest `VERDICT_COMMITS`
+commits of each series only (`Series.verdicts`); older tables are uncoloured.
 """
 
 from __future__ import annotations
@@ -35,9 +23,7 @@ from regress.analysis.table import Table
 from regress.core.history import history_order
 from regress.core.records import BenchmarkId, CommitInfo, CommitResult
 
-# The newest commits of each series whose Compare tables are coloured by verdicts.
-# Each verdict bootstraps its rounds (a few ms); judging every commit of a site of
-# 1,000 commits x 200 benchmarks would take minutes, these 30 take seconds.
+# The newest commits of each series whose Compare tables are coloured by verdicts (each verdict bootstraps).
 VERDICT_COMMITS = 30
 # A regression (improvement) at least this big (this big a speed-up) is marked stronger.
 BIG_CHANGE = 1.5
@@ -54,8 +40,7 @@ class Track:
     rows: np.ndarray  # its rows of the series' figures table
     pooled: np.ndarray = field(repr=False)  # the table's torch figures (q1, median, q3, significant figures) x rows
 
-    # torch's, every block of every round pooled: read from the table when asked (gathered for 200
-    # benchmarks of 10,000 commits at every build, a sixth of a second, for pages that show levels).
+    # torch's, every block of every round pooled: read from the table when asked.
     @property
     def median(self) -> np.ndarray:
         return self.pooled[1, self.rows]
@@ -121,15 +106,9 @@ def summarize(
     steps=find_steps,
     verdicts: bool = True,
 ) -> Series:
-    """Fill in tracks, failures, change points and recent verdicts from the series' figures.
-
-    Every number comes from the series' `Table` (one row per commit and
-    benchmark: `analysis/figures.py`), built from the history in hand when the
-    series came without one: at 1,000 commits x 200 benchmarks a walk over every
-    round costs seconds, the table's arrays milliseconds. The chart's levels are `levels.chart`'s.
-    Without `verdicts` the recent verdicts are left for the caller (`judge_recent`: the site build judges
-    them with the allowance its change points were found with).
-    """
+    """Fill in tracks, failures, change points and recent verdicts from the series' `Table` (built from the
+    history when the series came without one). The chart's levels are `levels.chart`'s. `steps` None, or
+    no `verdicts`: those are left for the caller (`judge_recent`)."""
     t = series.table if series.table is not None else Table.of(series.history, site=True)
     series.table, series.history = t, t.history
     ids, pos, bench = t.ids, t.pos, t.bench
@@ -201,14 +180,10 @@ def judge_recent(
     """The differ's verdicts for the newest `newest` (VERDICT_COMMITS) commits of the series.
 
     Each benchmark measured at a commit is judged against its previous
-    measured commit (the one before it in its track), with the whole of both
-    commits' results handed to `diff.compare`: what `regress compare PREV
-    COMMIT` says, so a rule that looks across benchmarks (a machine-wide
-    slowdown, say) sees them all. Usually that is one comparison per commit,
-    with the commit before; a benchmark that failed or was left out there is
-    judged against the last commit that measured it, in one more comparison.
-    `judge`: `diff.compare`, or what stands in for it (`verdict_cache.CachedCompare`); `apart`: the
-    history's allowance between separate runs (`runs.apart_for`), where the caller has it.
+    measured commit, with the whole of both commits' results handed to
+    `judge` (`diff.compare` or `verdict_cache.CachedCompare`): what `regress
+    compare PREV COMMIT` says. `apart`: the history's allowance between
+    separate runs (`runs.apart_for`), where the caller has it.
     """
     count = VERDICT_COMMITS if newest is None else newest
     first = max(0, len(series.history) - count)
@@ -252,7 +227,7 @@ def judge_recent(
 
 def commit_order(series: list[Series]) -> list[CommitInfo]:
     """Every commit of every series once, in history order (as `Store.history` sorts)."""
-    if len(series) == 1:  # in that order already: sorting 10,000 commits again took 0.09 s
+    if len(series) == 1:  # in that order already
         return [cr.commit for cr in series[0].history]
     seen: dict[str, CommitInfo] = {}
     for s in series:

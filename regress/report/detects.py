@@ -2,11 +2,7 @@
 for the chart pages' line under the title, and a verdict's figure for the overview's tables.
 
 The chart pages read theirs from one file written at every build, `data/detects.js`, so a new commit
-leaves every chart page as it was (report/bench_chunks.py); regress.js sets the line's text (never HTML).
-The figures are the newest commit's rounds (its light copy from the summary: no result file of the history
-decoded; the commit before it lends its rounds where the newest's alone are too few), the plan's rounds,
-the history's commit-to-commit noise (`detect_each.noise_of`: of the levels the change points segment, as
-`show` and `regressions` read it) and the allowances the recent verdicts were judged with.
+leaves every chart page as it was; regress.js sets the line's text (never HTML).
 """
 
 from __future__ import annotations

@@ -69,10 +69,6 @@ def href(panels: dict[tuple, Panel], series_name: str, sha: str, bid, root: str)
     return root + p.rel if p is not None else ""
 
 
-def rows(p: Panel) -> list[dict]:
-    return [row_cells(p.diff, r) for r in p.diff.rows[:TOP]]
-
-
 def write(site, panels: dict[tuple, Panel], write_file) -> None:
     """Write every panel page and its two traces (`write_file(rel, content)`: relative to the site)."""
     template = site.env.get_template("explain.html")
@@ -87,7 +83,7 @@ def write(site, panels: dict[tuple, Panel], write_file) -> None:
         html = template.render(
             **site.context("../"),
             p=p,
-            rows=rows(p),
+            rows=[row_cells(p.diff, r) for r in p.diff.rows[:TOP]],
             base_trace=links[0],
             head_trace=links[1],
             more=max(0, len(p.diff.rows) - TOP),

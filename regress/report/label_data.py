@@ -13,9 +13,7 @@ from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId
 from regress.report import shown
 from regress.report.data import BIG_CHANGE, Series
-from regress.report.tables import (
-    format_tables,
-)
+from regress.report.tables import format_tables
 
 
 @dataclass(frozen=True)
@@ -57,11 +55,6 @@ def verdict_class(v: Verdict) -> str:
     return v.verdict
 
 
-def verdict_title(v: Verdict, against: str) -> str:
-    """A Compare cell's hover text: the verdict, the commit it is against, and the differ's reason."""
-    return f"{v.verdict} against {against}: {v.reason}"
-
-
 @dataclass(frozen=True)
 class LabelInputs:
     """What a series' Compare tables of one label are made from, one row per commit that has a table."""
@@ -79,7 +72,7 @@ def label_inputs(series: Series, layout: Layout) -> LabelInputs | None:
     cells = layout.cells
     tracks = [series.tracks.get(bid) if bid is not None else None for bid in cells]
     fails = [series.failed.get(bid, ()) if bid is not None else () for bid in cells]
-    # Every position a cell has a value or a failure at (a set of Python ints was 20 ms a label at 10,000 commits).
+    # Every position a cell has a value or a failure at.
     at = [t.commits for t in tracks if t is not None] + [np.asarray([f.commit for fs in fails for f in fs], np.int64)]
     order = np.unique(np.concatenate(at).astype(np.int64, copy=False))
     if not len(order):
@@ -113,14 +106,11 @@ def label_tables(
     Each entry: {"c": commit index in history, "unit": ..., "judged": whether
     the commit is among the newest VERDICT_COMMITS (its colours are verdicts),
     "cells": [...]} with one cell per layout position: None (not measured), or
-    [text, class, title]. text is the shown level (`shown`), in the table's unit; class and title come
-    from the differ's verdict against the benchmark's previous measured commit
-    (`Series.verdicts`, `verdict_class`, `verdict_title`); both are "" where
-    there is no verdict (the first measurement, or a commit too old to be
-    judged). A failed cell is ["failed", "fail", message]. `threshold` is the
-    one the verdicts were reached with (`summarize`). `inputs`: `label_inputs`'s, if made;
-    `rows`: only these of its rows (a page's chunk of commits: report/label_chunks.py). Without
-    `verdicts`, plain cells and no "judged" (the page lays `judged_cells` over the newest).
+    [text, class, title]: the shown level (`shown`) in the table's unit, and
+    the verdict's (`judged_cells`), "" where there is none. A failed cell is
+    ["failed", "fail", message]. `threshold`: the verdicts'. `inputs`:
+    `label_inputs`'s, if made; `rows`: only these of its rows (a data file's).
+    Without `verdicts`, plain cells and no "judged".
     """
     inputs = label_inputs(series, layout) if inputs is None else inputs
     if inputs is None:
@@ -148,8 +138,9 @@ def label_tables(
 
 
 def judged_cells(series: Series, inputs: LabelInputs) -> dict[int, list[list[str] | None]]:
-    """The newest commits' verdicts over their plain tables: commit index -> per cell [class, title],
-    or None where the cell has no verdict (the first measurement, not measured, failed)."""
+    """The newest commits' verdicts over their plain tables: commit index -> per cell [class, title]
+    (`verdict_class`; the verdict, the commit it is against, the differ's reason), or None where the cell
+    has no verdict (the first measurement, not measured, failed)."""
     out: dict[int, list[list[str] | None]] = {}
     history = series.history
     for ci in inputs.commits[bisect.bisect_left(inputs.commits, series.judged_from) :]:
@@ -161,7 +152,7 @@ def judged_cells(series: Series, inputs: LabelInputs) -> dict[int, list[list[str
                 cells.append(None)
             else:
                 base, v = found
-                cells.append([verdict_class(v), verdict_title(v, history[base].commit.short)])
+                cells.append([verdict_class(v), f"{v.verdict} against {history[base].commit.short}: {v.reason}"])
         out[ci] = cells
     return out
 
@@ -173,7 +164,7 @@ def round6(values) -> list[float]:
 
 def round6_array(values) -> np.ndarray:
     """`round6` as an array. n / 10**k is the double nearest to the decimal n×10⁻ᵏ, so its repr
-    has at most 6 digits; done with numpy because a chart page has thousands."""
+    has at most 6 digits."""
     a = np.asarray(values, dtype=np.float64)
     if a.size == 0:
         return a

@@ -1,9 +1,7 @@
 """The site's metrics beyond time: chart series for the bench pages' metric
 switch and Compare tables for the label pages, one per metric, bytes with binary prefixes.
 
-Kept apart from site.py: site.py only adds what these return to each page's
-JSON; `templates/metrics_*.html` draw them. Values are formatted here, so the
-browser only places text (never HTML) from them.
+Values are formatted here, so the browser only places text (never HTML) from them.
 """
 
 from __future__ import annotations
@@ -18,7 +16,7 @@ from regress.core.kinds import Kind, Metric
 from regress.core.metric_specs import BEYOND_TIME, spec
 from regress.core.records import BenchmarkId, BenchmarkResult
 from regress.core.units import binary_unit
-from regress.report.bench_chunks import Line
+from regress.report.data_files import Line
 
 TEMPLATES = ("metrics_switch.html",)
 
@@ -35,12 +33,8 @@ def _axis(metric: Metric, values: list[float], unit: str = "") -> tuple[float, s
 
 
 class Index:
-    """Per series, each benchmark's figures beyond time, from the series' table (`analysis/figures.py`).
-
-    Grouped once, so a page looks its benchmark up in a dict instead of scanning
-    every commit's results (which cost benchmarks^2 x commits x metrics: 221 s at
-    1,000 commits x 200 benchmarks); the figures were computed once per file.
-    """
+    """Per series, each benchmark's figures beyond time, from the series' table (`analysis/figures.py`),
+    grouped once by benchmark."""
 
     def __init__(self, series: list) -> None:
         self.series = series
@@ -49,8 +43,7 @@ class Index:
         self._by_id: dict[tuple[int, int], dict[BenchmarkId, BenchmarkResult]] = {}
 
     def last(self, k: int, bid: BenchmarkId, metric: Metric, n: int = 2) -> list[tuple[int, float, int]]:
-        """The k-th series' newest n (commit index, level, table row) of `bid` for `metric`, oldest first
-        (the label tables read two: every one of 10,000 commits made into tuples was a second a build)."""
+        """The k-th series' newest n (commit index, level, table row) of `bid` for `metric`, oldest first."""
         return list(zip(*(a[-n:].tolist() for a in self.arrays(k, bid, metric))))
 
     def arrays(self, k: int, bid: BenchmarkId, metric: Metric) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -59,8 +52,7 @@ class Index:
         if key not in self._arrays:  # the chart and the label tables both ask
             t = self.series[k].table
             rows = self.by_series[k].get(bid, np.zeros(0, dtype=np.int64))
-            # Every metric's values of the benchmark gathered at once (seven gathers of 10,000 rows each,
-            # for each of 200 benchmarks, were half a second of a build).
+            # Every metric's values of the benchmark gathered at once.
             every, pos = t.extra[:, rows], t.pos[rows].astype(np.int64)
             for m, y in zip(BEYOND_TIME, every):
                 have = ~np.isnan(y)
@@ -81,7 +73,7 @@ class Index:
 
 def bench(series: list, bid: BenchmarkId, index: Index | None = None) -> tuple[list[dict], list[Line]]:
     """Per metric this benchmark has: its axis (title, note, the scale its values are divided by on
-    the chart) and, per series, a line of its level per commit (`bench_chunks`: a point's commit is
+    the chart) and, per series, a line of its level per commit (`data_files`: a point's commit is
     at its position `at` in the series' history, named in data/commits.js)."""
     index = Index(series) if index is None else index
     out, lines = [], []

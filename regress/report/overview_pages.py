@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
 import time
-from collections.abc import Callable
-
-import jinja2
+from collections import Counter
 
 from regress import __version__
 from regress.core.kinds import Kind
-from regress.core.records import BenchmarkId, CommitInfo, CommitResult
+from regress.core.records import CommitInfo, CommitResult
 from regress.core.units import percent
 from regress.report import detects, shown
-from regress.report.chart_pages import short_name
-from regress.report.data import Series, Step, compare
+from regress.report.chart_pages import SiteFields, short_name
+from regress.report.data import Step, compare
 from regress.report.links import iso
 
 MAX_CHANGES_ON_OVERVIEW = 100
@@ -27,24 +26,8 @@ def _result_at(table, i: int):
     return table.load(i) if 0 <= i < len(table.history) else None
 
 
-class OverviewPages:
-    """Page renderers of `Site` (its fields: series, changes, commits, ...)."""
-
-    # What the pages read of `Site` (report/builder.py), which sets or defines each.
-    series: list[Series]
-    commits: list[CommitInfo]
-    ids: list[BenchmarkId]
-    labels: dict[str, list[BenchmarkId]]
-    bench_href: dict[BenchmarkId, str]
-    label_href: dict[str, str]
-    changes: list[dict]
-    threshold: float
-    baseline: str | None
-    title: str
-    repo_url: str
-    env: jinja2.Environment
-    context: Callable[[str], dict]
-    _change_row: Callable[[dict, str], dict]
+class OverviewPages(SiteFields):
+    """Page renderers of `Site`: the overview, the change points as JSON and the feed."""
 
     # -- overview, JSON and feed --------------------------------------------------
 
@@ -147,9 +130,7 @@ class OverviewPages:
             return {"kind": kind, "title": title, "base": None, "missing": missing}
         # As `regress compare` judges it: with the commit before base as history, when there is one.
         verdicts = judged if judged is not None else compare(base, head, threshold=self.threshold, before=before)
-        counts: dict[Kind, int] = {}
-        for v in verdicts:
-            counts[v.verdict] = counts.get(v.verdict, 0) + 1
+        counts = Counter(v.verdict for v in verdicts)
         notable = sorted(
             (v for v in verdicts if v.verdict != Kind.UNCHANGED),
             key=lambda v: (v.verdict.rank, -abs((v.ratio or 1) - 1)),
@@ -188,12 +169,7 @@ class OverviewPages:
                     "author": c.author,
                     "committed_at": iso(c.committed_at),
                     "url": f"{self.repo_url}/commit/{c.sha}" if self.repo_url else None,
-                    "benchmark": {
-                        "label": st.id.label,
-                        "sub_label": st.id.sub_label,
-                        "description": st.id.description,
-                        "num_threads": st.id.num_threads,
-                    },
+                    "benchmark": dataclasses.asdict(st.id),
                     "name": str(st.id),
                     "before": st.before,
                     "after": st.after,

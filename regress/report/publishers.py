@@ -14,14 +14,11 @@ import hashlib
 import os
 from pathlib import Path
 
-from markupsafe import Markup
-
-from regress.report import bench_chunks, detects, explain_panel, label_chunks
+from regress.report import data_files, detects, explain_panel
 from regress.report import metrics as report_metrics
 from regress.report.data import VERDICT_COMMITS
 from regress.report.files import script_json
 from regress.report.files import write as write_file
-from regress.report.label_chunks import LabelChunks
 from regress.report.label_data import layout_for
 from regress.report.links import bench_slug, label_slug
 
@@ -78,7 +75,7 @@ class Publisher:
 
 
 class BenchPages(Publisher):
-    """A chart page per benchmark, its points in chunk files (report/bench_chunks.py)."""
+    """A chart page per benchmark, its points in data files (report/data_files.py)."""
 
     def write(self, site, pages: Pages) -> None:
         # What each benchmark can detect, for the line under each chart's title: one file, so the pages stay.
@@ -86,7 +83,7 @@ class BenchPages(Publisher):
         for bid in site.ids:
             shell, chunks = site.bench_data(bid)
             slug = shell["slug"] = bench_slug(bid)  # its line under the title in data/detects.js
-            srcs, inline = _chunk_files(site, pages, chunks, bench_chunks.rel, slug)
+            srcs, inline = chunks.write(pages, site.version, slug)
             data = script_json(site.bench_steps(bid, shell))
             digest = hashlib.sha1(f"{site.version} {data} {srcs} {inline}".encode()).hexdigest()
             pages.page(
@@ -94,19 +91,6 @@ class BenchPages(Publisher):
                 digest,
                 lambda bid=bid, data=data, srcs=srcs, inline=inline: site.bench_page(bid, data, srcs, inline),
             )
-
-
-def _chunk_files(site, pages: Pages, chunks, rel, slug: str) -> tuple[list[str], Markup | None]:
-    """A page's data files written (each kept while its digest stands): (their paths, None). A history
-    shorter than one chunk keeps its one file in the page instead: ([], its script), so a small
-    site is no more files than a page each."""
-    if chunks.chunking.inline:
-        return [], Markup(chunks.script(0))
-    keys = chunks.listed()
-    srcs = [rel(slug, chunks.chunking.name(k)) for k in keys]
-    for k, src in zip(keys, srcs):  # after a new commit only the piece holding it changes
-        pages.page(src, chunks.digest(site.version, slug, k), lambda k=k: chunks.script(k), counted=False)
-    return srcs, None
 
 
 class ExplainPanels(Publisher):
@@ -130,11 +114,11 @@ class LabelPages(Publisher):
     """A Compare table page per label, with the metric tables beyond time."""
 
     def write(self, site, pages: Pages) -> None:
-        shas = [label_chunks.sha_array(s) for s in site.series]
+        shas = [data_files.sha_array(s) for s in site.series]
         for label, ids in site.labels.items():
             layout = layout_for(ids)
-            chunks = LabelChunks(site.series, layout, site.threshold, shas)
-            srcs, inline = _chunk_files(site, pages, chunks, label_chunks.rel, label_slug(label))
+            chunks = data_files.LabelChunks(site.series, layout, site.threshold, shas)
+            srcs, inline = chunks.write(pages, site.version, label_slug(label))
             metrics = report_metrics.label_tables(
                 site.series, ids, threshold_for=site.threshold_for, index=site.metric_index
             )

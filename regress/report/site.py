@@ -9,8 +9,8 @@
                                and change points on the line (its change points and failures inline)
     data/bench/<slug>/<k>.js   a chart's points, 500 history positions a file (`open-<j>.js`: the
                                newest, in pieces of 100), so a new commit rewrites one small file
-                               per benchmark (report/chunk_grid.py)
-    data/label/<slug>/<k>.js   a label page's tables, the same way (report/*_chunks.py)
+                               per benchmark (report/data_files.py)
+    data/label/<slug>/<k>.js   a label page's tables, the same way (report/data_files.py)
     data/commits.js            every commit's sha, subject, author, date (hover, links)
     assets/plotly-<v>.min.js   Plotly, copied once from the installed plotly package
     assets/regress.{css,js}    the site's own style and script
@@ -148,15 +148,14 @@ def _model(
     series = []
     for machine in store.machines():
         for env in store.envs(machine):
-            table, digests = _table(store, memo, machine, env)
+            # Each file's figures kept in the memo (a new file's computed), else the light history's.
+            files = series_figures.per_file(store, memo, machine, env, figures_table.compute)
+            table = Table.kept(files, functools.partial(summary.history, store, machine, env))
             if table.history:
                 ids = code([c.commit.sha for c in table.history]) if code is not None else {}
-                digests = summary.digests(store, machine, env) if digests is None else digests
-                series.append(
-                    _series(
-                        store, memo, Series(machine, env, table.history, table=table), ids, digests, threshold, rounds
-                    )
-                )
+                digests = files.by_sha if files is not None else summary.digests(store, machine, env)
+                s = Series(machine, env, table.history, table=table)
+                series.append(_series(store, memo, s, ids, digests, threshold, rounds))
     if not series:
         raise RegressError(f"no results in {store.root}; measure some commits first with `regress run`")
     return series
@@ -168,66 +167,33 @@ def _series(
     """One series made whole. What is kept for its very files (`digests`) is the memo's: each file's figures,
     the change points, the recent verdicts, the history's noise and its same-code pairs."""
     shas = [c.commit.sha for c in s.history]
+    inputs = verdict_cache.steps_inputs(digests, shas, threshold=threshold, code=code)  # the noise's too
     judge = CachedCompare(store, memo, s.machine, s.env, digests=digests)  # the memo's verdicts, else judged
     try:
         summarize(s, threshold=threshold, code=code, steps=None, verdicts=False)
         levels = functools.cache(lambda: trusted_levels.series(s.table, threshold=threshold, code=code))
         cores = min([c.fingerprint.cores for c in s.history if c.fingerprint.cores] or [0])
         apart = runs.apart_for(s.table, code, cores=cores)  # one allowance for the steps and the verdicts
-        s.steps = _steps(memo, s, code, judge, threshold, digests, levels, apart)
+
+        def steps() -> list[changepoints.Step]:  # judged through the kept verdicts across candidate steps
+            kept = memo.values(changepoints.CHECKPOINT)
+            found = changepoints.candidates(s.table, threshold=threshold, code=code, kept=kept, levels=levels())
+            return changepoints.find_steps(
+                s.table, threshold=threshold, code=code, judge_one=judge.across, found=found, apart=apart
+            )
+
+        s.steps = memo.get(STEPS, inputs, steps, verdict_cache.steps_tree, verdict_cache.steps_from_tree)
         judge_recent(s, threshold=threshold, code=code, judge=judge, apart=apart)
-        inputs = files_digest(digests, shas, threshold, sorted(code.items()))
         noise = detect_each.kept_noise(memo, inputs, s.table, threshold=threshold, code=code, levels=levels)
         least, most = rounds
         s.detects = detects.of_series(store, s, threshold=threshold, rounds=least, most_rounds=most, noise=noise)
-        _keep_pairs(store, memo, s, code, digests)
+        pairs = runs.pairs_found(s.table, code)  # the verdicts' same-code pairs, for `regress compare`
+        if pairs is not None:
+            kept = files_digest(digests, shas, sorted(code.items()))
+            memo.get(run_pairs.PAIRS, kept, lambda: pairs, run_pairs.pairs_tree, run_pairs.pairs_from_tree)
     finally:
         judge.close()
     return s
-
-
-def _steps(
-    memo: Memo,
-    s: Series,
-    code: dict[str, str],
-    judge: CachedCompare,
-    threshold: float,
-    digests: dict[str, str],
-    levels,
-    apart,
-) -> list[changepoints.Step]:
-    """The series' change points: kept for these very files (kind STEPS), else found (`levels()`: its trusted
-    levels), judged through the kept verdicts across candidate steps."""
-    shas = [c.commit.sha for c in s.history]
-    inputs = verdict_cache.steps_inputs(digests, shas, threshold=threshold, code=code)
-
-    def find() -> list[changepoints.Step]:
-        found = changepoints.candidates(
-            s.table, threshold=threshold, code=code, kept=memo.values(changepoints.CHECKPOINT), levels=levels()
-        )
-        return changepoints.find_steps(
-            s.table, threshold=threshold, code=code, judge_one=judge.across, found=found, apart=apart
-        )
-
-    return memo.get(STEPS, inputs, find, verdict_cache.steps_tree, verdict_cache.steps_from_tree)
-
-
-def _table(store: Store, memo: Memo, machine: str, env: str) -> tuple[Table, dict[str, str] | None]:
-    """The series' figures: each file's kept in the memo (one new file's computed), else from its light
-    history; and its files' content digests as the summary had them (None: read them where needed)."""
-    files = series_figures.per_file(store, memo, machine, env, figures_table.compute)
-    digests = files.by_sha if files is not None else None
-    return Table.kept(files, lambda: summary.history(store, machine, env)), digests
-
-
-def _keep_pairs(store: Store, memo: Memo, s: Series, code: dict[str, str], digests: dict[str, str] | None) -> None:
-    """The same-code pairs this build's verdicts computed, kept for `regress compare` (which would read
-    the whole history for them)."""
-    pairs = runs.pairs_found(s.table, code)
-    if pairs is not None:
-        digests = summary.digests(store, s.machine, s.env) if digests is None else digests
-        inputs = files_digest(digests, [c.commit.sha for c in s.history], sorted(code.items()))
-        memo.get(run_pairs.PAIRS, inputs, lambda: pairs, run_pairs.pairs_tree, run_pairs.pairs_from_tree)
 
 
 # -- reading the folder ------------------------------------------------------

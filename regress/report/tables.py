@@ -4,11 +4,9 @@
 time unit per table (from its smallest median), estimates each measurement's
 significant figures from the spread of its interquartile times, rounds each
 median to them, and prints every cell of a column with as many decimals as
-its least precise cell allows. The report needs that for every commit of
-every label (200,000 cells at scale), so it is done here in bulk without
-torch, whose per-call tensor overhead would cost seconds. torch computes in
-float32 (`torch.tensor(python_float)`); so do these functions, and the tests
-check them against torch digit for digit.
+its least precise cell allows. Done here in bulk with numpy, without torch;
+torch computes in float32 (`torch.tensor(python_float)`), so do these
+functions, and the tests check them against torch digit for digit.
 
 Sources mirrored: torch/utils/benchmark/utils/common.py (`select_unit`,
 `trim_sigfig`, `Measurement.significant_figures`) and compare.py (`_Column`).

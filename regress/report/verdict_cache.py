@@ -1,26 +1,17 @@
-"""The site's verdicts and change points, kept in the memo between builds: one new commit costs one comparison, not thirty.
+"""The site's verdicts and change points, kept in the memo (`storage/memo.py`) between builds.
 
-`data.judge_recent` judges the newest VERDICT_COMMITS commits of each series;
-each judgement is `diff.compare` of two stored commits with their neighbours
-(a bootstrap per benchmark). After one new commit every one of those
-comparisons but the newest is what it was. `CachedCompare` stands in for
-`diff.compare`: it keeps each comparison's verdicts in the memo
-(`storage/memo.py`) under a digest of all it is computed from (the four
+`CachedCompare` stands in for `diff.compare` in `data.judge_recent`: it keeps
+each comparison's verdicts under a digest of all they are computed from (the
 files' content digests from the summary, the threshold, the same-code sha).
-The one input a key cannot hold, the history-wide allowance for separate
-runs (`apart`, which every new pair of runs can move), is recorded for each
-benchmark that asked for it and compared again on reading: another
-allowance means the benchmarks that asked for it are judged again, alone (a
-verdict reads no other benchmark's allowance: `diff.compare(only=...)`), and
-the rest kept. The same allowance from more pairs judges alike, and only the
-reason's note of how many pairs it came from is brought up to date. Neither
-a hit nor a miss decodes a file: a miss judges the history's light copies,
-which give the verdicts their files give (`storage/light.py`), as `regress
-compare` does. Where the memo verifies, every comparison that read kept
-verdicts is judged again whole and must say the same.
+The history-wide allowance for separate runs (`apart`), which a key cannot
+hold, is recorded for each benchmark that asked for it and compared again on
+reading: the benchmarks whose allowance moved are judged again, alone
+(`diff.compare(only=...)`), the rest kept, their notes of how many pairs the
+allowance came from brought up to date. A miss judges the history's light
+copies (`storage/light.py`), decoding no file. Where the memo verifies, every
+comparison that read kept verdicts is judged again whole and must say the same.
 
-A series' change points are kept too (kind STEPS, `steps_inputs`): the site
-build and `regress regressions` find the ones the other kept.
+A series' change points are kept too (kind STEPS, `steps_inputs`).
 """
 
 from __future__ import annotations
@@ -72,27 +63,19 @@ def _rows(tree: dict) -> tuple[list[list], dict[BenchmarkId, Allowance]]:
     return rows, {BenchmarkId(*b[0]): Allowance(*b[1:]) for b in tree["apart"]}
 
 
-def _made(row: list, ids: dict[tuple, BenchmarkId]) -> Verdict:
-    """A kept row's verdict, made without Verdict's __init__: a frozen dataclass sets each of its 15 fields
-    through object.__setattr__, and a build reads 6,000 kept verdicts (half of reading them)."""
-    key = tuple(row[0])
-    bid = ids.get(key)
-    if bid is None:
-        bid = ids[key] = BenchmarkId(*key)
-    v = object.__new__(Verdict)
-    v.__dict__.update(zip(_FIELDS, row))
-    v.__dict__.update(id=bid, verdict=Kind(row[1]))
-    return v
-
-
 def verdicts_of(rows: list[list], asked: dict[BenchmarkId, Allowance], apart) -> list[Verdict]:
-    """The verdicts, each allowance note as the history now gives it (the same sigma, perhaps more pairs):
-    made with the note in place, not replaced after (thirty commits' verdicts at every build)."""
+    """The verdicts, each allowance note as the history now gives it (the same sigma, perhaps more pairs)."""
     notes: dict[tuple, list[tuple[str, str]]] = {}
     ids: dict[tuple, BenchmarkId] = {}
     out = []
     for row in rows:
-        v = _made(row, ids)
+        key = tuple(row[0])
+        bid = ids.get(key)
+        if bid is None:
+            bid = ids[key] = BenchmarkId(*key)
+        v = object.__new__(Verdict)  # not Verdict's __init__, which sets each frozen field through a call
+        v.__dict__.update(zip(_FIELDS, row))
+        v.__dict__.update(id=bid, verdict=Kind(row[1]))
         was = asked.get(v.id)
         if was is not None:
             now = apart(v.id)
@@ -106,12 +89,6 @@ def verdicts_of(rows: list[list], asked: dict[BenchmarkId, Allowance], apart) ->
                 v.__dict__["reason"] = reason
         out.append(v)
     return out
-
-
-def _moved(was: Allowance, now: Allowance) -> bool:
-    """Whether a verdict that asked for allowance `was` may judge otherwise with `now`: another allowance
-    between runs, or within one (more pairs giving the same ones change only the notes)."""
-    return (was.sigma, was.within) != (now.sigma, now.within)
 
 
 def steps_tree(steps: list[Step]) -> list:
@@ -131,6 +108,22 @@ def steps_inputs(digests: dict[str, str], shas: list[str], *, threshold: float, 
     """What a series' change points are kept under (kind STEPS): its files in history order `shas`, by
     their content digests, the threshold and the commits' code identities."""
     return memo.files_digest(digests, shas, threshold, sorted(code.items()))
+
+
+def _moved(was: Allowance, now: Allowance) -> bool:
+    """Whether `now` may judge otherwise than `was` (more pairs giving the same allowances change only notes)."""
+    return (was.sigma, was.within) != (now.sigma, now.within)
+
+
+def _recording(judge, apart, only) -> tuple[list[Verdict], dict[BenchmarkId, Allowance]]:
+    """`judge(apart, only)`'s verdicts, and each allowance they asked for."""
+    fresh: dict[BenchmarkId, Allowance] = {}
+
+    def recorded(bid: BenchmarkId) -> Allowance:
+        fresh[bid] = apart(bid)
+        return fresh[bid]
+
+    return judge(recorded if apart is not None else None, only), fresh
 
 
 class CachedCompare:
@@ -182,13 +175,7 @@ class CachedCompare:
             self.misses += tally
         else:
             self.partial += tally
-        fresh: dict[BenchmarkId, Allowance] = {}
-
-        def recorded(bid: BenchmarkId) -> Allowance:
-            fresh[bid] = apart(bid)
-            return fresh[bid]
-
-        judged = judge(recorded if apart is not None else None, moved)
+        judged, fresh = _recording(judge, apart, moved)
         verdicts = sorted(kept + judged, key=order_key)
         if moved is not None and self.memo.verify:
             self._verify(kind, verdicts, {**{b: apart(b) for b in asked}, **fresh}, apart, judge)
@@ -200,14 +187,9 @@ class CachedCompare:
         """The verdicts a comparison gave from kept ones, as judging it afresh gives them (StaleValue
         where not). Uncounted."""
         counts = self.hits, self.misses, self.partial, self.rejudged
-        fresh: dict[BenchmarkId, Allowance] = {}
-
-        def recorded(bid: BenchmarkId) -> Allowance:
-            fresh[bid] = apart(bid)
-            return fresh[bid]
-
-        again = sorted(judge(recorded if apart is not None else None, None), key=order_key)
+        again, fresh = _recording(judge, apart, None)
         self.hits, self.misses, self.partial, self.rejudged = counts
+        again = sorted(again, key=order_key)
         self.memo.check(
             kind, to_tree(verdicts, dict(sorted(asked.items()))), to_tree(again, dict(sorted(fresh.items())))
         )
@@ -229,9 +211,8 @@ class CachedCompare:
 
     def __call__(self, base, head, *, threshold: float, before=None, after=None, apart=None, same_code: str = ""):
         """`diff.compare(base, head, ...)`. Kept twice: whole, and bare (`compare` without the
-        neighbours, as `diff.with_neighbours` takes it). A new commit is the `after` neighbour of the
-        comparison before it, whose whole then misses: it is kept bare, so only the blip rule is
-        applied again, to its few changes, and not 200 benchmarks judged again."""
+        neighbours, as `diff.with_neighbours` takes it), so a comparison whose `after` neighbour is new
+        applies only the blip rule again, to its few changes."""
 
         def bare(apart, only):
             light = self._light((base, head))

@@ -8,8 +8,7 @@ import json
 
 import numpy as np
 
-from regress.report.bench_chunks import Chunks, Line, rel
-from regress.report.chunk_grid import CHUNK, PIECE, PIECES, SETTLE, Chunking
+from regress.report.data_files import CHUNK, PIECE, PIECES, SETTLE, Chunking, Chunks, Line, rel
 
 
 def _lines(n: int, bump_at: int | None = None) -> list[Line]:

@@ -12,7 +12,7 @@ import pytest
 from chart_data import chart_data, label_page_data, made
 
 from regress.report import site as report_site
-from regress.report.chunk_grid import CHUNK, PIECES
+from regress.report.data_files import CHUNK, PIECES
 from regress.storage.store import Store
 from scripts.fabricate_history import fabricate
 

@@ -1,0 +1,266 @@
+"""A page's data files: a chart's points (`Chunks`) and a label page's Compare tables (`LabelChunks`).
+
+A page lists its data files, `data/<bench|label>/<slug>/<name>.js`; `Chunking`
+says which history positions each holds: closed chunks of CHUNK, then PIECES
+pieces of PIECE, all listed from the start (the unfilled ones empty), so the
+list changes only when a chunk closes, SETTLE commits after its last position
+(a push's paired measurement of the parent still finds that position among
+the pieces, and a closed chunk is written once). A history shorter than CHUNK
+is one file, inline in its page (`write`).
+
+A file is kept while its digest (of what it is made from, not of its JSON)
+stands. A chart's values go in as the page shows them (`round6_array`). A
+label's tables are plain: the verdicts colouring the newest VERDICT_COMMITS
+commits are laid over them from the page's own data (`LabelChunks.overlay`),
+so a verdict window that slides on moves no file. A data file is a script
+(`REGRESS_CHUNKS.push`), so the site opens from file://; regress.js joins
+the files back by key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+from markupsafe import Markup
+
+from regress.report.data import Series
+from regress.report.files import script_json
+from regress.report.label_data import LabelInputs, Layout, judged_cells, label_inputs, label_tables, round6_array
+from regress.report.tables import UNIT_ENGLISH
+
+# Positions a closed chunk holds: 1 to 20 of them a page up to 10,000 commits.
+CHUNK = 500
+# Positions a piece holds, and the pieces listed (enough for CHUNK + SETTLE - 1 positions).
+PIECE = 100
+SETTLE = 2
+PIECES = (CHUNK + SETTLE - 2) // PIECE + 1
+
+
+def rel(slug: str, name: str, kind: str = "bench") -> str:
+    return f"data/{kind}/{slug}/{name}"
+
+
+@dataclass(frozen=True)
+class Chunking:
+    """The files of a page whose longest series has `longest` commits; a file's key is the first
+    position it may hold (their order is the positions'; regress.js joins them by it)."""
+
+    longest: int
+
+    @property
+    def inline(self) -> bool:
+        return self.longest < CHUNK
+
+    @property
+    def closed(self) -> int:
+        """Closed chunks: positions below closed * CHUNK."""
+        return 0 if self.inline else max(0, self.longest - SETTLE) // CHUNK
+
+    def keys(self, at: np.ndarray) -> np.ndarray:
+        """Each position's file key (non-decreasing with the position)."""
+        at = np.asarray(at, dtype=np.int64)
+        if self.inline:
+            return np.zeros(len(at), dtype=np.int64)
+        start = self.closed * CHUNK
+        piece = start + np.minimum((at - start) // PIECE, PIECES - 1) * PIECE
+        return np.where(at < start, at // CHUNK * CHUNK, piece)
+
+    def listed(self, used) -> list[int]:
+        """The keys a page lists: the closed chunks with data, and every piece."""
+        if self.inline:
+            return [0]
+        start = self.closed * CHUNK
+        return sorted({k for k in used if k < start} | {start + j * PIECE for j in range(PIECES)})
+
+    def name(self, key: int) -> str:
+        """The key's file name in the page's folder."""
+        start = self.closed * CHUNK
+        return f"{key // CHUNK}.js" if key < start else f"open-{(key - start) // PIECE}.js"
+
+    def spans(self, at: np.ndarray) -> dict[int, tuple[int, int]]:
+        """Per key with positions in `at` (ascending): its slice [a, b) of `at`."""
+        ks = self.keys(at)
+        if not len(ks):
+            return {}
+        cuts = np.flatnonzero(ks[1:] != ks[:-1]) + 1  # keys are non-decreasing: each run of one key
+        starts, ends = np.r_[0, cuts], np.r_[cuts, len(ks)]
+        return dict(zip(ks[starts].tolist(), zip(starts.tolist(), ends.tolist())))
+
+
+class _Files:
+    """A page's data files by key: `used` keys, `digest(version, slug, k)` and `content(k)` are each kind's."""
+
+    kind: str  # the folder under data/
+    chunking: Chunking
+
+    def used(self) -> Iterable[int]:
+        raise NotImplementedError
+
+    def digest(self, version: str, slug: str, k: int) -> str:
+        raise NotImplementedError
+
+    def content(self, k: int) -> dict:
+        raise NotImplementedError
+
+    def listed(self) -> list[int]:
+        """The keys a page lists (`Chunking.listed`)."""
+        return self.chunking.listed(self.used())
+
+    def script(self, k: int) -> str:
+        """The data file: its values pushed onto the page's list (regress.js joins them by `k`)."""
+        data = script_json({"k": k, **self.content(k)})
+        return f"(window.REGRESS_CHUNKS = window.REGRESS_CHUNKS || []).push({data});\n"
+
+    def write(self, pages, version: str, slug: str) -> tuple[list[str], Markup | None]:
+        """The files written through `pages` (each kept while its digest stands): (their paths, None); a
+        history shorter than one chunk: ([], its one file's script, for the page to hold)."""
+        if self.chunking.inline:
+            return [], Markup(self.script(0))
+        keys = self.listed()
+        srcs = [rel(slug, self.chunking.name(k), self.kind) for k in keys]
+        for k, src in zip(keys, srcs):
+            pages.page(src, self.digest(version, slug, k), lambda k=k: self.script(k), counted=False)
+        return srcs, None
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line's points: a series' levels and band, or a metric's values in one series."""
+
+    kind: str  # "series" or a metric's value
+    name: str  # the series
+    at: np.ndarray  # history positions, ascending
+    columns: dict[str, np.ndarray]  # parallel to `at`
+    text: Callable[[float], str] | None = None  # a metric's point as text (its "text" column, from "y")
+    # The columns shown (and digested) at 6 significant figures, each rounded whole once.
+    rounded: bool = False
+    _shown: dict = field(default_factory=dict, compare=False, repr=False)  # rounded once: digested, then written
+
+    def column(self, name: str, a: int, b: int) -> np.ndarray:
+        """A column's values a to b as the file holds them."""
+        if not self.rounded:
+            return np.ascontiguousarray(self.columns[name][a:b])
+        if name not in self._shown:
+            self._shown[name] = round6_array(self.columns[name])
+        return self._shown[name][a:b]
+
+
+@dataclass
+class Chunks(_Files):
+    """A chart's points: per file key, the slices of every line that fall in it."""
+
+    chunking: Chunking
+    parts: dict[int, list[tuple[Line, int, int]]] = field(default_factory=dict)
+    kind = "bench"
+
+    @classmethod
+    def of(cls, lines: list[Line], longest: int) -> Chunks:
+        """`longest`: the length of the longest series' history."""
+        out = cls(Chunking(longest))
+        for line in lines:
+            for k, (a, b) in out.chunking.spans(line.at).items():
+                out.parts.setdefault(k, []).append((line, a, b))
+        return out
+
+    def used(self) -> Iterable[int]:
+        return self.parts
+
+    def digest(self, version: str, slug: str, k: int) -> str:
+        """Of the file's values themselves (bytes of the arrays), not of its JSON."""
+        h = hashlib.sha1(f"{version} {slug} {k}".encode())
+        for line, a, b in self.parts.get(k, []):
+            h.update(f"|{line.kind}|{line.name}|".encode())
+            h.update(np.ascontiguousarray(line.at[a:b]).tobytes())
+            for name in line.columns:
+                h.update(name.encode())
+                h.update(line.column(name, a, b).tobytes())
+        return h.hexdigest()
+
+    def content(self, k: int) -> dict:
+        """File k's values: {"series": {name: columns}, "metrics": {metric: {name: columns}}}."""
+        data: dict = {"series": {}, "metrics": {}}
+        for line, a, b in self.parts.get(k, []):
+            cols = {"at": line.at[a:b].tolist(), **{n: line.column(n, a, b).tolist() for n in line.columns}}
+            if line.text is not None:
+                cols["text"] = [line.text(y) for y in cols["y"]]
+            if line.kind == "series":
+                data["series"][line.name] = cols
+            else:
+                data["metrics"].setdefault(line.kind, {})[line.name] = cols
+        return data
+
+
+def sha_array(s) -> np.ndarray:
+    """A series' commits' shas, by history position (a digest takes a file's in one slice)."""
+    return np.asarray([c.commit.sha for c in s.history], dtype="S40")
+
+
+class LabelChunks(_Files):
+    """One label's tables over every series, by data file."""
+
+    kind = "label"
+
+    def __init__(
+        self, series: list[Series], layout: Layout, threshold: float, shas: list[np.ndarray] | None = None
+    ) -> None:
+        """`layout`: the label's tables' rows and columns; `shas`: per series, `sha_array`'s, made once for
+        every label."""
+        self.layout, self.threshold = layout, threshold
+        self.shas = {id(s): a for s, a in zip(series, shas or [sha_array(s) for s in series])}
+        self.chunking = Chunking(max(len(s.history) for s in series))
+        # Per series with tables: its inputs, and each file's rows of them.
+        self.parts: list[tuple[Series, LabelInputs, dict[int, range]]] = []
+        for s in series:
+            inputs = label_inputs(s, layout)
+            if inputs is None:
+                continue
+            spans = self.chunking.spans(np.asarray(inputs.commits, dtype=np.int64))
+            self.parts.append((s, inputs, {k: range(a, b) for k, (a, b) in spans.items()}))
+
+    @property
+    def names(self) -> list[str]:
+        """The series with tables of this label, in the site's order."""
+        return [s.name for s, _, _ in self.parts]
+
+    def used(self) -> Iterable[int]:
+        return {k for _, _, rows in self.parts for k in rows}
+
+    def digest(self, version: str, slug: str, k: int) -> str:
+        """Of what file k's tables are made from, without making them."""
+        h = hashlib.sha1(f"{version} {slug} {k} {self.threshold!r} {self.layout}".encode())
+        for s, inputs, rows in self.parts:
+            r = rows.get(k)
+            if r is None:
+                continue
+            at = np.asarray(inputs.commits[r.start : r.stop], dtype=np.int64)
+            h.update(f"|{s.name}|{inputs.columns.tolist()}|".encode())
+            h.update(at.tobytes())
+            h.update(np.ascontiguousarray(inputs.medians[r.start : r.stop]).tobytes())
+            h.update(np.ascontiguousarray(inputs.figures[r.start : r.stop]).tobytes())
+            h.update(repr([f for f in inputs.failed if f[0] in r]).encode())
+            h.update(self.shas[id(s)][at].tobytes())
+        return h.hexdigest()
+
+    def overlay(self) -> dict[str, dict[str, list]]:
+        """Per series: the judged commits' verdicts over their tables, by sha (`label_data.judged_cells`)."""
+        return {
+            s.name: {s.history[ci].commit.sha: cells for ci, cells in judged_cells(s, inputs).items()}
+            for s, inputs, _ in self.parts
+        }
+
+    def content(self, k: int) -> dict:
+        """File k's tables: {"sections": {series: [table, ...]}}, each table with its commit's sha."""
+        sections = {}
+        for s, inputs, rows in self.parts:
+            r = rows.get(k)
+            if r is None:
+                continue
+            tables = label_tables(s, self.layout, threshold=self.threshold, inputs=inputs, rows=r, verdicts=False)
+            for t in tables:
+                t["sha"] = s.history[t.pop("c")].commit.sha
+                t["unit_name"] = UNIT_ENGLISH.get(t["unit"], "")
+            sections[s.name] = tables
+        return {"sections": sections}
