@@ -96,8 +96,8 @@ def breakpoints_of(
     the calibration span, every segment at least MIN_SEGMENT long. `kept`: checkpoints of earlier
     searches, by the digest of the points they covered; a series longer than the calibration span is
     carried on from the last one made from the same first points (see RESUME_BACK and ANCHOR), and
-    checkpointed at its newest final point (the last whose clipping no newer level can move). The
-    cuts are the same with or without them.
+    checkpointed at its newest final point (the last whose clipping no newer level can move) and at
+    its anchor. The cuts are the same with or without them.
     """
     z = [np.asarray(c, dtype=float) / scale for c, scale in series]
     centred = [v - np.median(v[:CALIBRATION]) if len(v) else v for v in z]
