@@ -150,8 +150,12 @@ def in_calibration(position: np.ndarray) -> np.ndarray:
     """Which of these observations lie in the calibration span (`segments.CALIBRATION`): at the first
     CALIBRATION history positions that have any (all of them in a shorter history). Huber's scale is
     read from these, so a longer history moves no older level through it."""
-    measured = np.unique(position)
-    return position <= measured[min(CALIBRATION, len(measured)) - 1] if len(measured) else np.zeros(0, dtype=bool)
+    if not len(position):
+        return np.zeros(0, dtype=bool)
+    seen = np.zeros(int(position.max()) + 1, dtype=bool)
+    seen[position] = True
+    measured = np.flatnonzero(seen)
+    return position <= measured[min(CALIBRATION, len(measured)) - 1]
 
 
 def fit_many(batch: list[tuple[Observations, dict[str, dict[int, float]] | None]]) -> list[dict[str, dict[int, float]]]:

@@ -51,3 +51,13 @@ def test_levels_of_the_older_commits_do_not_depend_on_the_length_cut():
     assert positions_long[:999] == positions_short
     drift = np.abs(np.log(np.asarray(levels_long[:990]) / np.asarray(levels_short[:990])))
     assert float(drift.max()) < 1e-3
+
+
+def test_a_push_leaves_the_levels_of_older_commits_as_they_were_to_the_bit():
+    """A new push refits the newest few dozen levels; every older one is what it was, exactly (the
+    fit's Huber scale is read from the calibration span, not from every residual: docs/statistics.md)."""
+    ((positions_short, levels_short),) = trusted_levels.series(_history(999)).values()
+    ((positions_long, levels_long),) = trusted_levels.series(_history(1000)).values()
+    assert positions_long[:999] == positions_short
+    assert levels_long[: 999 - 60] == levels_short[: 999 - 60]
+    assert levels_long[998] != levels_short[998]  # the push measured it again: its level moved
