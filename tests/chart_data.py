@@ -1,5 +1,5 @@
 """A chart page's data as regress.js sees it: the page's own JSON with its chunk files' points joined in
-(report/bench_chunks.py), for tests that read the numbers a chart draws."""
+(report/data_files.py), for tests that read the numbers a chart draws."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def chart_data(page: Path) -> dict:
 
 def label_page_data(page: Path) -> dict:
     """A label page's data as regress.js shows it: each series' tables joined from the page's chunk
-    files (report/label_chunks.py), oldest first, the newest commits' verdicts laid over their cells
+    files (report/data_files.py), oldest first, the newest commits' verdicts laid over their cells
     and "judged" set."""
     text = page.read_text(encoding="utf-8")
     data = json.loads(re.search(r'id="label-data">(.*?)</script>', text, re.S).group(1))

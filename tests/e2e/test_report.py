@@ -347,7 +347,7 @@ def test_incremental_rebuild_keeps_pages_without_new_results(project, tmp_path):
     rewritten = {p.relative_to(site).as_posix() for p in site.rglob("*.html") if p.stat().st_mtime != old}
     changed_bench = bench_page(site, "n-128-float32-1-thread")
     matmul_label = next((site / "label").glob("matmul-*")).relative_to(site).as_posix()
-    # 21 commits, shorter than a chunk of points: the page holds them (report/bench_chunks.py), no data files.
+    # 21 commits, shorter than a chunk of points: the page holds them (report/data_files.py), no data files.
     assert rewritten == {"index.html", changed_bench.relative_to(site).as_posix(), matmul_label}
     assert not (site / "data" / "bench").exists() and not (site / "data" / "label").exists()
     assert chart_data(changed_bench)["series"][0]["level"][-1] == 0.9e-6  # the new commit's fastest block

@@ -1,4 +1,4 @@
-"""A chart's points in data files (report/chunk_grid.py): joined back they are the lines; a file's digest moves
+"""A chart's points in data files (report/data_files.py): joined back they are the lines; a file's digest moves
 only with its own values; a new commit, and the paired push's second measurement of its parent, move only the
 pieces that hold them, and a closed chunk is written once."""
 

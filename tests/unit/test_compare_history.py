@@ -17,7 +17,7 @@ from factories import bench, commit, rounds_of
 
 from regress.analysis import diff, normal, run_pairs, runs, stats
 from regress.core.records import BenchmarkId
-from regress.storage import summary as light_entries
+from regress.storage import summary
 from regress.storage.light import light
 from regress.storage.store import Store
 from scripts.fabricate_history import fabricate
@@ -117,7 +117,7 @@ def test_light_neighbours_of_a_fabricated_history_give_the_verdicts_their_files_
     fabricate(tmp_path, commits=30, benchmarks=24, machines=(MACHINE,))
     store = Store(tmp_path)
     full = store.history(MACHINE, ENV)
-    lean = {sha: r for sha, r in light_entries.light_of(store, MACHINE, ENV, [r.commit.sha for r in full]).items()}
+    lean = {sha: r for sha, r in summary.light_of(store, MACHINE, ENV, [r.commit.sha for r in full]).items()}
     assert len(lean) == len(full)
     changes = 0
     for k in range(1, len(full) - 2):

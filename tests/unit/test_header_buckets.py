@@ -1,4 +1,4 @@
-"""The summary's headers a bucket at a time (storage/header_buckets.py): the same headers the files give, a
+"""The summary's headers a bucket at a time (storage/summary.py): the same headers the files give, a
 new commit rebuilds only its bucket from the entries, and a bucket that does not read back, or names a
 class the summary does not know, is made again from the entries and never run."""
 
@@ -10,7 +10,6 @@ import sqlite3
 import pytest
 
 from regress.storage import summary
-from regress.storage import summary as header_buckets
 from regress.storage.light import header
 from regress.storage.store import Store
 from scripts.fabricate_history import fabricate
@@ -28,10 +27,8 @@ def folder(tmp_path):
 def _made(monkeypatch) -> list[int]:
     """How many headers each read takes from the entries (not from a kept bucket)."""
     made = []
-    real = header_buckets._from_entries
-    monkeypatch.setattr(
-        header_buckets, "_from_entries", lambda db, m, e, shas: made.append(len(shas)) or real(db, m, e, shas)
-    )
+    real = summary._from_entries
+    monkeypatch.setattr(summary, "_from_entries", lambda db, m, e, shas: made.append(len(shas)) or real(db, m, e, shas))
     return made
 
 

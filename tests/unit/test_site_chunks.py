@@ -1,4 +1,4 @@
-"""A site past one chunk of history (report/chunk_grid.py, bench_chunks.py, label_chunks.py): the points and
+"""A site past one chunk of history (report/data_files.py): the points and
 tables are in data files, an incremental build after one new commit writes only the piece holding it on
 each page, and what the pages read back is what a full build of the same files gives."""
 

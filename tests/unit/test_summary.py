@@ -12,7 +12,6 @@ from regress.analysis import changepoints, stats
 from regress.core.records import WORKTREE
 from regress.report.data import Series, summarize
 from regress.storage import summary
-from regress.storage import summary as light_entries
 from regress.storage.store import Store
 from scripts.fabricate_history import fabricate
 
@@ -92,14 +91,14 @@ def test_one_commits_light_copy_is_given_only_while_it_is_its_files(folder):
     store = Store(folder)
     files = sorted((folder / MACHINE / ENV).glob("*.pkl"))
     sha, donor = files[4].stem, files[9]
-    got = light_entries.light_now(store, MACHINE, ENV, sha)
+    got = summary.light_now(store, MACHINE, ENV, sha)
     _same_history([got], [store.load(MACHINE, ENV, sha)])
-    assert light_entries.light_now(store, MACHINE, ENV, "0" * 40) is None  # nothing stored
+    assert summary.light_now(store, MACHINE, ENV, "0" * 40) is None  # nothing stored
     # Rewritten behind the summary's back: the file is what counts, until a history read catches up.
     files[4].write_bytes(donor.read_bytes())
-    assert light_entries.light_now(store, MACHINE, ENV, sha) is None
+    assert summary.light_now(store, MACHINE, ENV, sha) is None
     summary.history(store, MACHINE, ENV)
-    assert light_entries.light_now(store, MACHINE, ENV, sha).commit.sha == donor.stem
+    assert summary.light_now(store, MACHINE, ENV, sha).commit.sha == donor.stem
 
 
 def test_a_touched_file_with_the_same_bytes_is_not_decoded(folder, monkeypatch):
