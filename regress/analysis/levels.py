@@ -131,17 +131,13 @@ def observations(history, code: dict[str, str], keep=None) -> dict[BenchmarkId, 
 
 @dataclass(frozen=True)
 class _Part:
-    """One benchmark's share of a batch: its rows, its codes, which are held (and at what), its columns."""
+    """One benchmark's share of a batch: its rows, its codes and its columns."""
 
     rows: slice
     nodes: np.ndarray
-    node_value: np.ndarray  # held nodes' fixed levels (0 where free)
-    node_free: np.ndarray
-    node_col: int  # its first free node's column
+    node_col: int  # its first node's column
     runs: int
     models: np.ndarray
-    model_value: np.ndarray
-    model_free: np.ndarray
     rest_col: int  # its first run's column among the runs and models
     calibration: np.ndarray  # its rows in the calibration span: what the Huber scale is read from
 
@@ -158,52 +154,33 @@ def in_calibration(position: np.ndarray) -> np.ndarray:
     return position <= measured[min(CALIBRATION, len(measured)) - 1]
 
 
-def fit_many(batch: list[tuple[Observations, dict[str, dict[int, float]] | None]]) -> list[dict[str, dict[int, float]]]:
-    """Per (observations, fixed) of a batch: the log level per node code ("node"), and each CPU model's
-    shift ("cpu"), estimated together with every run's shift.
+def fit_many(batch: list[Observations]) -> list[dict[str, dict[int, float]]]:
+    """Per benchmark's observations of a batch: the log level per node code ("node"), and each CPU
+    model's shift ("cpu"), estimated together with every run's shift.
 
     Least squares on y = level[node] + model[cpu] + own[run] (`level_solve`), the run's own shift
     weakly pulled toward zero (RUN_PRIOR) and the CPU model's only faintly (its offset), then a few
-    reweighted solves (Huber) so that one odd measurement pulls less. The batch is one system.
-    `fixed`: {"node": {code: level}, "cpu": {code: shift}} already estimated: held as they are, the
-    rest fitted around them."""
+    reweighted solves (Huber) so that one odd measurement pulls less. The batch is one system."""
     parts, ys, node_at, node_col, rest_at, rest_col, pulls, blocks = [], [], [], [], [], [], [], []
     free_nodes = free_rest = start = 0
-    for obs, fixed in batch:
+    for obs in batch:
         nodes, node = np.unique(obs.node, return_inverse=True)
         runs, run = np.unique(obs.run, return_inverse=True)
         models, model = np.unique(obs.cpu, return_inverse=True)
-        held_nodes, held_models = (fixed or {}).get("node", {}), (fixed or {}).get("cpu", {})
-        node_free = np.asarray([c not in held_nodes for c in nodes.tolist()], dtype=bool)
-        model_free = np.asarray([c not in held_models for c in models.tolist()], dtype=bool)
-        node_value = np.asarray([held_nodes.get(c, 0.0) for c in nodes.tolist()], dtype=float)
-        model_value = np.asarray([held_models.get(c, 0.0) for c in models.tolist()], dtype=float)
         m = len(obs)
         rows = np.arange(start, start + m)
-        ys.append(obs.log_level - (node_value[node] + model_value[model]))  # what the held columns explain
-        free = node_free[node]
-        node_at.append(rows[free])
-        node_col.append(free_nodes + (np.cumsum(node_free) - 1)[node[free]])
-        free = model_free[model]
-        rest_at += [rows, rows[free]]
-        rest_col += [free_rest + run, free_rest + len(runs) + (np.cumsum(model_free) - 1)[model[free]]]
-        pulls += [np.full(len(runs), RUN_PRIOR), np.full(int(model_free.sum()), RIDGE)]
+        ys.append(obs.log_level)
+        node_at.append(rows)
+        node_col.append(free_nodes + node)
+        rest_at += [rows, rows]
+        rest_col += [free_rest + run, free_rest + len(runs) + model]
+        pulls += [np.full(len(runs), RUN_PRIOR), np.full(len(models), RIDGE)]
         parts.append(
             _Part(
-                slice(start, start + m),
-                nodes,
-                node_value,
-                node_free,
-                free_nodes,
-                len(runs),
-                models,
-                model_value,
-                model_free,
-                free_rest,
-                in_calibration(obs.position),
+                slice(start, start + m), nodes, free_nodes, len(runs), models, free_rest, in_calibration(obs.position)
             )
         )
-        own = (int(node_free.sum()), len(runs) + int(model_free.sum()))
+        own = (len(nodes), len(runs) + len(models))
         blocks.append((np.arange(free_nodes, free_nodes + own[0]), np.arange(free_rest, free_rest + own[1])))
         free_nodes += own[0]
         free_rest += own[1]
@@ -235,16 +212,13 @@ def fit_many(batch: list[tuple[Observations, dict[str, dict[int, float]] | None]
     out = []
     for part, x in zip(parts, kept):
         assert x is not None  # the last reweighting keeps every part's answer
-        nodes = part.node_value.copy()
-        nodes[part.node_free] = x[part.node_col : part.node_col + int(part.node_free.sum())]
-        shifts = part.model_value.copy()
+        nodes = x[part.node_col : part.node_col + len(part.nodes)]
         at = free_nodes + part.rest_col + part.runs
-        shifts[part.model_free] = x[at : at + int(part.model_free.sum())]
-        if part.node_free.all() and part.model_free.all():
-            # Every level up by c and every model's shift down by c fits alike: RIDGE's optimum has the
-            # shifts summing to zero, which the solve's rounding misses. Set exactly.
-            c = float(np.mean(shifts))
-            nodes, shifts = nodes + c, shifts - c
+        shifts = x[at : at + len(part.models)]
+        # Every level up by c and every model's shift down by c fits alike: RIDGE's optimum has the
+        # shifts summing to zero, which the solve's rounding misses. Set exactly.
+        c = float(np.mean(shifts))
+        nodes, shifts = nodes + c, shifts - c
         out.append(
             {
                 "node": dict(zip(part.nodes.tolist(), nodes.tolist())),
@@ -264,7 +238,7 @@ def points(
     alone = {bid: levels for bid, obs in found.items() if (levels := separate(obs)) is not None}
     linked = {bid: obs.digest() for bid, obs in found.items() if bid not in alone}
     fresh = {bid: key for bid, key in linked.items() if key not in table.fits}
-    table.fits.update(zip(fresh.values(), fit_many([(found[bid], None) for bid in fresh])))
+    table.fits.update(zip(fresh.values(), fit_many([found[bid] for bid in fresh])))
     fitted = {bid: table.fits[key] for bid, key in linked.items()}
     out = {}
     for bid, obs in found.items():

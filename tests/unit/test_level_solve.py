@@ -82,7 +82,7 @@ def test_a_small_fit_does_not_import_scipy_sparse():
         "from regress.analysis import levels\n"
         "obs = levels.Observations(np.arange(6), np.arange(6) // 2, np.arange(6) % 2, np.zeros(6, dtype=int),"
         " np.log(np.linspace(1.0, 1.1, 6)), ('cpu',))\n"
-        "fitted = levels.fit_many([(obs, None), (obs, None)])\n"
+        "fitted = levels.fit_many([obs, obs])\n"
         "assert len(fitted[0]['node']) == 3 and fitted[0] == fitted[1], fitted\n"
         "print('scipy.sparse' in sys.modules)\n"
     )
@@ -105,7 +105,7 @@ def test_separate_runs_closed_form_is_the_fit():
         y[rng.choice(len(y), outliers, replace=False)] += 0.4
         obs = levels.Observations(node, node, run, np.zeros(len(node), dtype=np.int64), y, ("cpu",))
         codes, closed = levels.separate(obs)
-        (fitted,) = levels.fit_many([(obs, None)])
+        (fitted,) = levels.fit_many([obs])
         assert np.allclose(closed, [fitted["node"][c] for c in codes.tolist()], rtol=0, atol=1e-9)
     shared = levels.Observations(
         node, node, np.zeros(len(node), dtype=np.int64), np.zeros(len(node), dtype=np.int64), y
