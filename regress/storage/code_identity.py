@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import subprocess
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from regress.core.config import Config
-from regress.storage import git_trees
 from regress.storage.memo import Memo
 
 if TYPE_CHECKING:
@@ -56,34 +59,9 @@ NOT_CODE = (
 )
 
 
-def _entries(tree: git.Tree, path: str) -> list[tuple[str, str]]:
-    """(path, object sha) of what `path` names in a commit's tree; ("path", "") when absent."""
-    if path in ("", "."):
-        return [("", tree.hexsha)]
-    try:
-        return [(path, tree[path].hexsha)]
-    except KeyError:
-        return [(path, "")]
-
-
 def _is_code(name: str, cfg: Config) -> bool:
     """Whether a root entry named `name` is read by an import (see NOT_CODE)."""
     return not any(fnmatch.fnmatch(name.lower(), p) for p in (*NOT_CODE, cfg.benchmarks.strip("/").lower()))
-
-
-def paths_of(cfg: Config, tree: git.Tree) -> list[tuple[str, str]]:
-    """The (path, sha) pairs that make one commit's measured code under `cfg`."""
-    if cfg.code_paths:
-        parts = [e for p in cfg.code_paths for e in _entries(tree, p)]
-    elif cfg.import_path and cfg.import_path.strip("/") not in ("", "."):
-        parts = _entries(tree, cfg.import_path.strip("/"))
-    elif "src" in tree:
-        parts = _entries(tree, "src")
-    else:
-        parts = [(str(o.path), o.hexsha) for o in tree if _is_code(o.name, cfg)]
-    if cfg.build_command:
-        parts += [e for p in (cfg.build_inputs or (".",)) for e in _entries(tree, p)]
-    return parts
 
 
 def _digest(parts: list[tuple[str, str]]) -> str:
@@ -93,21 +71,107 @@ def _digest(parts: list[tuple[str, str]]) -> str:
     return digest.hexdigest()
 
 
-def code_id(repo: git.Repo, cfg: Config, sha: str) -> str:
-    """A digest of a commit's measured code through gitpython ("" when git no longer has the commit):
-    the reference `code_ids` matches."""
-    import git
+TREE = 0o040000
 
-    try:
-        tree = repo.commit(sha).tree
-    except (ValueError, git.BadName, git.BadObject):
-        return ""
-    return _digest(paths_of(cfg, tree))
+Entry = tuple[str, int, str]  # a tree entry: (name, mode, hex sha)
 
 
-def _plan(cfg: Config, root: git_trees.Root) -> tuple[list[str], bool]:
-    """What `paths_of` reads of a commit's root tree: the paths it looks up, and whether the root's
-    code entries are part of it."""
+@dataclass(frozen=True)
+class Root:
+    """A commit's root tree: its sha and its entries."""
+
+    sha: str
+    entries: tuple[Entry, ...]
+
+
+def _entries(data: bytes) -> tuple[Entry, ...]:
+    """A raw tree object's entries (git's format: `mode name\\0` then the 20-byte sha)."""
+    out = []
+    at = 0
+    encoding = sys.getfilesystemencoding()  # what gitpython decodes names with (its `defenc`)
+    while at < len(data):
+        space = data.index(b" ", at)
+        nul = data.index(b"\0", space + 1)
+        name = data[space + 1 : nul].decode(encoding, "surrogateescape")
+        out.append((name, int(data[at:space], 8), data[nul + 1 : nul + 21].hex()))
+        at = nul + 21
+    return tuple(out)
+
+
+class Reader:
+    """Reads tree objects of one repository (`git_args` place git there: `-C DIR` or `--git-dir=DIR`) in a
+    few `git cat-file --batch` calls: every commit's root tree in one, each level of a deeper path in one
+    more. Entries are looked up by name exactly as gitpython's `Tree.join` does."""
+
+    def __init__(self, git_args: list[str]) -> None:
+        self.git_args = git_args
+        self._trees: dict[str, tuple[Entry, ...]] = {}
+
+    def _batch(self, names: list[str]) -> list[tuple[str, bytes] | None]:
+        """(object sha, content) of each name git can read as a tree, in order; None for the rest.
+        Raises OSError when git can't be run here (no git, not a repository)."""
+        if not names:
+            return []
+        proc = subprocess.run(
+            ["git", *self.git_args, "cat-file", "--batch"],
+            input="".join(f"{n}\n" for n in names).encode(),
+            capture_output=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise OSError(proc.stderr.decode(errors="replace").strip() or f"git exited with {proc.returncode}")
+        out: list[tuple[str, bytes] | None] = []
+        data, at = proc.stdout, 0
+        for _ in names:
+            end = data.index(b"\n", at)
+            header = data[at:end].split(b" ")
+            at = end + 1
+            if len(header) != 3 or not header[2].isdigit():  # "<name> missing", "<name> ambiguous"
+                out.append(None)
+                continue
+            size = int(header[2])
+            body, at = data[at : at + size], at + size + 1
+            out.append((header[0].decode(), body) if header[1] == b"tree" else None)
+        return out
+
+    def roots(self, shas: list[str]) -> dict[str, Root]:
+        """sha -> its root tree, for each commit git has."""
+        found = {}
+        for sha, got in zip(shas, self._batch([f"{s}^{{tree}}" for s in shas])):
+            if got is not None:
+                tree, body = got
+                self._trees.setdefault(tree, _entries(body))
+                found[sha] = Root(tree, self._trees[tree])
+        return found
+
+    def _load(self, trees: Iterable[str]) -> None:
+        wanted = list(dict.fromkeys(t for t in trees if t not in self._trees))
+        for name, got in zip(wanted, self._batch(wanted)):
+            self._trees[name] = _entries(got[1]) if got is not None else ()
+
+    def lookup(self, lookups: list[tuple[str, str]]) -> list[str]:
+        """For each (root tree sha, path): the sha of what the path names in that tree (as gitpython's
+        `tree[path]`), "" when nothing; "" and "." are not resolved here (the caller names the root)."""
+        found = [""] * len(lookups)
+        pending = [(i, tree, path.split("/")) for i, (tree, path) in enumerate(lookups)]
+        while pending:
+            self._load(tree for _, tree, _ in pending)
+            later = []
+            for i, tree, parts in pending:
+                hit = next((e for e in self._trees[tree] if e[0] == parts[0]), None)
+                if hit is None:
+                    continue
+                if len(parts) == 1:
+                    found[i] = hit[2]
+                elif hit[1] & 0o170000 == TREE:
+                    later.append((i, hit[2], parts[1:]))
+            pending = later
+        return found
+
+
+def _plan(cfg: Config, root: Root) -> tuple[list[str], bool]:
+    """What makes a commit's measured code under `cfg`, given its root tree: the paths to look up, and
+    whether the root's code entries are part of it."""
     whole = False
     if cfg.code_paths:
         paths = list(cfg.code_paths)
@@ -122,8 +186,9 @@ def _plan(cfg: Config, root: git_trees.Root) -> tuple[list[str], bool]:
     return paths, whole
 
 
-def _batched(reader: git_trees.Reader, cfg: Config, shas: list[str]) -> dict[str, str]:
-    """`paths_of` for every commit at once: the root trees from one git call, deeper paths a call a level."""
+def _batched(reader: Reader, cfg: Config, shas: list[str]) -> dict[str, str]:
+    """sha -> code digest of every commit `reader` finds: the root trees from one git call, deeper paths a
+    call a level."""
     roots = reader.roots(list(dict.fromkeys(shas)))
     plans = {sha: _plan(cfg, root) for sha, root in roots.items()}
     asked = list(
@@ -149,7 +214,7 @@ def code_ids(repo: git.Repo | None, cfg: Config, shas) -> dict[str, str]:
 
 def _read(git_args: list[str], cfg: Config, shas) -> dict[str, str]:
     try:
-        return _batched(git_trees.Reader(git_args), cfg, list(shas))
+        return _batched(Reader(git_args), cfg, list(shas))
     except OSError:  # git can't be run there, or it is no repository
         return {}
 
