@@ -9,7 +9,6 @@ from typing import Any
 
 from regress.core.records import CommitResult
 from regress.storage import summary
-from regress.storage.light import light
 from regress.storage.memo import Memo
 
 KIND = "figures"
@@ -70,7 +69,7 @@ class SeriesFigures:
             found = summary.light_of(self.store, self.machine, self.env, [sha]).get(sha)
             if found is None:  # its entry went missing since: the file, else the commit without its benchmarks
                 result = self.store.load(self.machine, self.env, sha)
-                found = light(result) if result is not None else self.headers[position]
+                found = summary.light(result) if result is not None else self.headers[position]
             self._loaded[position] = found
         return self._loaded[position]
 

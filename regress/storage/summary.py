@@ -1,7 +1,7 @@
 """A cache of the result files' index, so commands that read the history need not decode every file.
 
 `<results>/.summary.sqlite` (shared with `memo`) holds, per result file, its
-light copy (`light.py`), its header (the result without its benchmarks) and
+light copy (`light`: what history readers need, without the block times), its header (the result without its benchmarks) and
 its commit, pickled and read back with an allow-list (never running code).
 
 The result files stay the record. Every read checks each file's entry
@@ -28,12 +28,12 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
-from regress.core import records
+import numpy as np
+
+from regress.core import blocks, records
 from regress.core.errors import RegressError
 from regress.core.history import history_order
-from regress.core.kinds import FailureKind
 from regress.storage import branch_files, codec, memo
-from regress.storage.light import LightResult, header, light
 
 FILE = memo.FILE
 FLUSH = 200  # entries written in one transaction while rebuilding
@@ -52,11 +52,67 @@ _LISTED = (
 )
 
 
+# -- the light copy ----------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class LightResult(records.BenchmarkResult):
+    """A BenchmarkResult whose rounds hold only their round values, with torch's pooled-block
+    figures kept aside: (q1, median, q3, significant figures), empty when it has no times."""
+
+    torch_stats: tuple[float, ...] = ()
+
+
+def _light_times(s: records.Sample) -> tuple[float, ...]:
+    """A round's one figure (its fastest block, per run); a round torch would warn about also keeps its
+    quartiles and slowest block, so the verdict's note on it (`blocks.worst_round_iqr`) reads the same."""
+    if not s.raw_times:
+        return ()
+    fastest = min(s.raw_times) / s.number_per_run
+    times = s.times
+    if blocks.round_iqr(times) < blocks.IQR_WARN:
+        return (fastest,)
+    q1, q2, q3 = blocks.quartiles(sorted(times))
+    return (fastest, q1, q2, q3, max(times))  # five sorted values: their quartiles are these three exactly
+
+
+def _light_samples(samples: tuple[records.Sample, ...]) -> tuple[records.Sample, ...]:
+    return tuple(dataclasses.replace(s, number_per_run=1, raw_times=_light_times(s)) for s in samples)
+
+
+def _light_result(r: records.BenchmarkResult, seen: dict) -> records.BenchmarkResult:
+    figures: tuple[float, ...] = ()
+    if r.ok and any(s.raw_times for s in r.samples):
+        times = np.concatenate([np.asarray(s.raw_times, dtype=np.float64) / s.number_per_run for s in r.samples])
+        q1, median, q3, sig = (a[0] for a in blocks.summarize_times(times[None, :]))
+        figures = (float(q1), float(median), float(q3), float(sig))
+    fields = {f.name: getattr(r, f.name) for f in dataclasses.fields(records.BenchmarkResult)}
+    fields["samples"] = _light_samples(r.samples)
+    # A round's memory figures without its start time: the rounds' figures are mostly equal,
+    # and one shared record for them halves what a light history costs to read.
+    fields["memory"] = tuple(seen.setdefault(m, m) for m in (dataclasses.replace(m, started_at=0.0) for m in r.memory))
+    return LightResult(**fields, torch_stats=figures)
+
+
+def header(result: records.CommitResult) -> records.CommitResult:
+    """A result without its benchmarks or reference rounds: the commit, its runs and fingerprint, its problems."""
+    return dataclasses.replace(result, results=(), reference=())
+
+
+def light(result: records.CommitResult) -> records.CommitResult:
+    """The summary's copy of a result: what history readers need, without the block times."""
+    seen: dict = {}
+    return dataclasses.replace(
+        result,
+        results=tuple(_light_result(r, seen) for r in result.results),
+        reference=_light_samples(result.reference),
+    )
+
+
 # -- entries: pickles of records, read back without running code ------------------
 
 
-_RECORDS = [v for v in vars(records).values() if isinstance(v, type) and dataclasses.is_dataclass(v)]
-_ALLOWED = {(cls.__module__, cls.__name__): cls for cls in (*_RECORDS, LightResult, FailureKind)}
+_ALLOWED = {**codec.Unpickler.allowed, (__name__, "LightResult"): LightResult}
 # What a garbled entry raises on the way back: the caller rebuilds it from its file.
 ERRORS = (pickle.UnpicklingError, EOFError, TypeError, ValueError, AttributeError)
 

@@ -18,8 +18,8 @@ from factories import bench, commit, rounds_of
 from regress.analysis import diff, normal, run_pairs, runs, stats
 from regress.core.records import BenchmarkId
 from regress.storage import summary
-from regress.storage.light import light
 from regress.storage.store import Store
+from regress.storage.summary import light
 from scripts.fabricate_history import fabricate
 
 MACHINE, ENV = "ci-runner", "default"

@@ -10,8 +10,8 @@ import sqlite3
 import pytest
 
 from regress.storage import summary
-from regress.storage.light import header
 from regress.storage.store import Store
+from regress.storage.summary import header
 from scripts.fabricate_history import fabricate
 
 MACHINE, ENV = "ci-runner", "default"

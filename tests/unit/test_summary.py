@@ -155,7 +155,7 @@ def test_a_light_copy_gives_the_verdicts_and_reasons_its_file_gives(within):
     from factories import bench, commit, rounds_of
 
     from regress.analysis import diff
-    from regress.storage.light import light
+    from regress.storage.summary import light
 
     def side(sha, values):
         # Rounds of 8 blocks spread `within` apart, beside a calm benchmark; a level that wanders between
