@@ -12,6 +12,7 @@ Format versions: every change is listed in `upgrade.py`, with how older files re
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import pickle
 
@@ -24,24 +25,11 @@ FORMAT = "regress-results"
 FORMAT_VERSION = 7
 READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
 
+# The record classes: the dataclasses `core/records.py` defines.
 _RECORDS = {
-    cls.__name__: cls
-    for cls in (
-        records.BenchmarkId,
-        records.TaskSpec,
-        records.Sample,
-        records.Failure,
-        records.BenchmarkResult,
-        records.InstructionCount,
-        records.MemoryUse,
-        records.CompileStats,
-        records.TrackedValue,
-        records.CommitInfo,
-        records.Fingerprint,
-        records.Run,
-        records.Settings,
-        records.CommitResult,
-    )
+    name: cls
+    for name, cls in vars(records).items()
+    if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == records.__name__
 }
 _ALLOWED: dict[tuple[str, str], type] = {("regress.core.records", name): cls for name, cls in _RECORDS.items()}
 _ALLOWED.update({("regress.model", name): cls for name, cls in _RECORDS.items()})  # formats 1-3

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from regress.core.errors import RegressError
-from regress.core.history import history_order
 from regress.core.merge import Conflict, combine
 from regress.core.records import WORKTREE, CommitResult
 from regress.storage import branch_files, summary
@@ -50,9 +49,7 @@ class Store:
 
     def load(self, machine: str, env: str, sha: str) -> CommitResult | None:
         path = self.path(machine, env, sha)
-        if path.exists():
-            return self.load_file(path)
-        data = self._on_branch(path)
+        data = self._stored(path)
         return decode(data, str(path)) if data is not None else None
 
     def has(self, machine: str, env: str, sha: str) -> bool:
@@ -90,20 +87,16 @@ class Store:
     def _rel(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
 
-    def _on_branch(self, path: Path) -> bytes | None:
-        """The bytes of a file that stays on the results branch (`branch_files`); None if it is not one."""
-        rel = self._rel(path)
-        blob = branch_files.blob_of(self.root, rel)
-        return branch_files.fetch(self.root, rel, blob) if blob is not None else None
-
     def _stored(self, path: Path) -> bytes | None:
-        """What is stored at `path`: the file here, else the results branch's, else None."""
-        return _read(path) if path.exists() else self._on_branch(path)
+        """What is stored at `path`: the file here, else the results branch's (`branch_files`), else None."""
+        if path.exists():
+            return _read(path)
+        blob = branch_files.blob_of(self.root, self._rel(path))
+        return branch_files.fetch(self.root, self._rel(path), blob) if blob is not None else None
 
     def history(self, machine: str, env: str) -> list[CommitResult]:
         """Every commit measured on machine/env, oldest first (the WORKTREE left out)."""
-        results = {r.commit.sha: r for r in self.load_all(machine, env) if r.commit.sha != WORKTREE}
-        return [results[c.sha] for c in history_order([r.commit for r in results.values()])]
+        return summary.in_order(self.load_all(machine, env))
 
     # -- writing ---------------------------------------------------------
 

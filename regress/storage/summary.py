@@ -1,8 +1,9 @@
 """A cache of the result files' index, so commands that read the history need not decode every file.
 
 `<results>/.summary.sqlite` (shared with `memo`) holds, per result file, its
-light copy (`light`: what history readers need, without the block times), its header (the result without its benchmarks) and
-its commit, pickled and read back with an allow-list (never running code).
+light copy (`light`: what history readers need, without the block times), its
+header (the result without its benchmarks) and its commit, pickled and read
+back with an allow-list (never running code).
 
 The result files stay the record. Every read checks each file's entry
 against the file (its size and mtime, else its content digest) and the
@@ -225,14 +226,14 @@ def history(store, machine: str, env: str) -> list[records.CommitResult]:
     found = _read(store, machine, env, "light")
     if found is None:
         return [light(r) for r in store.history(machine, env)]
-    return _in_order(found)
+    return in_order(found)
 
 
 def headers(store, machine: str, env: str) -> list[records.CommitResult] | None:
     """Every commit measured on machine/env without its benchmarks (`header`), oldest first; None when
     the summary is unusable."""
     found = _read(store, machine, env, "header")
-    return None if found is None else _in_order(found)
+    return None if found is None else in_order(found)
 
 
 def commits(store, machine: str, env: str) -> list[Listed]:
@@ -240,7 +241,7 @@ def commits(store, machine: str, env: str) -> list[Listed]:
     found = _read(store, machine, env, "commit_info")
     if found is None:
         return [Listed(r.commit) for r in store.history(machine, env)]
-    return _in_order([Listed(c) for c in found])
+    return in_order([Listed(c) for c in found])
 
 
 def knows(store, files: dict[str, str]) -> set[str]:
@@ -311,7 +312,8 @@ def _known(db: sqlite3.Connection, blobs: list[str]) -> dict[str, str]:
     return dict(memo.in_batches(db, "SELECT blob, digest FROM blobs WHERE blob IN ({marks})", blobs))
 
 
-def _in_order(found: list) -> list:
+def in_order(found: list) -> list:
+    """These results (or `Listed` commits) oldest first, each commit once, the WORKTREE left out."""
     by_sha = {r.commit.sha: r for r in found if r.commit.sha != records.WORKTREE}
     return [by_sha[c.sha] for c in history_order([r.commit for r in by_sha.values()])]
 
