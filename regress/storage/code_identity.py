@@ -219,15 +219,11 @@ def _read(git_args: list[str], cfg: Config, shas) -> dict[str, str]:
         return {}
 
 
-def for_config(cfg: Config, shas, kept: Memo | None = None) -> dict[str, str]:
-    """code_ids in cfg's repository ({} outside one), each kept in `kept` (default: the results folder's
-    memo, opened and closed here)."""
+def for_config(cfg: Config, shas, kept: Memo) -> dict[str, str]:
+    """code_ids in cfg's repository ({} outside one), each kept in `kept`."""
     shas = list(shas)
     if not shas or not cfg.root.is_dir():
         return {}
-    if kept is None:
-        with Memo(cfg.results_dir) as own:
-            return for_config(cfg, shas, own)
     made_by = rule(cfg)
     inputs = {sha: f"{made_by}:{sha}" for sha in shas}
     found = kept.find_many(CODE, inputs.values())

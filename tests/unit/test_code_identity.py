@@ -14,6 +14,7 @@ from conftest import Repo
 
 from regress.core.config import Config
 from regress.storage import code_identity, gitrepo
+from regress.storage.memo import Memo
 
 
 def _code_id(repo, cfg: Config, sha: str) -> str:
@@ -115,14 +116,14 @@ def test_batched_digests_equal_one_by_one_for_every_layout(tmp_path):
         assert _code_id(repo, cfg, gone) == ""
         batched = code_identity.code_ids(repo, cfg, [*shas, gone, shas[0]])
         assert batched == one_by_one, name
-        assert code_identity.for_config(cfg, [gone, *shas]) == one_by_one, name
+        assert code_identity.for_config(cfg, [gone, *shas], Memo(None)) == one_by_one, name
         # The digests tell the history's code apart (so equality above is not of constants).
         assert len(set(batched.values())) >= 2, name
 
 
 def test_the_root_layout_sees_code_not_documents(tmp_path):
     r, shas = _history(tmp_path)
-    ids = code_identity.for_config(Config(root=r.path), shas)
+    ids = code_identity.for_config(Config(root=r.path), shas, Memo(None))
     flat, docs, nested, linked, build, src, src2, gone, bench = (ids[s] for s in shas)
     assert flat == docs != nested  # a docs-only commit is the same code as its parent
     assert linked != nested and build != linked  # the gitlink and symlink are entries; setup.cfg is code
@@ -132,28 +133,30 @@ def test_the_root_layout_sees_code_not_documents(tmp_path):
 
 def test_no_repository_means_no_digests(tmp_path):
     cfg = Config(root=tmp_path)
-    assert code_identity.for_config(cfg, ["0" * 40]) == {}
-    assert code_identity.for_config(replace(cfg, root=tmp_path / "absent"), ["0" * 40]) == {}
+    assert code_identity.for_config(cfg, ["0" * 40], Memo(None)) == {}
+    assert code_identity.for_config(replace(cfg, root=tmp_path / "absent"), ["0" * 40], Memo(None)) == {}
     assert code_identity.code_ids(None, cfg, ["0" * 40]) == {}
 
 
 def test_identities_are_kept_in_the_memo_and_asked_again_for_another_rule(tmp_path, monkeypatch):
     from regress.storage.code_identity import Reader
-    from regress.storage.memo import Memo, StaleValue
+    from regress.storage.memo import StaleValue
 
     r, shas = _history(tmp_path)
     cfg = Config(root=r.path)
     cfg.results_dir.mkdir(parents=True, exist_ok=True)  # a results folder, for the memo
-    first = code_identity.for_config(cfg, shas)
+    with Memo(cfg.results_dir) as kept:
+        first = code_identity.for_config(cfg, shas, kept)
     asked = []
     real = Reader.roots
     monkeypatch.setattr(Reader, "roots", lambda self, s: asked.append(list(s)) or real(self, s))
     with Memo(cfg.results_dir, verify=False) as kept:
         assert code_identity.for_config(cfg, shas, kept) == first and asked == []  # kept: git not asked
     other = replace(cfg, code_paths=("src",))
-    assert code_identity.for_config(other, shas) == {
-        sha: _code_id(gitrepo.open_repo(r.path), other, sha) for sha in shas
-    }
+    with Memo(cfg.results_dir) as kept:
+        assert code_identity.for_config(other, shas, kept) == {
+            sha: _code_id(gitrepo.open_repo(r.path), other, sha) for sha in shas
+        }
     assert asked and set(asked[0]) == set(shas)  # another rule: every commit read again
     with Memo(cfg.results_dir, verify=False) as kept:  # a wrong identity kept (by hand) ...
         kept.put(code_identity.CODE, f"{code_identity.rule(cfg)}:{shas[0]}", "not its tree")
