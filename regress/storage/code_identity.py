@@ -225,20 +225,9 @@ def for_config(cfg: Config, shas, kept: Memo) -> dict[str, str]:
     if not shas or not cfg.root.is_dir():
         return {}
     made_by = rule(cfg)
-    inputs = {sha: f"{made_by}:{sha}" for sha in shas}
-    found = kept.find_many(CODE, inputs.values())
-    out = {sha: found[key] for sha, key in inputs.items() if isinstance(found.get(key), str)}
-    missing = [sha for sha in inputs if sha not in out]
-    if missing or (kept.verify and out):
-        made = _read(["-C", str(cfg.root)], cfg, missing + (list(out) if kept.verify else []))
-        for sha in out:
-            if sha in made:
-                kept.check(CODE, out[sha], made[sha])
-        for sha in missing:
-            if sha in made:  # a commit git does not have is not kept
-                kept.put(CODE, inputs[sha], made[sha])
-                out[sha] = made[sha]
-    return {sha: out[sha] for sha in shas if sha in out}
+    return kept.get_many(
+        CODE, {sha: f"{made_by}:{sha}" for sha in shas}, lambda todo: _read(["-C", str(cfg.root)], cfg, todo)
+    )
 
 
 CODE = "commit code"  # the memo's kind

@@ -66,6 +66,7 @@ _FROM = re.compile(r"^\s*from\s+(regress(?:\.\w+)*)\s+import\s+(\([^)]*\)|[^\n#]
 _IMPORT = re.compile(r"^\s*import\s+(regress(?:\.\w+)*)", re.M)
 
 T = TypeVar("T")
+K = TypeVar("K")
 
 
 def _same(tree: Any) -> Any:
@@ -263,6 +264,24 @@ class Memo:
         value = compute()
         self.put(kind, inputs, to_tree(value))
         return value
+
+    def get_many(
+        self, kind: str, inputs: Mapping[K, str | None], compute: Callable[[list[K]], Mapping[K, Any]]
+    ) -> dict[K, Any]:
+        """item -> the tree kept for `kind` and its `inputs` (None: not kept), else what `compute(items)` gives
+        it (kept); items it gives nothing are left out. Where `verify`, hits are computed too and `check`ed."""
+        found = self.find_many(kind, [key for key in inputs.values() if key is not None])
+        out = {item: found[key] for item, key in inputs.items() if key in found}
+        todo = [item for item in inputs if item not in out or self.verify]
+        made = compute(todo) if todo else {}
+        for item in (i for i in todo if i in made):
+            if item in out:
+                self.check(kind, out[item], made[item])
+            else:
+                out[item] = made[item]
+                if (key := inputs[item]) is not None:
+                    self.put(kind, key, made[item])
+        return {item: out[item] for item in inputs if item in out}
 
     def find(self, kind: str, inputs: str) -> Any | None:
         """The tree kept for `kind` and `inputs`, or None (where `verify`, the caller `check`s a hit)."""

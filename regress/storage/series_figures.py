@@ -39,17 +39,8 @@ class SeriesFigures:
     def blobs(self, a: int, b: int) -> list[Any]:
         """The figures of positions a to b (excluded), kept or computed (and kept); ValueError where a
         file's light result is gone from the summary."""
-        keys = self.digests[a:b]
-        found = self.memo.find_many(KIND, [k for k in keys if k])
-        missing = [a + i for i, k in enumerate(keys) if k not in found]
-        checked = [a + i for i, k in enumerate(keys) if k in found] if self.memo.verify else []
-        made = self._made([*missing, *checked])
-        for position in missing:
-            if self.digests[position]:
-                self.memo.put(KIND, self.digests[position], made[position])
-        for position in checked:
-            self.memo.check(KIND, found[self.digests[position]], made[position])
-        return [found[k] if k in found else made[a + i] for i, k in enumerate(keys)]
+        found = self.memo.get_many(KIND, {p: self.digests[p] or None for p in range(a, b)}, self._made)
+        return [found[p] for p in range(a, b)]
 
     def _made(self, positions: list[int]) -> dict[int, Any]:
         out = {}
