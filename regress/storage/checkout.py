@@ -17,8 +17,8 @@ from regress.core.records import WORKTREE
 
 # git's variables that move the repository or its working tree: gitpython's rules decide then.
 _MOVED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
-# A revision range (`A..B`, `A^!`, `A^@`, `A^-`): many commits (`gitrepo.resolve`).
-RANGE = re.compile(r"\.\.|\^[!@]$|\^-\d*$")
+# A range or a revision gitrepo refuses (see gitrepo._RANGE and resolve): gitrepo says why.
+_NOT_ONE = re.compile(r"\.\.|\^[!@]$|\^-\d*$")
 _SHA = re.compile(rb"(?:[0-9A-Fa-f]{64}|[0-9A-Fa-f]{40})")
 _CORE = re.compile(r"^\s*(bare\s*=\s*true|worktree\s*=)", re.IGNORECASE | re.MULTILINE)
 
@@ -69,7 +69,7 @@ def commit(checkout: Path, rev: str) -> str | None:
     None when git rejects it or it is not plainly one revision (then ask gitrepo for the answer or the error)."""
     if rev == WORKTREE:
         return WORKTREE
-    if not rev or rev.startswith("-") or RANGE.search(rev):
+    if not rev or rev.startswith("-") or _NOT_ONE.search(rev):
         return None
     try:
         proc = subprocess.run(

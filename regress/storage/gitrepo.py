@@ -6,6 +6,7 @@ index and branch are never touched.
 
 from __future__ import annotations
 
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -14,7 +15,8 @@ import git
 
 from regress.core.errors import RegressError
 from regress.core.records import WORKTREE, CommitInfo
-from regress.storage.checkout import RANGE
+
+_RANGE = re.compile(r"\.\.|\^[!@]$|\^-\d*$")
 
 
 def open_repo(path: Path) -> git.Repo:
@@ -99,7 +101,7 @@ def resolve(repo: git.Repo, revs: list[str], paths: tuple[str, ...] = ()) -> lis
     for rev in revs:
         if not rev or rev.startswith("-"):
             raise RegressError(f"'{rev}' is not a revision; give a commit, branch, tag or range")
-        if RANGE.search(rev):
+        if _RANGE.search(rev):
             shas.extend(_rev_list(repo, rev, paths))
         else:
             sha = _rev_parse(repo, rev)
@@ -123,7 +125,7 @@ def resolve_one(repo: git.Repo, rev: str, *, what: str, worktree: bool = True) -
     if worktree and rev == WORKTREE:
         return WORKTREE
     shas = resolve(repo, [rev])
-    if len(shas) != 1 or RANGE.search(rev):
+    if len(shas) != 1 or _RANGE.search(rev):
         n = len(shas)
         raise RegressError(
             f"'{rev}' is a range of {n} commit{'s' if n != 1 else ''}; {what} takes one commit, like HEAD or main"

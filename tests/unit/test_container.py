@@ -9,7 +9,7 @@ import factories
 import pytest
 
 from regress.core.errors import RegressError
-from regress.storage import codec, container
+from regress.storage import codec
 
 
 def _result():
@@ -20,7 +20,7 @@ def _result():
 def test_compressed_files_round_trip_every_float_bit_for_bit_and_are_smaller():
     result = _result()
     data = codec.encode(result)
-    assert data.startswith(container.MAGIC)
+    assert data.startswith(codec.MAGIC)
     back = codec.decode(data, "x.pkl")
     assert back == result
     raw = [t.hex() for s in result.results[0].samples for t in s.raw_times]
@@ -37,13 +37,13 @@ def test_an_uncompressed_format_6_file_still_loads():
 
 def test_a_torn_or_garbled_compressed_file_is_one_clear_line():
     data = codec.encode(_result())
-    for bad, says in ((data[: len(data) // 2], "truncated"), (container.MAGIC + b"\x00garbage", "bad compressed")):
+    for bad, says in ((data[: len(data) // 2], "truncated"), (codec.MAGIC + b"\x00garbage", "bad compressed")):
         with pytest.raises(RegressError, match=says):
             codec.decode(bad, "x.pkl")
 
 
 def test_a_decompression_bomb_is_refused(monkeypatch):
-    monkeypatch.setattr(container, "MAX_BYTES", 1 << 20)
-    bomb = container.MAGIC + zlib.compress(b"\0" * (4 << 20))
+    monkeypatch.setattr(codec, "MAX_BYTES", 1 << 20)
+    bomb = codec.MAGIC + zlib.compress(b"\0" * (4 << 20))
     with pytest.raises(RegressError, match="more than 1 MiB"):
         codec.decode(bomb, "bomb.pkl")

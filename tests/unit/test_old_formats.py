@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from regress.core.records import BenchmarkId
-from regress.storage import codec, container
+from regress.storage import codec
 from regress.storage.store import Store
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "old_formats"
@@ -25,7 +25,7 @@ FORMATS = range(1, codec.FORMAT_VERSION + 1)
 
 def _written_version(path: Path) -> int:
     """The envelope's "version", read from the pickle's opcodes (nothing is built)."""
-    ops = list(pickletools.genops(container.unpack(path.read_bytes(), str(path))))
+    ops = list(pickletools.genops(codec.unpack(path.read_bytes(), str(path))))
     at = next(i for i, (op, arg, _) in enumerate(ops) if arg == "version")
     return next(arg for op, arg, _ in ops[at + 1 :] if isinstance(arg, int) and "INT" in op.name)
 
@@ -36,10 +36,10 @@ def test_there_is_one_real_file_of_every_readable_format():
     for n in FORMATS:
         path = FIXTURES / f"format-{n}.pkl"
         assert _written_version(path) == n, path
-        assert path.read_bytes().startswith(container.MAGIC) == (n >= 7), path  # format 7 compresses
+        assert path.read_bytes().startswith(codec.MAGIC) == (n >= 7), path  # format 7 compresses
         # The records' module the pickle names: regress.model until format 4 moved them.
         module = b"regress.model" if n <= 3 else b"regress.core.records"
-        assert module in container.unpack(path.read_bytes(), str(path)), path
+        assert module in codec.unpack(path.read_bytes(), str(path)), path
 
 
 @pytest.mark.parametrize("n", FORMATS)
@@ -93,5 +93,5 @@ def test_an_upgraded_file_is_saved_as_todays_format_unchanged(n, tmp_path):
     path = FIXTURES / f"format-{n}.pkl"
     result = codec.decode(path.read_bytes(), str(path))
     data = codec.encode(result)
-    assert data.startswith(container.MAGIC)
+    assert data.startswith(codec.MAGIC)
     assert codec.decode(data, "again.pkl") == result

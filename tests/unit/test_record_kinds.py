@@ -18,7 +18,7 @@ from regress.core.errors import RegressError
 from regress.core.kinds import BenchmarksFrom, Better, Mode
 from regress.core.plain_kinds import PlainKinds
 from regress.core.records import Settings, TrackedValue
-from regress.storage import container
+from regress.storage import codec
 from regress.storage.codec import decode, encode
 from regress.storage.store import Store
 
@@ -71,7 +71,7 @@ def test_an_old_style_file_with_plain_names_loads_into_the_enums(version):
     data = _old_file(_result(), version)
     assert not _names(data) & set(NEW_KINDS)  # what was written holds the names, no Enum class
     if version == 7:
-        data = container.pack(data)
+        data = codec.pack(data)
     loaded = decode(data, "old.pkl")
     assert loaded.settings.mode is Mode.INSTRUCTIONS
     assert loaded.settings.benchmarks_from is BenchmarksFrom.COMMIT
@@ -81,7 +81,7 @@ def test_an_old_style_file_with_plain_names_loads_into_the_enums(version):
 
 def test_a_new_file_is_what_format_7_wrote_plain_names_and_all():
     result = _result()
-    data = container.unpack(encode(result), "new.pkl")
+    data = codec.unpack(encode(result), "new.pkl")
     names = _names(data)
     assert {"instructions", "commit", "higher"} <= names and not names & set(NEW_KINDS)
     assert data == pickle.dumps(pickle.loads(data), protocol=pickle.HIGHEST_PROTOCOL)
