@@ -140,18 +140,12 @@ def _entry(result: records.CommitResult) -> tuple[bytes, None, bytes, bytes]:
 
 def connect(root: Path) -> sqlite3.Connection:
     try:
-        return _indexed(_open(root))
+        return _open(root)
     except sqlite3.OperationalError:
         raise
     except sqlite3.DatabaseError:  # not a database (a torn copy, say): it is only a summary, start afresh
         (root / FILE).unlink(missing_ok=True)
-        return _indexed(_open(root))
-
-
-def _indexed(db: sqlite3.Connection) -> sqlite3.Connection:
-    with contextlib.suppress(sqlite3.OperationalError):  # busy or read-only: the table answers, only slower
-        db.execute(_LISTED)
-    return db
+        return _open(root)
 
 
 def _open(root: Path) -> sqlite3.Connection:
@@ -175,6 +169,8 @@ def _open(root: Path) -> sqlite3.Connection:
         " digest TEXT, light BLOB, error TEXT, commit_info BLOB, header BLOB, PRIMARY KEY (machine, env, sha))"
     )
     db.execute("CREATE TABLE IF NOT EXISTS blobs (blob TEXT PRIMARY KEY, digest TEXT NOT NULL)")
+    with contextlib.suppress(sqlite3.OperationalError):  # busy or read-only: the table answers, only slower
+        db.execute(_LISTED)
     return db
 
 
@@ -514,23 +510,20 @@ def _bucketed(db: sqlite3.Connection, machine: str, env: str, digests: dict[str,
 
 def _from_entries(db: sqlite3.Connection, machine: str, env: str, shas: list[str]) -> dict | None:
     out = {}
-    for k in range(0, len(shas), 500):
-        for sha, blob in _listed(db, machine, env, shas[k : k + 500]):
-            if blob is None:
-                return None
-            out[sha] = _load(blob, records.CommitResult)
+    for sha, blob in _listed(db, machine, env, shas):
+        if blob is None:
+            return None
+        out[sha] = _load(blob, records.CommitResult)
     return out if len(out) == len(shas) else None
 
 
 def _listed(db: sqlite3.Connection, machine: str, env: str, shas: list[str]) -> list[tuple[str, bytes | None]]:
-    """(sha, header blob) of these entries (at most 500), read from the covering index `entries_listed`."""
-    where = f"WHERE machine = ? AND env = ? AND sha IN ({', '.join('?' * len(shas))})"
+    """(sha, header blob) of these entries, read from the covering index `entries_listed`."""
+    sql = "SELECT sha, header FROM entries {} WHERE machine = ? AND env = ? AND sha IN ({{marks}})"
     try:
-        return db.execute(
-            f"SELECT sha, header FROM entries INDEXED BY entries_listed {where}", (machine, env, *shas)
-        ).fetchall()
+        return list(memo.in_batches(db, sql.format("INDEXED BY entries_listed"), shas, machine, env))
     except sqlite3.OperationalError:  # no such index (a summary that could not be given it)
-        return db.execute(f"SELECT sha, header FROM entries {where}", (machine, env, *shas)).fetchall()
+        return list(memo.in_batches(db, sql.format(""), shas, machine, env))
 
 
 def _encoded(found: dict[str, records.CommitResult]) -> bytes:
