@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from regress.analysis import diff, ranktest, runs, stats, trusted_levels
+from regress.analysis import diff, runs, stats, trusted_levels
 from regress.analysis.segments import PENALTY, Kept, breakpoints_of, calibrated
 from regress.analysis.table import Table, as_table
 from regress.core.errors import RegressError
@@ -187,7 +187,7 @@ def candidates(
                 continue
             if bounds[b + 2] == len(logs) and len(after) < TAIL:
                 continue  # the newest commits: an outlier pair until a third agrees
-            p = ranktest.p_value(after, before)
+            p = stats.mann_whitney_p(after, before)
             # A slide begins where the level first moves by half the threshold, and by a share of its
             # largest cut: a leading cut made by one commit's wobble is not its start.
             sizes = [abs(float(np.subtract(*own_change(logs, bounds, j)))) for j in range(a, b + 1)]

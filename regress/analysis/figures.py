@@ -159,7 +159,7 @@ _ARRAYS = (  # (field, dtype): one per result row, or per run row (_RUN); 2-D on
     ("low", np.float64),
 )
 _RUN = ("run_row", "run", "run_n", "low")
-DTYPES = dict(_ARRAYS)  # each array's dtype, as kept (`table_blocks` keeps a table's the same way)
+DTYPES = dict(_ARRAYS)  # each array's dtype, as kept (`table.to_tree` keeps a table's the same way)
 
 
 def id_key(b: BenchmarkId) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from regress.analysis import modes, normal, stats
+from regress.analysis import modes, stats
 from regress.analysis.judge import judge
 from regress.analysis.run_pairs import neighbour_pairs, same_code_pairs
 from regress.analysis.stats import by_run
@@ -161,7 +161,7 @@ def _sigma(own, fixed: float) -> tuple[float, int]:
         return fixed, 0
     # |d| of a zero-centred normal: its median is 0.674 sigma. Rounded up to the STEP it is stated to:
     # an estimate from pairs is not known closer.
-    raw = stats.median(np.abs(np.asarray(own, dtype=float))) / normal.Z_75
+    raw = stats.median(np.abs(np.asarray(own, dtype=float))) / stats.Z_75
     return max(math.ceil(raw / STEP - 1e-9) * STEP, fixed), len(own)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from factories import bench, commit, rounds_of
 
-from regress.analysis import diff, normal, run_pairs, runs, stats
+from regress.analysis import diff, run_pairs, runs, stats
 from regress.core.records import BenchmarkId
 from regress.storage import summary
 from regress.storage.light import light
@@ -58,7 +58,7 @@ def _allowance_with_numpy(pairs, bid, cores):
     within = stats.drift_for(bid.num_threads, cores)  # no neighbouring pairs given: the fixed one
     if len(own) < runs.MIN_PAIRS:
         return runs.Allowance(fixed, 0, within)
-    sigma = float(np.median(np.abs(np.asarray(own, dtype=float)))) / normal.Z_75
+    sigma = float(np.median(np.abs(np.asarray(own, dtype=float)))) / stats.Z_75
     stated = math.ceil(sigma / runs.STEP - 1e-9) * runs.STEP  # as it is stated: a tenth of a percent, rounded up
     assert sigma <= stated < sigma + runs.STEP
     return runs.Allowance(max(stated, fixed), len(own), within)
