@@ -10,20 +10,20 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import replace
 
-from regress.analysis import context, modes, pairing, runs, stats
+from regress.analysis import context, modes, runs, stats
 from regress.analysis.judge import iqr
-from regress.analysis.verdict import Verdict, any_regression, order_key  # noqa: F401 - re-exported
+from regress.analysis.verdict import Figures, Side, Verdict, any_regression, order_key, pair  # noqa: F401 - re-exported
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 
 
-def _side(r: BenchmarkResult) -> pairing.Side:
+def _side(r: BenchmarkResult) -> Side:
     values = stats.round_values(r)
-    return pairing.Side(stats.level(values), iqr(values), len(values))
+    return Side(stats.level(values), iqr(values), len(values))
 
 
 # Wall times: a result's samples, each round's fastest block (see `stats`).
-TIMES = pairing.Figures("samples", lambda r: r.ok, _side)
+TIMES = Figures("samples", lambda r: r.ok, _side)
 
 
 def _pair(
@@ -38,10 +38,10 @@ def _pair(
     same_code: str = "",
     machine=None,
 ) -> Verdict:
-    unpaired = pairing.pair(bid, b, h, base, head, TIMES)
+    unpaired = pair(bid, b, h, base, head, TIMES)
     if unpaired is not None:
         return unpaired
-    assert b is not None and h is not None  # `pairing.pair` leaves only benchmarks both sides have
+    assert b is not None and h is not None  # `pair` leaves only benchmarks both sides have
     v = runs.judge_together(b, h, threshold=threshold, cores=cores, apart=apart, machine=machine)
     if same_code and v.verdict != Kind.UNCHANGED:
         return replace(v, verdict=Kind.UNCHANGED, reason=_same(same_code, v), rounds_needed=None)

@@ -1,4 +1,4 @@
-"""Verdicts on the metrics beyond wall time: memory, torch.compile figures, tracked values.
+"""Verdicts on the metrics beyond wall time: instruction counts, memory, torch.compile figures, tracked values.
 
 Each metric has its rule (see `Metric`): exact ones (bytes per call, dynamo's
 counts) are judged like instruction counts, from one round, against a small
@@ -14,9 +14,11 @@ import math
 import statistics
 from typing import overload
 
-from regress.analysis import counts, diff, pairing, stats
+import numpy as np
+
+from regress.analysis import diff, stats
 from regress.analysis.figures import values
-from regress.analysis.verdict import VerdictFields, order_key
+from regress.analysis.verdict import Figures, Side, Verdict, VerdictFields, order_key, pair_all
 from regress.core.kinds import COUNTED, Kind, Metric
 from regress.core.metric_specs import spec
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
@@ -103,14 +105,14 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, metric: Metric, *, thres
     )
 
 
-def figures(metric: Metric) -> pairing.Figures:
+def figures(metric: Metric) -> Figures:
     """`metric`'s figures in a result, for pairing: each round's figure, the median shown."""
 
-    def side(r: BenchmarkResult) -> pairing.Side:
+    def side(r: BenchmarkResult) -> Side:
         got = values(r, metric)
-        return pairing.Side(statistics.median(got), None, len(got))
+        return Side(statistics.median(got), None, len(got))
 
-    return pairing.Figures(spec(metric).what, lambda r: r.failure is None and bool(values(r, metric)), side)
+    return Figures(spec(metric).what, lambda r: r.failure is None and bool(values(r, metric)), side)
 
 
 def compare(
@@ -120,16 +122,14 @@ def compare(
     if metric == Metric.TIME:
         return diff.compare(only(base, metric), only(head, metric), threshold=threshold)
     if metric == Metric.INSTRUCTIONS:
-        return counts.compare_counts(only(base, metric), only(head, metric), threshold=threshold)
+        return compare_counts(only(base, metric), only(head, metric), threshold=threshold)
     b = {r.id: r for r in (base.results if base else ()) if carries(r, metric)}
     h = {r.id: r for r in (head.results if head else ()) if carries(r, metric)}
     if spec(metric).field == "compiled":
         # A failed benchmark counts for compile metrics only where the other side compiled it.
         b = {k: r for k, r in b.items() if r.compiled or (k in h and h[k].compiled)}
         h = {k: r for k, r in h.items() if r.compiled or (k in b and b[k].compiled)}
-    judged = pairing.pair_all(
-        b, h, base, head, figures(metric), lambda br, hr: judge(br, hr, metric, threshold=threshold)
-    )
+    judged = pair_all(b, h, base, head, figures(metric), lambda br, hr: judge(br, hr, metric, threshold=threshold))
     return sorted(judged, key=order_key)
 
 
@@ -177,3 +177,69 @@ def steps(history: list[CommitResult], metric: Metric, *, threshold: float) -> l
                     )
                 )
     return out
+
+
+# -- instruction counts: exact figures, judged without a significance test.
+
+# Counts are nearly deterministic (repeated runs agree exactly), so a far
+# smaller change is real than with wall times: the spec's default.
+_THRESHOLD = spec(Metric.INSTRUCTIONS).threshold
+
+
+def _count_values(r: BenchmarkResult) -> tuple[int, ...]:
+    return tuple(c.value for c in r.counts)
+
+
+def judge_counts(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = _THRESHOLD) -> Verdict:
+    """Instruction counts of two commits: the median of each side's callgrind runs.
+
+    No significance test: callgrind has no timing noise. What can still move a
+    count is the interpreter's state, so a side whose own runs disagree by more
+    than half the threshold is `noisy` rather than judged.
+    """
+    b, h = _count_values(base), _count_values(head)
+    b_level, h_level = float(np.median(b)), float(np.median(h))
+    spread = {side: (max(v) - min(v)) / min(v) if min(v) > 0 else 0.0 for side, v in (("base", b), ("head", h))}
+    ratio = h_level / b_level if b_level > 0 else math.inf
+    common: VerdictFields = dict(
+        id=head.id,
+        base_level=b_level,
+        head_level=h_level,
+        base_iqr=None,
+        head_iqr=None,
+        ratio=ratio,
+        p_value=None,
+        base_rounds=len(b),
+        head_rounds=len(h),
+    )
+    unstable = [
+        f"{side}'s callgrind runs disagree by {gap * 100:.2f}%" for side, gap in spread.items() if gap > threshold / 2
+    ]
+    if unstable:
+        return Verdict(
+            verdict=Kind.NOISY,
+            reason="; ".join(unstable) + "; look for state the benchmark carries between calls",
+            **common,
+        )
+    if ratio > 1 + threshold:
+        return Verdict(verdict=Kind.REGRESSION, reason=f"{pct(ratio)} instructions per call", **common)
+    if ratio < 1 / (1 + threshold):
+        return Verdict(verdict=Kind.IMPROVEMENT, reason=f"{pct(ratio)} instructions per call", **common)
+    return Verdict(verdict=Kind.UNCHANGED, reason=f"{pct(ratio)}, within {threshold * 100:g}%", **common)
+
+
+COUNTS = Figures(
+    "instruction counts",
+    lambda r: r.counted,
+    lambda r: Side(float(np.median(_count_values(r))), None, len(r.counts)),
+    "; run `regress run --mode instructions` on it",
+)
+
+
+def compare_counts(
+    base: CommitResult | None, head: CommitResult | None, *, threshold: float = _THRESHOLD
+) -> list[Verdict]:
+    """Like `compare`, on instruction counts (`regress run --mode instructions`)."""
+    b, h = (c.by_id() if c is not None else {} for c in (base, head))
+    verdicts = pair_all(b, h, base, head, COUNTS, lambda br, hr: judge_counts(br, hr, threshold=threshold))
+    return sorted(verdicts, key=order_key)

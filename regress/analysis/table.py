@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -204,7 +205,7 @@ def key(shas: list[str], digests: list[str]) -> str | None:
 def assemble(kept) -> Table:
     """The Table of `kept` (a `storage.series_figures.SeriesFigures`): blocks kept in its memo decoded,
     the rest joined from their files' figures (new blocks kept). ValueError where a figure does not read."""
-    cache = {}  # a file_figures.IdCache, shared by every block's decoding
+    cache: file_figures.IdCache = {}  # shared by every block's decoding
     n = len(kept.headers)
 
     def joined(a: int, b: int):
@@ -251,7 +252,7 @@ def join(history, parts: list, load) -> Table:
         messages.update((rows + k, v) for k, v in p.messages.items())
         units.update((rows + k, v) for k, v in p.units.items())
         rows, run_rows, positions = rows + len(p.pos), run_rows + len(p.run_pos), positions + len(p.reference)
-    arrays: dict[str, np.ndarray] = {
+    arrays: dict[str, Any] = {
         name: np.concatenate(cols[name], axis=-1).astype(dtype, copy=False) if cols[name] else np.zeros(0, dtype)
         for name, dtype in _ARRAYS
     }
@@ -289,7 +290,7 @@ def from_tree(tree: dict, cache: dict) -> Table:
             raise ValueError("a block naming a benchmark or run it does not list")
         return Table(
             history=[],
-            load=None,
+            load=None,  # type: ignore[arg-type]  # a block is never loaded: `join` gives the series' load
             ids=ids,
             messages={int(k): str(v) for k, v in tree["messages"].items()},
             units={int(k): str(v) for k, v in tree["units"].items()},
