@@ -99,7 +99,7 @@ def find_steps(
     """Every step of every benchmark over `history` (oldest first), in history order.
 
     `code`: sha -> code digest (commits of identical code share a level);
-    `apart`: the shift between separate runs compare allows for (`runs.allowance`).
+    `apart`: the shift between separate runs compare allows for (`runs.allowances`).
     `history`: a list of results or their `Table` (whose `load` gives the rounds compare reads).
     `judge_one(table, before, after, bid, threshold, apart)`: compare's verdict across a candidate
     step (`judge_across`; the site build keeps them between builds: report/verdict_cache.py).
@@ -109,8 +109,7 @@ def find_steps(
     if found is None:
         found = candidates(table, threshold=threshold, penalty=penalty, code=code, kept=kept)
     history = table.history
-    known = [c.fingerprint.cores for c in history if c.fingerprint.cores]
-    cores = min(known) if known else 0
+    cores = stats.cores_of(history)
     if apart is None and found:
         apart = runs.apart_for(table, code or {}, cores=cores)
     steps: list[Step] = []
@@ -155,8 +154,7 @@ def candidates(
     (`segments.calibrated`). `kept`: the search's checkpoints (`segments.breakpoints_of`); `levels`:
     `trusted_levels.series` of this history, where the caller has them."""
     table = as_table(history)
-    known = [c.fingerprint.cores for c in table.history if c.fingerprint.cores]
-    cores = min(known) if known else 0
+    cores = stats.cores_of(table.history)
     found_series = levels if levels is not None else trusted_levels.series(table, threshold=threshold, code=code)
     # Levels, tests and the search all see outliers clipped to the edge of the noise.
     clipped = [calibrated(np.log(np.asarray(found, dtype=float))) for _, found in found_series.values()]

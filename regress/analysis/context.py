@@ -51,18 +51,11 @@ def blip(
             return None
         return runs.judge_together(rx, ry, threshold=threshold, cores=cores, apart=apart)
 
-    for odd, pair, neighbour in ((head, (base, after), after), (base, (before, head), before)):
-        if neighbour is None:
+    for odd, x, y in ((head, base, after), (base, before, head)):  # the odd commit's neighbour against the other side
+        if x is None or y is None:
             continue
-        x, y = pair
-        assert x is not None and y is not None  # the neighbour is one of the pair
         level = judged(x, y)
-        if odd is head:
-            assert after is not None
-            undone = judged(head, after)
-        else:
-            assert before is not None
-            undone = judged(before, base)
+        undone = judged(head, y) if odd is head else judged(x, base)  # the odd commit against its neighbour
         # The move did not last (the neighbour is level with the other side) and was
         # not carried further: the odd commit's own luck.
         if _level(level, v) and undone is not None and undone.verdict != v.verdict:

@@ -95,8 +95,7 @@ def compare(
         raise ValueError("threshold must not be negative")
     b = base.by_id() if base is not None else {}
     h = head.by_id() if head is not None else {}
-    known = [c.fingerprint.cores for c in (base, head) if c is not None and c.fingerprint.cores]
-    cores = min(known) if known else 0
+    cores = stats.cores_of((base, head))
     machine = machine_of(base, head)
     verdicts = [
         _pair(bid, b.get(bid), h.get(bid), base, head, threshold, cores, apart, same_code, machine)
@@ -134,8 +133,7 @@ def with_neighbours(
     apart=apart)`'s verdicts: only the blip rule is added, so no benchmark is judged twice."""
     if before is None and after is None:
         return verdicts
-    known = [c.fingerprint.cores for c in (base, head) if c.fingerprint.cores]
-    cores = min(known) if known else 0
+    cores = stats.cores_of((base, head))
     found = _found(base, head, before, after)
     return sorted(
         (context.blip(v, base, head, before, after, threshold, cores, apart, found) for v in verdicts), key=order_key
@@ -146,19 +144,8 @@ def judge_one(
     base: CommitResult, head: CommitResult, bid: BenchmarkId, *, threshold: float = 0.05, apart=None
 ) -> Verdict:
     """`compare`'s verdict for one benchmark, with the same rules (the machine's included)."""
-    known = [c.fingerprint.cores for c in (base, head) if c.fingerprint.cores]
-    cores = min(known) if known else 0
-    v = _pair(
-        bid,
-        base.by_id().get(bid),
-        head.by_id().get(bid),
-        base,
-        head,
-        threshold,
-        cores,
-        apart,
-        "",
-        machine_of(base, head),
-    )
+    cores = stats.cores_of((base, head))
+    b, h = base.by_id().get(bid), head.by_id().get(bid)
+    v = _pair(bid, b, h, base, head, threshold, cores, apart, machine=machine_of(base, head))
     machine = context.machine_shift(base, head, threshold=threshold)
     return v if machine is None else context.machine_not_commit(v, machine, threshold)

@@ -155,7 +155,7 @@ def judge(
 
     `cores`: the machine's core count (0 if unknown); a benchmark that uses
     all of them gets a wider allowance for drift between runs. `drift`: the
-    allowance for the shift between runs, when the history says (`runs.allowance`). `pool`: the run's
+    allowance for the shift between runs, when the history says (`runs.allowances`). `pool`: the run's
     other benchmarks' rounds against their floors (`modes.machine`), for the slow-mode test.
     """
     bv, hv = stats.round_values(base), stats.round_values(head)

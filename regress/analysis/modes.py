@@ -183,21 +183,6 @@ def luck(
     return Luck(name, n, ratio, landed, len(own), chance, rounds_to_rule_out(p, alpha), run, apart)
 
 
-def wants_more(
-    mine: Sequence[float],
-    neighbour: Sequence[float],
-    least: float = 0.0,
-    alpha: float | None = None,
-    pool: np.ndarray | None = None,
-) -> bool:
-    """The round plan's rule: this commit's rounds sit above a neighbour's floor by a ratio that all of them
-    may have reached by landing in a slow mode (the neighbour's rounds say how often rounds land that high).
-    `least`: the smallest log ratio a verdict hinges on (below it, no verdict calls a change anyway)."""
-    if len(mine) == 0 or len(neighbour) == 0 or math.log(min(mine) / min(neighbour)) < max(least, 1e-12):
-        return False
-    return luck([neighbour], [mine], alpha, pool) is not None
-
-
 @dataclass(frozen=True)
 class Modes:
     """Separated modes in a benchmark's rounds: a share of them land a ratio above the fast mode."""

@@ -33,20 +33,9 @@ def only_runs(result: BenchmarkResult, runs: set[str]) -> BenchmarkResult:
     return replace(result, samples=tuple(s for s in result.samples if s.run in runs))
 
 
-@dataclass(frozen=True)
-class Together:
-    """How a benchmark's two sides were measured: in common runs, or apart."""
-
-    runs: tuple[str, ...]  # runs that measured both sides with enough rounds; () when apart
-
-    @property
-    def paired(self) -> bool:
-        return bool(self.runs)
-
-
-def together(base: BenchmarkResult, head: BenchmarkResult) -> tuple[BenchmarkResult, BenchmarkResult, Together]:
-    """Both sides restricted to the runs that measured both, when those hold enough rounds; else
-    every round stands (and the verdict needs the allowance for the shift between runs)."""
+def together(base: BenchmarkResult, head: BenchmarkResult) -> tuple[BenchmarkResult, BenchmarkResult, tuple[str, ...]]:
+    """Both sides restricted to the runs that measured both, and those runs, when they hold enough rounds;
+    else every round stands, and () (the verdict needs the allowance for the shift between runs)."""
     b, h = by_run(base), by_run(head)
     common = sorted(r for r in set(b) & set(h) if r)
     if common:
@@ -54,8 +43,8 @@ def together(base: BenchmarkResult, head: BenchmarkResult) -> tuple[BenchmarkRes
         nh = sum(len(h[r]) for r in common)
         if min(nb, nh) >= stats.FEWEST_ROUNDS_TO_JUDGE:
             keep = set(common)
-            return only_runs(base, keep), only_runs(head, keep), Together(tuple(common))
-    return base, head, Together(())
+            return only_runs(base, keep), only_runs(head, keep), tuple(common)
+    return base, head, ()
 
 
 @dataclass(frozen=True)
@@ -100,16 +89,16 @@ def judge_together(
     that measured both sides, with the allowance within a run. Apart: every round, and the shift
     between runs that `apart` (the history) allows for.
     """
-    b, h, how = together(base, head)
-    if how.paired:
+    b, h, paired = together(base, head)
+    if paired:
         given = apart(head.id) if apart is not None else None
         drift = None if given is None else max(given.within, stats.drift_for(head.spec.num_threads, cores))
-        pool = (lambda: machine(how.runs)) if machine else None
+        pool = (lambda: machine(paired)) if machine else None
         v = judge(b, h, threshold=threshold, cores=cores, drift=drift, pool=pool)
-        n = len(how.runs)
+        n = len(paired)
         note = f"paired in {n} run{'s' if n != 1 else ''}{given.describe_within() if given is not None else ''}"
     else:
-        given = apart(head.id) if apart is not None else allowance({}, head.id, cores=cores)
+        given = apart(head.id) if apart is not None else allowances({}, cores=cores)(head.id)
         # Each side had its own run's machine: the slow-mode test reads the slower side's run.
         pools = modes.Apart(lambda: machine(_runs(b)), lambda: machine(_runs(h))) if machine else None
         v = judge(b, h, threshold=threshold, cores=cores, drift=given.sigma, pool=pools)
@@ -139,22 +128,6 @@ def with_basis(reason: str, of: str) -> str:
     return f"{reason}{_BASIS}{note}" if note else reason
 
 
-def allowance(
-    pairs: dict[BenchmarkId, list[float]],
-    bid: BenchmarkId,
-    *,
-    cores: int = 0,
-    neighbours: dict[BenchmarkId, list[float]] | None = None,
-) -> Allowance:
-    """The shift between runs to allow for `bid`: the history's own, else the fixed one.
-
-    Its own pairs when it has MIN_PAIRS; else the pairs of every benchmark of its kind (using every
-    core, or not): the scaled MAD of the differences about zero. Never below the fixed allowance for
-    separate runs (stats.DRIFT_APART): a few calm runs must not make separate runs look like one.
-    """
-    return allowances(pairs, cores=cores, neighbours=neighbours)(bid)
-
-
 def _sigma(own, fixed: float) -> tuple[float, int]:
     """The scaled MAD about zero of `own`, never below `fixed`; (fixed, 0) below MIN_PAIRS."""
     if len(own) < MIN_PAIRS:
@@ -171,8 +144,11 @@ def allowances(
     cores: int = 0,
     neighbours: dict[BenchmarkId, list[float]] | None = None,
 ) -> Callable[[BenchmarkId], Allowance]:
-    """BenchmarkId -> `allowance(pairs, bid, cores=cores)`, each kind's pooled pairs gathered once.
+    """BenchmarkId -> the shift between runs to allow for it: the history's own, else the fixed one.
 
+    Its own pairs when it has MIN_PAIRS; else the pairs of every benchmark of its kind (using every core, or
+    not), gathered once: the scaled MAD of the differences about zero. Never below the fixed allowance for
+    separate runs (stats.DRIFT_APART): a few calm runs must not make separate runs look like one.
     `neighbours` (`neighbour_pairs`) give the allowance within a run the same way: the scale of what two
     commits of one run differ by when nothing changed (not over sqrt(2): both commits' luck counts)."""
     neighbours = neighbours or {}

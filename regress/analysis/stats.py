@@ -36,7 +36,7 @@ DRIFT = 0.01
 # neighbour's way (2-thread floors moved 3-6% between runs on 2 cores).
 DRIFT_ALL_CORES = 0.05
 # Between commits measured by separate runs, while the history holds no
-# same-code pairs to measure the shift between runs by (`runs.allowance`):
+# same-code pairs to measure the shift between runs by (`runs.allowances`):
 # one-thread A/A levels of separate default runs here spread by a scaled MAD
 # of 1.4% (231 pairs, docs/statistics.md). Every-core benchmarks keep 5%.
 DRIFT_APART = 0.015
@@ -167,6 +167,12 @@ def floor_diff_interval(base_logs, head_logs, level: float = 1 - ALPHA) -> tuple
     low = values[order][min(int(np.searchsorted(cdf, tail)), len(cdf) - 1)]
     high = values[order][min(int(np.searchsorted(cdf, 1 - tail)), len(cdf) - 1)]
     return float(low), float(high)
+
+
+def cores_of(commits) -> int:
+    """The fewest cores of these CommitResults' machines (None left out), 0 where none is known."""
+    known = [c.fingerprint.cores for c in commits if c is not None and c.fingerprint.cores]
+    return min(known) if known else 0
 
 
 def drift_for(num_threads: int, cores: int, *, apart: bool = False) -> float:

@@ -45,7 +45,7 @@ def test_median_busyness_and_floor_gap_are_numpys_to_the_bit():
 
 
 def _allowance_with_numpy(pairs, bid, cores):
-    """runs.allowance as it was written before the pooled pairs were kept: every benchmark walks them all."""
+    """runs.allowances as it was written before the pooled pairs were kept: every benchmark walks them all."""
     fixed = stats.drift_for(bid.num_threads, cores, apart=True)
     own = pairs.get(bid, [])
     if len(own) < runs.MIN_PAIRS:
@@ -77,7 +77,7 @@ def test_pooled_allowances_are_each_benchmarks_own_rule():
         given = runs.allowances(pairs, cores=cores)
         for b in [*ids, BenchmarkId("ops", "never-measured", "", 2)]:
             expected = _allowance_with_numpy(pairs, b, cores)
-            assert given(b) == expected == runs.allowance(pairs, b, cores=cores), (trial, b)
+            assert given(b) == expected == runs.allowances(pairs, cores=cores)(b), (trial, b)
 
 
 def _blip_history():
