@@ -1,15 +1,5 @@
-"""Slow modes: when a commit's few rounds may all have landed slow, and how many rounds rule that out.
-
-On a machine with modes each round runs wholly at one of a few speeds, so a
-commit whose rounds all landed in a slow mode has a floor that agrees with
-itself and is wrong. For two sides whose slower floor sits a ratio r above
-the faster's, the share of rounds that land that far above their own floor
-(`share`) gives the chance that all n rounds of the slower side landed there
-by luck (`luck`); a change is only called once that is below ALPHA, and the
-round plan takes rounds until it is (`rounds_to_rule_out`). Sides measured
-by separate runs (`Apart`) read the slower side's run's own share. `detect`
-names the modes themselves. Pure: round values in, figures out.
-docs/statistics.md ("Machines with modes").
+"""Slow modes: when a commit's few rounds may all have landed slow (`luck`), how many rounds rule that out, and
+the modes themselves (`detect`). Pure: round values in, figures out. docs/statistics.md ("Machines with modes").
 """
 
 from __future__ import annotations
@@ -23,32 +13,25 @@ import numpy as np
 from regress.core import blocks
 
 # A change is called only when all the slower side's rounds landing in a slow mode by luck is less likely
-# than this. A range run makes dozens of A/A comparisons that must all stay clean: at 0.005, a push history
-# beside a machine flipping between two speeds got one false step in 80 (5 rounds, a third of them slow).
+# than this (at 0.005 a modal push history got one false step in 80).
 ALPHA = 0.001
-# A round counts as landing "that far" above its floor from this share of the log ratio on. The floors'
-# own luck cancels (both sides' rounds are read against their floors); what is left is a slow mode's width,
-# which a handful of rounds shows only roughly.
+# A round counts as landing "that far" above its floor from this share of the log ratio on.
 SHRINK = 0.9
 # Pseudo-counts (Jeffreys): a share from a handful of rounds is never exactly zero.
 PRIOR = 0.5
-# The run's every benchmark's rounds weigh like this many of the benchmark's own: a machine's modes slow every
-# benchmark alike, so with five rounds of one benchmark the run's share leads, with fifteen its own rounds do.
+# The run's every benchmark's rounds weigh like this many of the benchmark's own.
 MACHINE_WEIGHT = 5.0
-# A slow mode's rounds wander: the floor of n of them may sit below those the faster side showed, down to
-# their log ratio over this. But not further: rounds slowed 10-60% by a busy neighbour can't all land 3% high.
+# A slow mode's rounds reach down to their log ratio over this, no further.
 REACH = 1.5
 # The most rounds a side is asked for (beyond it, no plan or measurement can settle it).
 MOST = 40
-# With modes, a floor is the fast mode's once this many rounds landed in it and agree (two agreeing fast
-# rounds fix a floor that noise can only raise).
+# With modes, a floor is the fast mode's once this many rounds landed in it.
 FAST_ROUNDS = 2
 
 
 def relative(groups: Iterable[Sequence[float]]) -> np.ndarray:
-    """Each round's log ratio to the floor of its own group (a commit's rounds in one run), pooled.
-
-    A group of one round tells nothing about where rounds land and is left out."""
+    """Each round's log ratio to the floor of its own group (a commit's rounds in one run), pooled; groups of
+    one round left out."""
     out = [np.log(np.asarray(g, dtype=float) / min(g)) for g in groups if len(g) >= 2]
     return np.concatenate(out) if out else np.zeros(0)
 
@@ -121,9 +104,8 @@ class Luck:
 
 
 def machine(*results, runs: set[str] | None = None) -> np.ndarray:
-    """Every benchmark's rounds of these CommitResults (of `runs` only, when given), the reference workload's
-    timed in the same rounds among them, each read against its own (benchmark, run) floor, pooled: how often
-    this machine put a round that far above its floor."""
+    """Every benchmark's rounds of these CommitResults (of `runs` only, when given) and the reference workload's,
+    each read against its own (benchmark, run) floor, pooled (`relative`)."""
     groups: dict[tuple, list[float]] = {}
     for c in results:
         if c is None:
@@ -141,13 +123,9 @@ def luck(
     alpha: float | None = None,
     pool=None,
 ) -> Luck | None:
-    """Whether the slower side's floor may be a slow mode's (`Luck`), else None.
-
-    `base`, `head`: each side's round values grouped by run (a group's rounds share its machine's modes).
-    `pool`: the run's other benchmarks' relative rounds (`machine`), or what makes them when asked: the
-    share is drawn toward theirs (`share`). An `Apart` pool (separate runs): the share is the slower side's
-    run's own, its every benchmark's rounds.
-    """
+    """Whether the slower side's floor may be a slow mode's (`Luck`), else None. `base`, `head`: each side's
+    round values grouped by run. `pool`: the run's other benchmarks' relative rounds (`machine`), or what makes
+    them; the share is drawn toward theirs (`share`). An `Apart` pool: the slower side's run's own share."""
     b = [g for g in base if len(g)]
     h = [g for g in head if len(g)]
     if not b or not h:
@@ -203,8 +181,8 @@ class Modes:
         return [v for v in values if math.log(v / floor) < self.split]
 
 
-# Two modes: a gap in the rounds' ratios to their floors of at least this (log), at least GAP_SPREAD times the
-# fast mode's own spread, with at least MODE_SHARE of the rounds on either side of it.
+# Two modes: a gap in the relative rounds of at least this (log) and GAP_SPREAD times the fast mode's own
+# spread, with MODE_SHARE of the rounds or more either side.
 MODE_GAP = math.log(1.10)
 GAP_SPREAD = 1.5
 MODE_SHARE = 0.1

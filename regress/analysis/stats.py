@@ -1,12 +1,6 @@
-"""The statistics behind `compare` and `regressions`: rounds as evidence, floors as levels.
-
-A round is one blocked_autorange in one fresh worker process (a `Sample`).
-Noise only ever adds time, so a round is read as its fastest block, and a
-commit's level is its fastest round: the floor. The gap from the fastest
-round to the third fastest widens the interval, and a fixed allowance
-(DRIFT) covers drift between runs. The interval is the percentile
-bootstrap's exact limit (no resampling), so a comparison always gives the
-same answer. docs/statistics.md ("The level", "The verdict"). Pure.
+"""The statistics behind `compare` and `regressions`: a round is read as its fastest block, a commit's level is
+its fastest round (the floor), and a shift's interval is the exact percentile bootstrap widened by floor gaps,
+busyness and an allowance for drift. docs/statistics.md ("The level", "The verdict"). Pure.
 """
 
 from __future__ import annotations
@@ -22,36 +16,23 @@ from regress.core.records import BenchmarkResult, Sample
 # Two-sided level: the interval is 1 - ALPHA, and p < ALPHA exactly when it excludes 1.
 ALPHA = 0.05
 # A regression or improvement needs its estimate to be at least this share of the threshold, besides an
-# interval that excludes no change and reaches the threshold: on a busy machine a small shift (2-3%) with a
-# wide interval was the one kind of A/A false alarm interleaved rounds still gave.
+# interval that excludes no change and reaches the threshold.
 MIN_ESTIMATE_SHARE = 0.5
 # Below this many rounds a side has no trustworthy floor (the gap needs three).
 FEWEST_ROUNDS_TO_JUDGE = 3
 # Rounds per commit that meet the documented error rates on a shared 2-core machine.
 RECOMMENDED_ROUNDS = 10
-# Drift of the floor between separate runs that rounds of one run can't show
-# (one standard deviation, log scale); measured on a shared 2-core machine.
+# Drift of the floor (one standard deviation, log scale) that rounds of one run can't show: between commits of
+# one run; for a benchmark using every core (it can't get out of a neighbour's way); between separate runs
+# while the history holds no same-code pairs to measure it by (`runs.allowances`).
 DRIFT = 0.01
-# The same for a benchmark that uses every core: it can't get out of a
-# neighbour's way (2-thread floors moved 3-6% between runs on 2 cores).
 DRIFT_ALL_CORES = 0.05
-# Between commits measured by separate runs, while the history holds no
-# same-code pairs to measure the shift between runs by (`runs.allowances`):
-# one-thread A/A levels of separate default runs here spread by a scaled MAD
-# of 1.4% (231 pairs, docs/statistics.md). Every-core benchmarks keep 5%.
 DRIFT_APART = 0.015
-# A benchmark using every core whose rounds in one run span more than this is
-# switching between a fast and a slow mode (2-thread floors on 2 busy cores
-# landed up to 3.5x apart between runs): its floor can't be trusted.
+# A benchmark using every core whose rounds in one run span more than this switches between modes.
 MODE_SPAN = 2.0
-# How much of each side's floor gap (fastest to third-fastest round) counts as
-# extra uncertainty of its floor.
+# How much of each side's floor gap (fastest to third-fastest round) and busyness counts as extra uncertainty.
 GAP_WEIGHT = 0.25
-# How much of each side's busyness counts as extra uncertainty of its floor:
-# when most rounds were slowed, the fastest may have been slowed too.
 BUSY_WEIGHT = 0.05
-# torch's Measurement warns above these IQR/median ratios (core/blocks.py: a light copy keeps what they read).
-IQR_WARN, IQR_GROSS_WARN = blocks.IQR_WARN, blocks.IQR_GROSS_WARN
 quartiles = blocks.quartiles
 
 # The two-sided critical value at ALPHA, and the normal's 0.75 quantile: scipy.special.ndtri(1 - ALPHA / 2)
@@ -143,12 +124,8 @@ class Shift:
 
 
 def _min_distribution(logs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Exact distribution of the minimum of a bootstrap resample of `logs`.
-
-    A resample of n values drawn with replacement has its minimum at or above
-    the j-th smallest value with probability ((n - j + 1) / n) ** n; this is
-    the limit a resampling bootstrap approaches, with no resampling noise.
-    """
+    """Exact distribution of the minimum of a bootstrap resample of `logs`: at or above the j-th smallest
+    value with probability ((n - j + 1) / n) ** n."""
     x = np.sort(logs)
     n = len(x)
     at_least = ((n - np.arange(n)) / n) ** n
@@ -176,19 +153,16 @@ def cores_of(commits) -> int:
 
 
 def drift_for(num_threads: int, cores: int, *, apart: bool = False) -> float:
-    """The drift allowance for a benchmark on a machine with `cores` (0: unknown).
-
-    `apart`: the two sides were measured by separate runs and the history can't say by how much those differ.
-    """
+    """The drift allowance for a benchmark on a machine with `cores` (0: unknown); `apart`: the sides were
+    measured by separate runs and the history can't say by how much those differ."""
     if cores and num_threads >= cores:
         return DRIFT_ALL_CORES
     return DRIFT_APART if apart else DRIFT
 
 
 def shift(base, head, *, drift: float = DRIFT) -> Shift:
-    """Estimate head/base with an interval honest about noise between and within runs: the exact
-    percentile bootstrap of the difference of log floors (`floor_diff_interval`), with each side's floor
-    gap and busyness and the drift allowance (`drift_for`) added in quadrature on either side."""
+    """head/base, with the exact bootstrap interval of the difference of log floors widened in quadrature by
+    each side's floor gap and busyness and the drift allowance."""
     b = np.log(np.asarray(base, dtype=float))
     h = np.log(np.asarray(head, dtype=float))
     if len(b) < 2 or len(h) < 2:
