@@ -20,27 +20,20 @@ WINDOW = 5
 CLIP = 3.0
 # Commits on a new level before it counts: 2, so one outlier is never a step.
 MIN_SEGMENT = 2
-# The noise scale never falls below this (log units), so a nearly constant
-# history doesn't turn every wobble into a step.
+# The noise scale never falls below this (log units).
 MIN_NOISE = 0.002
-# The calibration span: a benchmark's noise scale, the search's centre and the level fit's Huber scale
-# are read from its first this many levels (all of them in a shorter history), so what a history said
-# of its older commits stays said as it grows (docs/statistics.md, "The calibration span").
+# The calibration span: a benchmark's noise scale, the search's centre and the level fit's Huber scale are read
+# from its first this many levels (docs/statistics.md, "The calibration span").
 CALIBRATION = 500
-# A search is carried on from a checkpoint at most this many points short of the newest final one,
-# else from an anchor: a checkpoint at a multiple of ANCHOR points, at least ANCHOR short of the newest
-# final one (a paired push moves the fitted levels of the last few dozen commits, which the final
-# checkpoint of the build before covered; an anchor's points stay as they were).
+# A search is carried on from a checkpoint at most RESUME_BACK points short of the newest final one, else from
+# an anchor: one at a multiple of ANCHOR points, at least ANCHOR short of it (a push moves the last levels).
 RESUME_BACK = 8
 ANCHOR = 128
 ANCHORS_TRIED = 3
 
 
 def noise_scale(logs: np.ndarray) -> float:
-    """Commit-to-commit noise: the scaled MAD of first differences over sqrt(2).
-
-    Differences cancel the level, so the few real steps barely move it.
-    """
+    """Commit-to-commit noise: the scaled MAD of first differences over sqrt(2)."""
     if len(logs) < 3:
         return MIN_NOISE
     d = np.diff(logs)
@@ -90,18 +83,11 @@ def calibrated(logs: np.ndarray) -> tuple[np.ndarray, float]:
     return robust(logs, scale), scale
 
 
-def breakpoints_of(
-    series: list[tuple[np.ndarray, float]], *, penalty: float = PENALTY, kept: Kept | None = None
-) -> list[list[int]]:
-    """Per (clipped log levels, noise scale): the start of every segment after the first.
-
-    The exact optimal partition (`search`) of the levels in noise units, centred on the median of
-    the calibration span, every segment at least MIN_SEGMENT long. `kept`: checkpoints of earlier
-    searches, by the digest of the points they covered; a series longer than the calibration span is
-    carried on from the last one made from the same first points (see RESUME_BACK and ANCHOR), and
-    checkpointed at its newest final point (the last whose clipping no newer level can move) and at
-    its anchor. The cuts are the same with or without them.
-    """
+def breakpoints_of(series: list[tuple[np.ndarray, float]], *, kept: Kept | None = None) -> list[list[int]]:
+    """Per (clipped log levels, noise scale): the start of every segment after the first, of the optimal
+    partition (`search`) of the levels in noise units centred on the calibration span's median. `kept`:
+    checkpoints by the digest of the points they covered, resumed from and made at the newest final point
+    and the anchor (RESUME_BACK, ANCHOR); the cuts are the same with or without them."""
     z = [np.asarray(c, dtype=float) / scale for c, scale in series]
     centred = [v - np.median(v[:CALIBRATION]) if len(v) else v for v in z]
     # Final points: all but the last WINDOW // 2, whose clipping reads levels still to come.
@@ -114,7 +100,7 @@ def breakpoints_of(
                 continue
             anchors = [a - k * ANCHOR for k in range(ANCHORS_TRIED) if a - k * ANCHOR > 0][::-1]
             near = range(max(t - RESUME_BACK, 1, anchors[-1] + 1 if anchors else 1), t + 1)
-            keys = digests(v, [*anchors, *near], penalty, MIN_SEGMENT)
+            keys = digests(v, [*anchors, *near], PENALTY, MIN_SEGMENT)
             for at in sorted(keys, reverse=True):
                 value = kept.get(keys[at])
                 if value is not None:
@@ -122,9 +108,9 @@ def breakpoints_of(
                         resume[b] = from_plain(value)
                         break
     keep_at = [(a, t) if a else (t,) for a, t in zip(anchor, final)]
-    found, made = search(centred, penalty, MIN_SEGMENT, resume=resume, keep_at=keep_at)
+    found, made = search(centred, PENALTY, MIN_SEGMENT, resume=resume, keep_at=keep_at)
     if kept is not None and kept.verify and any(c is not None for c in resume):
-        kept.check(found, search(centred, penalty, MIN_SEGMENT)[0])
+        kept.check(found, search(centred, PENALTY, MIN_SEGMENT)[0])
     if kept is not None:
         for c in (c for cs in made for c in cs):
             kept.put(c.digest, plain(c))
@@ -204,10 +190,9 @@ def search(
     resume: list[Checkpoint | None] | None = None,
     keep_at: Sequence[tuple[int, ...]] | None = None,
 ) -> tuple[list[list[int]], list[list[Checkpoint]]]:
-    """Per series: the start of every segment after the first, of its optimal partition; each carried on from its `resume` checkpoint where that was made from the same
-    first points (else from its start), and checkpoints of each after each of its `keep_at` point counts
-    (those it has, and past its resumed one). The cuts are the same either way: the state after t points
-    is all the programme carries forward."""
+    """Per series: the start of every segment after the first, of its optimal partition; each carried on from
+    its `resume` checkpoint where that was made from the same first points, and checkpointed after each of
+    its `keep_at` point counts past it. The cuts are the same either way."""
     count = len(series)
     if count == 0:
         return [], []
