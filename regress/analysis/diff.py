@@ -1,8 +1,5 @@
-"""Every benchmark of two commits paired and judged: regression, improvement,
-unchanged, noisy, new, missing, failed. Pure: CommitResults in, Verdicts out.
-
-`judge` decides one benchmark from its rounds; `context` applies what the
-neighbouring commits and the reference workload say.
+"""Every benchmark of two commits paired and judged (`judge`), then what the neighbouring commits and the
+reference workload say applied (`context`). Pure: CommitResults in, Verdicts out.
 """
 
 from __future__ import annotations
@@ -80,17 +77,9 @@ def compare(
     same_code: str = "",
     only: Collection[BenchmarkId] | None = None,
 ) -> list[Verdict]:
-    """Every benchmark of either commit (or those of `only`), grouped by label then threads, worst first.
-
-    `before` / `after`: the measured commits next to base and head in the
-    history, when there are any: a move that only one odd commit makes,
-    between neighbours that agree, is a blip (`context.blip`), not a verdict.
-    `apart`: BenchmarkId -> runs.Allowance, the shift between separate runs
-    the history shows (for benchmarks no run measured at both commits).
-    `same_code`: base's sha when both commits hold identical measured code.
-    A benchmark's verdict reads only its own results, the reference workload's
-    and its own allowance, so judging `only` some gives theirs unchanged.
-    """
+    """Every benchmark of either commit (or those of `only`: theirs unchanged), grouped by label then threads,
+    worst first. `before` / `after`: the measured commits next to base and head, for `context.blip`; `apart`:
+    BenchmarkId -> runs.Allowance; `same_code`: base's sha when both commits hold identical measured code."""
     if threshold < 0:
         raise ValueError("threshold must not be negative")
     b = base.by_id() if base is not None else {}

@@ -1,12 +1,6 @@
-"""Judge one benchmark between two commits from its rounds.
-
-The verdict needs two things at once: evidence that the level moved (its
-interval excludes no change, see `stats`), and a move that can be as large as
-the threshold (the interval reaches it). A real change shown to be smaller
-than the threshold is `unchanged` (its size is in the reason); an interval so
-wide that a threshold-sized change could hide in it is `noisy`, with why and
-what would help. docs/statistics.md has the reasoning and the measured error
-rates.
+"""Judge one benchmark between two commits from its rounds: a change needs an interval that excludes no change
+and reaches the threshold; a real change smaller than it is `unchanged`, an interval a threshold-sized change
+could hide in is `noisy`, with why and what would help. docs/statistics.md ("The verdict").
 """
 
 from __future__ import annotations
@@ -115,8 +109,7 @@ def decide(
         return Decision(Kind.NOISY, FEW, needed=stats.RECOMMENDED_ROUNDS)
     if stats.mode_switching(bv, threads, cores) or stats.mode_switching(hv, threads, cores):
         return Decision(Kind.NOISY, MODE_SWITCH)
-    # On a machine with modes a floor is the fast mode's, and the rounds in the slow one say nothing of how
-    # well it is known: the spread allowances read the fast mode's rounds (`modes`), where each side has enough.
+    # With modes, the spread allowances read the fast mode's rounds, where each side has enough.
     seen = modes.detect(modes.relative([*b_runs, *h_runs]))
     jb, jh = (seen.fast(bv), seen.fast(hv)) if seen is not None else (bv, hv)
     fast = seen is not None and min(len(jb), len(jh)) >= modes.FAST_ROUNDS
@@ -151,13 +144,9 @@ def judge(
     drift: float | None = None,
     pool=None,
 ) -> Verdict:
-    """Verdict for one benchmark measured successfully at both commits (`decide`, worded).
-
-    `cores`: the machine's core count (0 if unknown); a benchmark that uses
-    all of them gets a wider allowance for drift between runs. `drift`: the
-    allowance for the shift between runs, when the history says (`runs.allowances`). `pool`: the run's
-    other benchmarks' rounds against their floors (`modes.machine`), for the slow-mode test.
-    """
+    """Verdict for one benchmark measured successfully at both commits (`decide`, worded). `cores`: the
+    machine's (0: unknown); `drift`: the allowance for the shift between runs, when the history says
+    (`runs.allowances`); `pool`: `modes.machine`'s rounds, for the slow-mode test."""
     bv, hv = stats.round_values(base), stats.round_values(head)
     b_level, h_level = stats.level(bv), stats.level(hv)
     ratio = h_level / b_level
