@@ -1,17 +1,13 @@
 """Verdicts on the metrics beyond wall time: instruction counts, memory, torch.compile figures, tracked values.
-
-Each metric has its rule (see `Metric`): exact ones (bytes per call, dynamo's
-counts) are judged like instruction counts, from one round, against a small
-threshold: identical figures are `unchanged`, never `noisy`. dynamo's counts
-have no threshold (any change in graph breaks or recompiles is reported).
-Time-like ones (compile time, a tracked value that varies between rounds) go
-through the same interval test as wall times. Pure.
+Each by its rule (`metric_specs`): exact ones against a small threshold (dynamo's counts none), identical figures
+`unchanged`; time-like ones by the same interval test as wall times. Pure.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+from dataclasses import replace
 from typing import overload
 
 import numpy as np
@@ -36,10 +32,6 @@ def carries(r: BenchmarkResult, metric: Metric) -> bool:
 
 def _better_higher(r: BenchmarkResult, metric: Metric) -> bool:
     return spec(metric).better == "own" and bool(r.tracked) and r.tracked[-1].better == "higher"
-
-
-def _fmt(metric: Metric, x: float) -> str:
-    return f"{x:g}"
 
 
 def judge(base: BenchmarkResult, head: BenchmarkResult, metric: Metric, *, threshold: float) -> diff.Verdict:
@@ -68,10 +60,10 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, metric: Metric, *, thres
         "base_rounds": len(b),
         "head_rounds": len(h),
     }
-    change = f"{_fmt(metric, b_level)} -> {_fmt(metric, h_level)} {what}"
+    change = f"{b_level:g} -> {h_level:g} {what}"
     if exact or min(b_level, h_level) <= 0:
         if b_level == h_level:
-            return diff.Verdict(verdict=Kind.UNCHANGED, reason=f"identical {what} ({_fmt(metric, h_level)})", **common)
+            return diff.Verdict(verdict=Kind.UNCHANGED, reason=f"identical {what} ({h_level:g})", **common)
         up = h_level > b_level and (ratio > 1 + threshold)
         down = h_level < b_level and (ratio < 1 / (1 + threshold))
         if not (up or down):
@@ -140,14 +132,12 @@ def only(result: None, metric: Metric) -> None: ...
 def only(result: CommitResult | None, metric: Metric) -> CommitResult | None:
     if result is None:
         return None
-    from dataclasses import replace
-
     return replace(result, results=tuple(r for r in result.results if carries(r, metric)))
 
 
 def steps(history: list[CommitResult], metric: Metric, *, threshold: float) -> list:
-    """Change points of an exact-by-rule series: each pair of neighbouring measured
-    commits whose verdict is a change (no smoothing needed: the figures do not drift)."""
+    """Change points of an exact-by-rule series: each pair of neighbouring measured commits whose verdict is a
+    change."""
     from regress.analysis.changepoints import Step
 
     last: dict[BenchmarkId, BenchmarkResult] = {}
@@ -164,25 +154,14 @@ def steps(history: list[CommitResult], metric: Metric, *, threshold: float) -> l
             if v.verdict in (Kind.REGRESSION, Kind.IMPROVEMENT):
                 ratio = v.ratio if v.ratio is not None else math.inf
                 assert v.base_level is not None and v.head_level is not None  # medians: `judge` always has them
-                out.append(
-                    Step(
-                        r.id,
-                        commit.commit.sha,
-                        i,
-                        v.base_level,
-                        v.head_level,
-                        ratio,
-                        v.verdict,
-                        end_sha=commit.commit.sha,
-                    )
-                )
+                sha = commit.commit.sha
+                out.append(Step(r.id, sha, i, v.base_level, v.head_level, ratio, v.verdict, end_sha=sha))
     return out
 
 
 # -- instruction counts: exact figures, judged without a significance test.
 
-# Counts are nearly deterministic (repeated runs agree exactly), so a far
-# smaller change is real than with wall times: the spec's default.
+# Counts are nearly deterministic: a far smaller change is real than with wall times.
 _THRESHOLD = spec(Metric.INSTRUCTIONS).threshold
 
 
@@ -191,12 +170,8 @@ def _count_values(r: BenchmarkResult) -> tuple[int, ...]:
 
 
 def judge_counts(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = _THRESHOLD) -> Verdict:
-    """Instruction counts of two commits: the median of each side's callgrind runs.
-
-    No significance test: callgrind has no timing noise. What can still move a
-    count is the interpreter's state, so a side whose own runs disagree by more
-    than half the threshold is `noisy` rather than judged.
-    """
+    """Instruction counts of two commits: the median of each side's callgrind runs, no significance test; a
+    side whose own runs disagree by more than half the threshold is `noisy`."""
     b, h = _count_values(base), _count_values(head)
     b_level, h_level = float(np.median(b)), float(np.median(h))
     spread = {side: (max(v) - min(v)) / min(v) if min(v) > 0 else 0.0 for side, v in (("base", b), ("head", h))}

@@ -1,7 +1,5 @@
-"""A series' figures as one table: every file's `figures`, joined in history order.
-
-Built from stored figures (`kept`), or from a history in hand (`of`). What
-reads one commit's rounds asks `load` for that commit's result. Pure.
+"""A series' figures as one table: every file's `figures`, joined in history order, from stored figures (`kept`)
+or a history in hand (`of`); `load` gives a commit's result, rounds and all. Pure.
 """
 
 from __future__ import annotations
@@ -176,8 +174,7 @@ def as_table(history) -> Table:
 BLOCK = 100
 TAIL = 10
 BLOCKS = "figures block"  # the memo's kind
-# (name, dtype) of the row arrays, the run-row arrays, and the per-position one: a file's figures' own
-# (`figures.DTYPES`), with the positions and benchmarks a table adds.
+# (name, dtype) of a table's arrays: a file's figures' own (`figures.DTYPES`), and the positions and benchmarks.
 _ROWS = ("status", "ok", "level", "band", "torch", "instructions", "extra")
 _ARRAYS: tuple[tuple[str, type], ...] = (
     ("pos", np.int32),

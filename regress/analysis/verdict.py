@@ -1,8 +1,6 @@
 """A verdict on one benchmark between two commits, the one order verdicts are listed in, and the one pairing
-rule for every metric: a benchmark new, missing, failed, or with figures on both sides to judge.
-
-Wall times (`diff`), instruction counts and the figures beyond time (`metrics`) differ only in which figures a
-result holds (`Figures`) and how a pair with both is judged. Pure.
+rule for every metric (`pair`): a benchmark new, missing, failed, or with figures (`Figures`) on both sides to
+judge. Pure.
 """
 
 from __future__ import annotations
@@ -20,9 +18,7 @@ from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult, Fai
 class Verdict:
     id: BenchmarkId
     verdict: Kind
-    # Seconds per run (instructions per call for counts): the levels the verdict
-    # is based on, each commit's fastest round, a round being its fastest block
-    # (see `stats` and docs/statistics.md).
+    # Seconds per run (instructions per call for counts): each commit's level (`stats.level`).
     base_level: float | None
     head_level: float | None
     base_iqr: float | None  # IQR of the round values (None below 2 rounds)
@@ -35,11 +31,9 @@ class Verdict:
     ci_low: float | None = None  # 95% interval of the ratio
     ci_high: float | None = None
     rounds_needed: int | None = None  # per side, when more rounds may settle a noisy verdict
-    # The smallest change this comparison could catch (a fraction: 0.031 is 3.1%), from its own rounds'
-    # noise at its rounds and allowance (`analysis/detectable.py`); None where it has no such figure.
+    # The smallest change this comparison could catch (a fraction), at its rounds and allowance (`detectable`).
     detectable: float | None = None
-    # Rounds a side that would catch a change of the threshold: its own rounds where it already can; None
-    # where no number of rounds can (the allowance between runs, or threads on a shared machine) or unknown.
+    # Rounds a side that would catch a change of the threshold (None: no number can, or unknown).
     detect_rounds: int | None = None
 
     def __post_init__(self) -> None:
