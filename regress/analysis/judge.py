@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from regress.analysis import detectable, modes, stats
-from regress.analysis.verdict import Verdict, VerdictFields
+from regress.analysis.verdict import Verdict, fields
 from regress.core import blocks
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkResult
@@ -150,17 +150,7 @@ def judge(
     bv, hv = stats.round_values(base), stats.round_values(head)
     b_level, h_level = stats.level(bv), stats.level(hv)
     ratio = h_level / b_level
-    common: VerdictFields = dict(
-        id=head.id,
-        base_level=b_level,
-        head_level=h_level,
-        base_iqr=iqr(bv),
-        head_iqr=iqr(hv),
-        ratio=ratio,
-        p_value=None,
-        base_rounds=len(bv),
-        head_rounds=len(hv),
-    )
+    common = fields(head.id, bv, hv, b_level, h_level, ratio, (iqr(bv), iqr(hv)))
     spec_note = "" if base.spec == head.spec else "; note: the benchmark's definition differs between the commits"
     threads = head.spec.num_threads
     d = decide(

@@ -14,7 +14,7 @@ import numpy as np
 
 from regress.analysis import diff, stats
 from regress.analysis.figures import values
-from regress.analysis.verdict import Figures, Side, Verdict, VerdictFields, order_key, pair_all
+from regress.analysis.verdict import Figures, Side, Verdict, fields, order_key, pair_all
 from regress.core.kinds import COUNTED, Kind, Metric
 from regress.core.metric_specs import spec
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
@@ -49,17 +49,7 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, metric: Metric, *, thres
         ratio = h_level / b_level
     else:
         ratio = math.inf if h_level > b_level else 0.0
-    common: VerdictFields = {
-        "id": head.id,
-        "base_level": b_level,
-        "head_level": h_level,
-        "base_iqr": None,
-        "head_iqr": None,
-        "ratio": ratio if math.isfinite(ratio) else None,
-        "p_value": None,
-        "base_rounds": len(b),
-        "head_rounds": len(h),
-    }
+    common = fields(head.id, b, h, b_level, h_level, ratio if math.isfinite(ratio) else None)
     change = f"{b_level:g} -> {h_level:g} {what}"
     if exact or min(b_level, h_level) <= 0:
         if b_level == h_level:
@@ -176,17 +166,7 @@ def judge_counts(base: BenchmarkResult, head: BenchmarkResult, *, threshold: flo
     b_level, h_level = float(np.median(b)), float(np.median(h))
     spread = {side: (max(v) - min(v)) / min(v) if min(v) > 0 else 0.0 for side, v in (("base", b), ("head", h))}
     ratio = h_level / b_level if b_level > 0 else math.inf
-    common: VerdictFields = dict(
-        id=head.id,
-        base_level=b_level,
-        head_level=h_level,
-        base_iqr=None,
-        head_iqr=None,
-        ratio=ratio,
-        p_value=None,
-        base_rounds=len(b),
-        head_rounds=len(h),
-    )
+    common = fields(head.id, b, h, b_level, h_level, ratio)
     unstable = [
         f"{side}'s callgrind runs disagree by {gap * 100:.2f}%" for side, gap in spread.items() if gap > threshold / 2
     ]

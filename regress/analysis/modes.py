@@ -47,14 +47,13 @@ def share(pool: np.ndarray, log_ratio: float, machine: np.ndarray | None = None)
     return (k + MACHINE_WEIGHT * seen + PRIOR) / (len(pool) + MACHINE_WEIGHT + 2 * PRIOR)
 
 
-def rounds_to_rule_out(p: float, alpha: float | None = None) -> int:
-    """The fewest rounds n with p^n < alpha (ALPHA): all of them landing in the slow mode is then unlikely."""
-    alpha = ALPHA if alpha is None else alpha
+def rounds_to_rule_out(p: float) -> int:
+    """The fewest rounds n with p^n < ALPHA: all of them landing in the slow mode is then unlikely."""
     if p <= 0.0:
         return 1
     if p >= 1.0:
         return MOST
-    return min(MOST, max(1, math.floor(math.log(alpha) / math.log(p)) + 1))
+    return min(MOST, max(1, math.floor(math.log(ALPHA) / math.log(p)) + 1))
 
 
 @dataclass(frozen=True)
@@ -117,12 +116,7 @@ def machine(*results, runs: set[str] | None = None) -> np.ndarray:
     return relative(groups.values())
 
 
-def luck(
-    base: Sequence[Sequence[float]],
-    head: Sequence[Sequence[float]],
-    alpha: float | None = None,
-    pool=None,
-) -> Luck | None:
+def luck(base: Sequence[Sequence[float]], head: Sequence[Sequence[float]], pool=None) -> Luck | None:
     """Whether the slower side's floor may be a slow mode's (`Luck`), else None. `base`, `head`: each side's
     round values grouped by run. `pool`: the run's other benchmarks' relative rounds (`machine`), or what makes
     them; the share is drawn toward theirs (`share`). An `Apart` pool: the slower side's run's own share."""
@@ -137,7 +131,6 @@ def luck(
         slower, faster, name, ratio = b, h, "base", b_floor / h_floor
     else:
         return None
-    alpha = ALPHA if alpha is None else alpha
     if isinstance(pool, Apart):  # separate runs: the slower side's run's own share, drawn toward nothing
         own, pool, apart = pool.of(name), None, True
     else:
@@ -150,7 +143,7 @@ def luck(
     high = own[own >= SHRINK * math.log(ratio)]
     reach = float(np.count_nonzero(high <= REACH * math.log(ratio))) / len(high) if len(high) else 1.0
     chance = p**n * (1.0 - (1.0 - reach) ** n)
-    if alpha <= 0 or chance < alpha:
+    if ALPHA <= 0 or chance < ALPHA:  # ALPHA 0: no slow-mode test
         return None
     landed = int(np.count_nonzero(own >= SHRINK * math.log(ratio)))
     run = (
@@ -158,7 +151,7 @@ def luck(
         if pool is not None and len(pool)
         else None
     )
-    return Luck(name, n, ratio, landed, len(own), chance, rounds_to_rule_out(p, alpha), run, apart)
+    return Luck(name, n, ratio, landed, len(own), chance, rounds_to_rule_out(p), run, apart)
 
 
 @dataclass(frozen=True)

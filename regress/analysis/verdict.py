@@ -67,6 +67,23 @@ class VerdictFields(_Levels, total=False):
     detect_rounds: int | None
 
 
+def fields(
+    bid: BenchmarkId, b, h, b_level: float, h_level: float, ratio: float | None, iqrs=(None, None)
+) -> VerdictFields:
+    """What a way of judging gathers first of sides with values `b` and `h` (no p-value yet)."""
+    return {
+        "id": bid,
+        "base_level": b_level,
+        "head_level": h_level,
+        "base_iqr": iqrs[0],
+        "head_iqr": iqrs[1],
+        "ratio": ratio,
+        "p_value": None,
+        "base_rounds": len(b),
+        "head_rounds": len(h),
+    }
+
+
 def order_key(v: Verdict) -> tuple:
     ratio = v.ratio if v.ratio is not None and math.isfinite(v.ratio) else 0.0
     return (v.id.label, v.id.num_threads, Kind(v.verdict).rank, -ratio, v.id.sub_label, v.id.description)
