@@ -164,28 +164,22 @@ def judge(
         h_runs=list(stats.by_run(head).values()),
         pool=pool,
     )
+
+    def worded(reason: str) -> Verdict:
+        return Verdict(verdict=d.kind, reason=reason + spec_note, rounds_needed=d.needed, **common)
+
     if d.why == FEW:
-        return Verdict(
-            verdict=Kind.NOISY,
-            reason=(
-                f"{pct(ratio)} so far, but only {len(bv)} round(s) of base and {len(hv)} of head: a level needs "
-                f"{stats.FEWEST_ROUNDS_TO_JUDGE} fresh processes that agree, {stats.RECOMMENDED_ROUNDS} to catch a "
-                f"{threshold * 100:g}% change reliably; take more with `regress compare BASE HEAD --measure`{spec_note}"
-            ),
-            rounds_needed=d.needed,
-            **common,
+        return worded(
+            f"{pct(ratio)} so far, but only {len(bv)} round(s) of base and {len(hv)} of head: a level needs "
+            f"{stats.FEWEST_ROUNDS_TO_JUDGE} fresh processes that agree, {stats.RECOMMENDED_ROUNDS} to catch a "
+            f"{threshold * 100:g}% change reliably; take more with `regress compare BASE HEAD --measure`"
         )
     if d.why == MODE_SWITCH:
         worst = max(stats.span(bv), stats.span(hv))
-        return Verdict(
-            verdict=Kind.NOISY,
-            reason=(
-                f"{pct(ratio)}, but can't be judged: with {threads} threads on {cores} cores the rounds of one run span "
-                f"{worst:.1f}x, so the benchmark switches between a fast and a slow mode and either commit's fastest "
-                "round may come from either; judge it on a machine with spare cores, or with fewer threads"
-                f"{spec_note}"
-            ),
-            **common,
+        return worded(
+            f"{pct(ratio)}, but can't be judged: with {threads} threads on {cores} cores the rounds of one run span "
+            f"{worst:.1f}x, so the benchmark switches between a fast and a slow mode and either commit's fastest "
+            "round may come from either; judge it on a machine with spare cores, or with fewer threads"
         )
     s = d.shift
     assert s is not None
@@ -198,45 +192,29 @@ def judge(
     evidence = f"95% interval {pct(s.low)} to {pct(s.high)}, {p_text}"
     word = "slower" if ratio > 1 else "faster"
     if d.why == SMALL:
-        return Verdict(
-            verdict=Kind.NOISY,
-            reason=(
-                f"{pct(ratio)} {word} ({evidence}): a change, but its best estimate is under half the "
-                f"{threshold * 100:g}% threshold while the interval reaches it; more rounds tell which: "
-                f"`regress compare BASE HEAD --measure`{spec_note}"
-            ),
-            rounds_needed=d.needed,
-            **common,
+        return worded(
+            f"{pct(ratio)} {word} ({evidence}): a change, but its best estimate is under half the "
+            f"{threshold * 100:g}% threshold while the interval reaches it; more rounds tell which: "
+            "`regress compare BASE HEAD --measure`"
         )
     if d.why == SLOW_MODE:
         assert d.luck is not None
         modal = f"; {d.seen.describe()}" if d.seen is not None else ""
-        return Verdict(
-            verdict=Kind.NOISY,
-            reason=(
-                f"{pct(ratio)} {word} ({evidence}), but {d.luck.describe()}{modal}: "
-                f"`regress compare BASE HEAD --measure --rounds {d.needed}`{spec_note}"
-            ),
-            rounds_needed=d.needed,
-            **common,
+        return worded(
+            f"{pct(ratio)} {word} ({evidence}), but {d.luck.describe()}{modal}: "
+            f"`regress compare BASE HEAD --measure --rounds {d.needed}`"
         )
     if d.fast and d.seen is not None:
         evidence += f"; {d.seen.describe()}, so the fast mode's rounds were compared"
     if d.why == CHANGE:
-        return Verdict(verdict=d.kind, reason=f"{pct(ratio)} {word} ({evidence}){spec_note}", **common)
+        return worded(f"{pct(ratio)} {word} ({evidence})")
     if d.why == REAL_BUT_SMALL:
         word = "slower" if s.low > 1.0 else "faster"
-        return Verdict(
-            verdict=Kind.UNCHANGED,
-            reason=f"{pct(ratio)} {word}: a real change, but smaller than the {threshold * 100:g}% threshold ({evidence}){spec_note}",
-            **common,
+        return worded(
+            f"{pct(ratio)} {word}: a real change, but smaller than the {threshold * 100:g}% threshold ({evidence})"
         )
     if d.why == WITHIN:
-        return Verdict(
-            verdict=Kind.UNCHANGED,
-            reason=f"no change beyond ±{threshold * 100:g}% ({evidence}){spec_note}",
-            **common,
-        )
+        return worded(f"no change beyond ±{threshold * 100:g}% ({evidence})")
     notes = _why_noisy(base, head, s, threshold, cores)
     needed = d.needed
     gap = max(s.base_gap, s.head_gap)
@@ -254,13 +232,8 @@ def judge(
         helps = (
             f"about {needed} rounds per side should settle it: `regress compare BASE HEAD --measure --rounds {needed}`"
         )
-    return Verdict(
-        verdict=Kind.NOISY,
-        reason=(
-            f"{pct(ratio)}, but too unstable to judge a {threshold * 100:g}% change ({evidence})"
-            + (": " + "; ".join(notes) if notes else "")
-            + f"; {helps}{spec_note}"
-        ),
-        rounds_needed=needed,
-        **common,
+    return worded(
+        f"{pct(ratio)}, but too unstable to judge a {threshold * 100:g}% change ({evidence})"
+        + (": " + "; ".join(notes) if notes else "")
+        + f"; {helps}"
     )
