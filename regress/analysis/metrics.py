@@ -34,7 +34,7 @@ def _better_higher(r: BenchmarkResult, metric: Metric) -> bool:
     return spec(metric).better == "own" and bool(r.tracked) and r.tracked[-1].better == "higher"
 
 
-def judge(base: BenchmarkResult, head: BenchmarkResult, metric: Metric, *, threshold: float) -> diff.Verdict:
+def judge(base: BenchmarkResult, head: BenchmarkResult, metric: Metric, *, threshold: float) -> Verdict:
     """One benchmark measured at both commits."""
     b, h = values(base, metric), values(head, metric)
     higher = _better_higher(head, metric)
@@ -51,40 +51,29 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, metric: Metric, *, thres
         ratio = math.inf if h_level > b_level else 0.0
     common = fields(head.id, b, h, b_level, h_level, ratio if math.isfinite(ratio) else None)
     change = f"{b_level:g} -> {h_level:g} {what}"
+
+    def verdict(kind: Kind, reason: str, needed: int | None = None) -> Verdict:
+        return Verdict(verdict=kind, reason=reason, rounds_needed=needed, **common)
+
     if exact or min(b_level, h_level) <= 0:
         if b_level == h_level:
-            return diff.Verdict(verdict=Kind.UNCHANGED, reason=f"identical {what} ({h_level:g})", **common)
+            return verdict(Kind.UNCHANGED, f"identical {what} ({h_level:g})")
         up = h_level > b_level and (ratio > 1 + threshold)
         down = h_level < b_level and (ratio < 1 / (1 + threshold))
         if not (up or down):
-            return diff.Verdict(verdict=Kind.UNCHANGED, reason=f"{change}, within {threshold * 100:g}%", **common)
-        worse = up != higher
-        return diff.Verdict(verdict=Kind.REGRESSION if worse else Kind.IMPROVEMENT, reason=change, **common)
+            return verdict(Kind.UNCHANGED, f"{change}, within {threshold * 100:g}%")
+        return verdict(Kind.REGRESSION if up != higher else Kind.IMPROVEMENT, change)
     if min(len(b), len(h)) < stats.FEWEST_ROUNDS_TO_JUDGE:
-        return diff.Verdict(
-            verdict=Kind.NOISY,
-            reason=f"{change}, but it varies between rounds and has {len(b)} and {len(h)}; take {stats.FEWEST_ROUNDS_TO_JUDGE} or more",
-            rounds_needed=stats.RECOMMENDED_ROUNDS,
-            **common,
-        )
+        few = f"varies between rounds and has {len(b)} and {len(h)}; take {stats.FEWEST_ROUNDS_TO_JUDGE} or more"
+        return verdict(Kind.NOISY, f"{change}, but it {few}", stats.RECOMMENDED_ROUNDS)
     s = stats.shift(b, h)
     common["p_value"], common["ci_low"], common["ci_high"], common["ratio"] = s.p_value, s.low, s.high, s.ratio
     evidence = f"95% interval {pct(s.low)} to {pct(s.high)}"
     if (s.low > 1.0 and s.high >= 1 + threshold) or (s.high < 1.0 and s.low <= 1 / (1 + threshold)):
-        worse = (s.low > 1.0) != higher
-        return diff.Verdict(
-            verdict=Kind.REGRESSION if worse else Kind.IMPROVEMENT, reason=f"{change} ({evidence})", **common
-        )
+        return verdict(Kind.REGRESSION if (s.low > 1.0) != higher else Kind.IMPROVEMENT, f"{change} ({evidence})")
     if s.significant or (s.low >= 1 / (1 + threshold) and s.high <= 1 + threshold):
-        return diff.Verdict(
-            verdict=Kind.UNCHANGED, reason=f"{change}, within {threshold * 100:g}% ({evidence})", **common
-        )
-    return diff.Verdict(
-        verdict=Kind.NOISY,
-        reason=f"{change}, too unstable to judge ({evidence})",
-        rounds_needed=stats.RECOMMENDED_ROUNDS,
-        **common,
-    )
+        return verdict(Kind.UNCHANGED, f"{change}, within {threshold * 100:g}% ({evidence})")
+    return verdict(Kind.NOISY, f"{change}, too unstable to judge ({evidence})", stats.RECOMMENDED_ROUNDS)
 
 
 def figures(metric: Metric) -> Figures:
@@ -171,11 +160,8 @@ def judge_counts(base: BenchmarkResult, head: BenchmarkResult, *, threshold: flo
         f"{side}'s callgrind runs disagree by {gap * 100:.2f}%" for side, gap in spread.items() if gap > threshold / 2
     ]
     if unstable:
-        return Verdict(
-            verdict=Kind.NOISY,
-            reason="; ".join(unstable) + "; look for state the benchmark carries between calls",
-            **common,
-        )
+        why = "; ".join(unstable) + "; look for state the benchmark carries between calls"
+        return Verdict(verdict=Kind.NOISY, reason=why, **common)
     if ratio > 1 + threshold:
         return Verdict(verdict=Kind.REGRESSION, reason=f"{pct(ratio)} instructions per call", **common)
     if ratio < 1 / (1 + threshold):
