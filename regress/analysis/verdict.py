@@ -39,11 +39,6 @@ class Verdict:
     def __post_init__(self) -> None:
         object.__setattr__(self, "verdict", Kind(self.verdict))
 
-    @property
-    def change(self) -> float | None:
-        """ratio - 1: +0.10 is 10% slower."""
-        return None if self.ratio is None else self.ratio - 1.0
-
 
 class _Levels(TypedDict):
     id: BenchmarkId
