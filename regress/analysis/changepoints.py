@@ -1,12 +1,6 @@
-"""Steps in a benchmark's history: where its level moved and stayed moved.
-
-On the log levels of the trusted commits, clipped to the history's noise,
-the exact optimal partition places the change points (`segments`); a blip
-is not a step, consecutive steps the same way are one slide, and a step is
-reported where compare across it agrees (docs/statistics.md, "Change
-points over history"). `newly_found`: the regression steps a commit's
-results bring to light, grouped by the commit they start at (`by_culprit`).
-Pure: a history in, Steps out.
+"""Steps in a benchmark's history: where its level moved and stayed moved (the segmentation's cuts, no blip,
+slides as one, where compare across agrees), and the regression steps a commit's results bring to light
+(`newly_found`, `by_culprit`). Pure; docs/statistics.md ("Change points over history").
 """
 
 from __future__ import annotations
@@ -16,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from regress.analysis import diff, ranktest, runs, stats, trusted_levels
-from regress.analysis.segments import PENALTY, Kept, breakpoints_of, calibrated
+from regress.analysis import diff, runs, stats, trusted_levels
+from regress.analysis.segments import Kept, breakpoints_of, calibrated
 from regress.analysis.table import Table, as_table
 from regress.core.errors import RegressError
 from regress.core.kinds import Kind
@@ -27,8 +21,7 @@ from regress.core.records import BenchmarkId, CommitInfo, CommitResult
 CHECKPOINT = "search checkpoint"
 # A new level held this many commits or fewer and then undone is a blip, not a step.
 BLIP = 3
-# Commits on a new level at the end of the history before it counts: 3, as nothing
-# after can show two outliers for a blip (elsewhere segments.MIN_SEGMENT, 2).
+# Commits on a new level at the end of the history before it counts (nothing after can show it a blip).
 TAIL = 3
 # Same-direction steps closer than this (in commits) are one gradual slide.
 SLIDE_GAP = 4
@@ -89,35 +82,30 @@ def find_steps(
     history,
     *,
     threshold: float = 0.05,
-    penalty: float = PENALTY,
     code: dict[str, str] | None = None,
     apart=None,
     judge_one=None,
     found: list[Candidate] | None = None,
     kept: Kept | None = None,
 ) -> list[Step]:
-    """Every step of every benchmark over `history` (oldest first), in history order.
-
-    `code`: sha -> code digest (commits of identical code share a level);
-    `apart`: the shift between separate runs compare allows for (`runs.allowance`).
-    `history`: a list of results or their `Table` (whose `load` gives the rounds compare reads).
-    `judge_one(table, before, after, bid, threshold, apart)`: compare's verdict across a candidate
-    step (`judge_across`; the site build keeps them between builds: report/verdict_cache.py).
-    `found`: `candidates(history, ...)` when already computed; `kept`: the search's checkpoints.
-    """
+    """Every step of every benchmark over `history` (a list of results or their `Table`, oldest first), in
+    history order. `code`: sha -> code digest; `apart`: BenchmarkId -> `runs.Allowance`; `judge_one(table,
+    before, after, bid, threshold, apart)`: compare's verdict across a candidate (`judge_across`); `found`:
+    `candidates(history, ...)` when already computed; `kept`: the search's checkpoints."""
     table = as_table(history)
     if found is None:
-        found = candidates(table, threshold=threshold, penalty=penalty, code=code, kept=kept)
+        found = candidates(table, threshold=threshold, code=code, kept=kept)
     history = table.history
-    known = [c.fingerprint.cores for c in history if c.fingerprint.cores]
-    cores = min(known) if known else 0
+    cores = stats.cores_of(history)
     if apart is None and found:
         apart = runs.apart_for(table, code or {}, cores=cores)
     steps: list[Step] = []
     for c in found:
-        agrees = _compare_agrees(table, c.prior, c.end, c.id, c.ratio, threshold, apart, judge_one or judge_across)
-        # Where compare can't tell (results of a round or two), the history's own test stands, and the
-        # move must reach the threshold itself.
+        # Compare across the move must agree; where it can't tell, the history's own test stands.
+        agrees = None
+        if table.row(c.prior, c.id) is not None and table.row(c.end, c.id) is not None:
+            v = (judge_one or judge_across)(table, c.prior, c.end, c.id, threshold, apart)
+            agrees = None if v is None else v.verdict == ("regression" if c.ratio > 1 else "improvement")
         if agrees is False or (
             agrees is None and not (c.p_value < stats.ALPHA and abs(math.log(c.ratio)) >= math.log1p(threshold))
         ):
@@ -144,38 +132,30 @@ def candidates(
     history,
     *,
     threshold: float = 0.05,
-    penalty: float = PENALTY,
     code: dict[str, str] | None = None,
     kept: Kept | None = None,
     levels: dict | None = None,
 ) -> list[Candidate]:
-    """Every move of every benchmark that the history's own evidence supports: the segmentation's
-    cuts grouped into moves, past the threshold, no blip, not the newest two commits. Reads no
-    rounds (only the table's figures). Each benchmark's noise scale is its calibration span's
-    (`segments.calibrated`). `kept`: the search's checkpoints (`segments.breakpoints_of`); `levels`:
-    `trusted_levels.series` of this history, where the caller has them."""
+    """Every move of every benchmark that the history's own evidence supports: the segmentation's cuts grouped
+    into moves, past the threshold, no blip, not the newest two commits; from the table's figures alone.
+    `kept`: the search's checkpoints; `levels`: `trusted_levels.series` of this history, where the caller
+    has them."""
     table = as_table(history)
-    known = [c.fingerprint.cores for c in table.history if c.fingerprint.cores]
-    cores = min(known) if known else 0
+    cores = stats.cores_of(table.history)
     found_series = levels if levels is not None else trusted_levels.series(table, threshold=threshold, code=code)
-    # Levels, tests and the search all see outliers clipped to the edge of the noise.
+    # Levels, tests and the search (every benchmark's at once) all see outliers clipped to the edge of the noise.
     clipped = [calibrated(np.log(np.asarray(found, dtype=float))) for _, found in found_series.values()]
-    # Every benchmark's search at once.
-    all_cuts = breakpoints_of(clipped, penalty=penalty, kept=kept)
+    all_cuts = breakpoints_of(clipped, kept=kept)
     out: list[Candidate] = []
     for (bid, (positions, _)), (logs, _), cuts in zip(found_series.items(), clipped, all_cuts):
-        # A move compare across it could call a change (an estimate of half the threshold, `judge`); a
-        # benchmark using every core drifts more between runs: the same bar as compare's. Whether it is
-        # one is compare's to say (`find_steps`), from the rounds either side.
+        # A move compare across it could call a change: the same bar as compare's.
         smallest = max(
             math.log1p(stats.MIN_ESTIMATE_SHARE * threshold), stats.Z * stats.drift_for(bid.num_threads, cores)
         )
         bounds = [0, *cuts, len(logs)]
         moves = []
         for a, b in _groups(logs, cuts):
-            # The level before is the segment that ends at the first cut; the
-            # level after, the segment that starts at the last one. Segments
-            # inside a slide belong to neither.
+            # The levels before the first cut and after the last (segments inside a slide belong to neither).
             before = logs[bounds[a] : bounds[a + 1]]
             after = logs[bounds[b + 1] : bounds[b + 2]]
             moves.append((a, b, before, after))
@@ -187,9 +167,8 @@ def candidates(
                 continue
             if bounds[b + 2] == len(logs) and len(after) < TAIL:
                 continue  # the newest commits: an outlier pair until a third agrees
-            p = ranktest.p_value(after, before)
-            # A slide begins where the level first moves by half the threshold, and by a share of its
-            # largest cut: a leading cut made by one commit's wobble is not its start.
+            p = stats.mann_whitney_p(after, before)
+            # A slide begins where the level first moves by half the threshold and by a share of its largest cut.
             sizes = [abs(float(np.subtract(*own_change(logs, bounds, j)))) for j in range(a, b + 1)]
             least = max(math.log1p(threshold / 2), SLIDE_SHARE * max(sizes))
             while a < b and sizes[0] < least:
@@ -197,8 +176,7 @@ def candidates(
                 sizes.pop(0)
             start, end = positions[cuts[a]], positions[cuts[b]]
             own_before, own_after = own_change(logs, bounds, a)
-            # Across the step: the last commit before its first that measured the benchmark
-            # (the same code as the point before, when several in a row were).
+            # Across the step: the last commit before its first that measured the benchmark.
             prior = next(
                 (j for j in range(start - 1, positions[cuts[a] - 1] - 1, -1) if _ok(table, j, bid)),
                 positions[cuts[a] - 1],
@@ -222,28 +200,12 @@ NEAR = 3
 
 
 def own_change(logs: np.ndarray, bounds: list[int], a: int) -> tuple[float, float]:
-    """The log levels just before and just after the cut `a` starts: the step's own change.
-
-    The medians of the NEAR commits either side of the cut, within its two segments (what `compare`
-    across the step sees), not the segments' medians, which on a gradual climb read several commits' worth.
-    """
+    """The log levels just before and just after the cut `a` starts (the step's own change): the medians of
+    the NEAR commits either side of it within its two segments, what `compare` across the step sees."""
     cut = bounds[a + 1]
     before = logs[max(bounds[a], cut - NEAR) : cut]
     after = logs[cut : min(bounds[a + 2], cut + NEAR)]
     return stats.median(before), stats.median(after)
-
-
-def _compare_agrees(
-    table: Table, before: int, after: int, bid: BenchmarkId, ratio: float, threshold: float, apart, judge_one
-) -> bool | None:
-    """A step is only reported where `compare` across it gives the same verdict.
-
-    None where compare can't judge (fewer rounds than a verdict needs): the history's own tests stand.
-    """
-    if table.row(before, bid) is None or table.row(after, bid) is None:
-        return None
-    v = judge_one(table, before, after, bid, threshold, apart)
-    return None if v is None else v.verdict == ("regression" if ratio > 1 else "improvement")
 
 
 def judge_across(table: Table, before: int, after: int, bid: BenchmarkId, threshold: float, apart):

@@ -1,8 +1,5 @@
-"""What the commits around a comparison say: a blip of one odd commit, or the machine moving.
-
-Two rules on top of the per-benchmark judgement: a move only one commit
-makes, between neighbours that agree, is that commit's luck; a move the
-reference workload made too is the machine's, not the code's.
+"""What the commits around a comparison say: a move only one odd commit makes, between neighbours that agree, is
+its luck (`blip`); a move the reference workload made too is the machine's (`machine_not_commit`).
 """
 
 from __future__ import annotations
@@ -35,12 +32,9 @@ def blip(
     apart=None,
     found=None,
 ) -> Verdict:
-    """A move made by one odd commit whose neighbours agree is that commit's luck, not a change.
-
-    Head is odd when the commit after it is level with base (and head to it is
-    not a further move the same way); base is odd when the commit before it
-    is level with head. `found(result, id)`: the result's benchmark of that id (`by_id`).
-    """
+    """A move made by one odd commit whose neighbours agree is that commit's luck, not a change: head is odd
+    when the commit after it is level with base (and head to it is no further move the same way), base when
+    the commit before it is level with head. `found(result, id)`: the result's benchmark of that id."""
     if not may_blip(v):
         return v
     found = found or (lambda x, bid: x.by_id().get(bid))
@@ -51,20 +45,12 @@ def blip(
             return None
         return runs.judge_together(rx, ry, threshold=threshold, cores=cores, apart=apart)
 
-    for odd, pair, neighbour in ((head, (base, after), after), (base, (before, head), before)):
-        if neighbour is None:
+    for odd, x, y in ((head, base, after), (base, before, head)):  # the odd commit's neighbour against the other side
+        if x is None or y is None:
             continue
-        x, y = pair
-        assert x is not None and y is not None  # the neighbour is one of the pair
         level = judged(x, y)
-        if odd is head:
-            assert after is not None
-            undone = judged(head, after)
-        else:
-            assert before is not None
-            undone = judged(before, base)
-        # The move did not last (the neighbour is level with the other side) and was
-        # not carried further: the odd commit's own luck.
+        undone = judged(head, y) if odd is head else judged(x, base)  # the odd commit against its neighbour
+        # The move did not last and was not carried further: the odd commit's own luck.
         if _level(level, v) and undone is not None and undone.verdict != v.verdict:
             return replace(
                 v,
@@ -96,8 +82,7 @@ def _level(w: Verdict | None, move: Verdict) -> bool:
     return abs(math.log(w.ratio)) <= LEVEL_SHARE * abs(math.log(move.ratio))
 
 
-# The reference workload must move at least this share of the threshold for
-# the machine to be blamed.
+# The reference workload must move at least this share of the threshold for the machine to be blamed.
 MACHINE_SHARE = 0.5
 
 

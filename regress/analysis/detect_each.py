@@ -1,8 +1,5 @@
-"""What each benchmark of one commit can detect: `detectable.of` for every timed benchmark it measured.
-
-From the commit's own rounds (`detectable.noise_of`), or, where those alone are too few to tell,
-pooled with the commit measured before it, as a verdict between the two would pool them; the
-history's commit-to-commit noise (`history_noise`) and its allowances (`runs.Allowance`). Pure.
+"""What each benchmark of one commit can detect: `detectable.of` for every timed benchmark it measured, from its
+rounds (pooled with the commit before where too few), the history's noise and its allowances. Pure.
 """
 
 from __future__ import annotations
@@ -55,16 +52,15 @@ NOISE = "history noise"
 
 
 def noise_of(table, *, threshold: float, code: dict[str, str], levels=None) -> dict[BenchmarkId, float]:
-    """Each benchmark's commit-to-commit noise over a history (`history_noise`) of the trusted levels the
-    change points segment (`trusted_levels.series`, or `levels`, where the caller has them): what `show`,
-    `regressions` and the site state alike."""
+    """Each benchmark's commit-to-commit noise (`history_noise`) of the trusted levels the change points segment
+    (`trusted_levels.series`, or `levels`, where the caller has them)."""
     found = levels if levels is not None else trusted_levels.series(table, threshold=threshold, code=code)
     return history_noise({bid: values for bid, (_, values) in found.items()})
 
 
 def kept_noise(memo, inputs: str | None, table, *, threshold: float, code: dict[str, str], levels=None):
-    """`noise_of`, kept in `memo` (the command's `storage.memo.Memo`) under `inputs` (the digest of the
-    history's files, the threshold and the code identities): one value for `show`, `regressions` and the site."""
+    """`noise_of`, kept in `memo` (a `storage.memo.Memo`) under `inputs` (the digest of the history's files, the
+    threshold and the code identities)."""
     return memo.get(
         NOISE,
         inputs,
@@ -97,8 +93,7 @@ def history_noise(levels: Mapping[BenchmarkId, Sequence[float]]) -> dict[Benchma
 
 
 def shares_a_run(table, position: int) -> bool:
-    """Whether a run that measured the commit at `position` of a figures table (`analysis/table.py`) measured
-    another commit too: the history's steps there are judged within a run, else across runs."""
+    """Whether a run that measured the commit at `position` of a figures table measured another commit too."""
     here = table.run_pos == position
     mine = np.unique(table.run[here])
     return bool(len(mine)) and bool(np.isin(mine, table.run[~here]).any())
@@ -117,8 +112,7 @@ def each(
 ) -> list[Seen]:
     """Every timed benchmark `result` measured, in its order. `before`: the commit measured before it (its
     rounds pooled where this one's alone are too few); `history`: `history_noise`; `apart`: BenchmarkId ->
-    `runs.Allowance` (its `within` for paired verdicts; its `sigma` for the history's steps when
-    `across_runs`: the commit shares no run with another)."""
+    `runs.Allowance` (its `sigma` for the history's steps when `across_runs`)."""
     cores = result.fingerprint.cores
     earlier = before.by_id() if before is not None else {}
     out = []

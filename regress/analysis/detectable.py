@@ -1,17 +1,5 @@
-"""What a benchmark can detect: the smallest change its own noise lets a verdict catch, and the rounds a smaller one takes.
-
-From the rounds' excesses over their floors (`modes.relative`), the
-verdict's interval (`stats.shift`) on a typical side of n rounds and the
-floors' own wandering are computed exactly for n rounds, so
-
-    detectable(n) = Z * interval spread(n) + Z_POWER * spread of the difference(n)
-
-is the smallest change caught 0.9 of the time with n rounds a side; changes
-below it are `noisy` or `unchanged`, never a false verdict. `rounds_for`
-says how many rounds would reach a threshold, where rounds can. Three
-figures (`Detectable`): a paired push or pull-request check (within-run
-allowance), and a step in the history. Pure. docs/statistics.md ("What each
-benchmark can detect").
+"""What a benchmark can detect: the smallest change its own noise lets a verdict catch, and the rounds a smaller
+one takes. Pure; docs/statistics.md ("What each benchmark can detect").
 """
 
 from __future__ import annotations
@@ -24,8 +12,7 @@ import numpy as np
 
 from regress.analysis import modes, stats
 
-# The share of changes of the stated size a verdict catches, by the model: 0.9, so that at least 0.8 are
-# caught in fact (a side's floor gap and busyness vary around the typical one the model reads).
+# The share of changes of the stated size a verdict catches, by the model: 0.9 (0.8 in fact).
 Z_POWER = 1.2815515655446004  # the normal quantile of 0.9: scipy.special.ndtri(0.9)
 # The most rounds a side is ever asked for (`compare --measure`'s cap).
 MOST_ROUNDS = 40
@@ -85,9 +72,7 @@ class Noise:
         """The smallest change (log) caught 0.9 of the time with `rounds` a side and this allowance."""
         x = np.asarray(self.excess, dtype=float)
         n = max(int(rounds), stats.FEWEST_ROUNDS_TO_JUDGE)
-        # A typical side of n rounds: each order statistic at its expected excess. The verdict's own interval
-        # on two such sides (`stats.shift`: its bootstrap, floor gaps, busyness and allowance) is the part of a
-        # change that must be beaten; the floors' own wandering, the part a real change must also outrun.
+        # A typical side of n rounds (each order statistic at its mean), judged against itself.
         means, floor_var = _order_stats(x, n)
         typical = np.exp(means)
         s = stats.shift(typical, typical, drift=drift)
@@ -179,8 +164,7 @@ def of(
     more = None if paired <= threshold else noise.rounds_for(threshold, within)
     history = None
     if history_noise is not None:
-        # The segmentation places a step held HELD commits either side when it beats the penalty
-        # (segments.PENALTY noise units squared); compare across it must agree, within a run or across runs.
+        # A step held HELD commits either side beats the penalty, and compare across it agrees.
         from regress.analysis.segments import PENALTY
 
         seen = math.sqrt(2 * PENALTY / HELD) * history_noise

@@ -1,8 +1,5 @@
-"""Every benchmark of two commits paired and judged: regression, improvement,
-unchanged, noisy, new, missing, failed. Pure: CommitResults in, Verdicts out.
-
-`judge` decides one benchmark from its rounds; `context` applies what the
-neighbouring commits and the reference workload say.
+"""Every benchmark of two commits paired and judged (`judge`), then what the neighbouring commits and the
+reference workload say applied (`context`). Pure: CommitResults in, Verdicts out.
 """
 
 from __future__ import annotations
@@ -10,20 +7,20 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import replace
 
-from regress.analysis import context, modes, pairing, runs, stats
+from regress.analysis import context, modes, runs, stats
 from regress.analysis.judge import iqr
-from regress.analysis.verdict import Verdict, any_regression, order_key  # noqa: F401 - re-exported
+from regress.analysis.verdict import Figures, Side, Verdict, any_regression, order_key, pair  # noqa: F401 - re-exported
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 
 
-def _side(r: BenchmarkResult) -> pairing.Side:
+def _side(r: BenchmarkResult) -> Side:
     values = stats.round_values(r)
-    return pairing.Side(stats.level(values), iqr(values), len(values))
+    return Side(stats.level(values), iqr(values), len(values))
 
 
 # Wall times: a result's samples, each round's fastest block (see `stats`).
-TIMES = pairing.Figures("samples", lambda r: r.ok, _side)
+TIMES = Figures("samples", lambda r: r.ok, _side)
 
 
 def _pair(
@@ -38,10 +35,10 @@ def _pair(
     same_code: str = "",
     machine=None,
 ) -> Verdict:
-    unpaired = pairing.pair(bid, b, h, base, head, TIMES)
+    unpaired = pair(bid, b, h, base, head, TIMES)
     if unpaired is not None:
         return unpaired
-    assert b is not None and h is not None  # `pairing.pair` leaves only benchmarks both sides have
+    assert b is not None and h is not None  # `pair` leaves only benchmarks both sides have
     v = runs.judge_together(b, h, threshold=threshold, cores=cores, apart=apart, machine=machine)
     if same_code and v.verdict != Kind.UNCHANGED:
         return replace(v, verdict=Kind.UNCHANGED, reason=_same(same_code, v), rounds_needed=None)
@@ -80,23 +77,14 @@ def compare(
     same_code: str = "",
     only: Collection[BenchmarkId] | None = None,
 ) -> list[Verdict]:
-    """Every benchmark of either commit (or those of `only`), grouped by label then threads, worst first.
-
-    `before` / `after`: the measured commits next to base and head in the
-    history, when there are any: a move that only one odd commit makes,
-    between neighbours that agree, is a blip (`context.blip`), not a verdict.
-    `apart`: BenchmarkId -> runs.Allowance, the shift between separate runs
-    the history shows (for benchmarks no run measured at both commits).
-    `same_code`: base's sha when both commits hold identical measured code.
-    A benchmark's verdict reads only its own results, the reference workload's
-    and its own allowance, so judging `only` some gives theirs unchanged.
-    """
+    """Every benchmark of either commit (or those of `only`: theirs unchanged), grouped by label then threads,
+    worst first. `before` / `after`: the measured commits next to base and head, for `context.blip`; `apart`:
+    BenchmarkId -> runs.Allowance; `same_code`: base's sha when both commits hold identical measured code."""
     if threshold < 0:
         raise ValueError("threshold must not be negative")
     b = base.by_id() if base is not None else {}
     h = head.by_id() if head is not None else {}
-    known = [c.fingerprint.cores for c in (base, head) if c is not None and c.fingerprint.cores]
-    cores = min(known) if known else 0
+    cores = stats.cores_of((base, head))
     machine = machine_of(base, head)
     verdicts = [
         _pair(bid, b.get(bid), h.get(bid), base, head, threshold, cores, apart, same_code, machine)
@@ -134,8 +122,7 @@ def with_neighbours(
     apart=apart)`'s verdicts: only the blip rule is added, so no benchmark is judged twice."""
     if before is None and after is None:
         return verdicts
-    known = [c.fingerprint.cores for c in (base, head) if c.fingerprint.cores]
-    cores = min(known) if known else 0
+    cores = stats.cores_of((base, head))
     found = _found(base, head, before, after)
     return sorted(
         (context.blip(v, base, head, before, after, threshold, cores, apart, found) for v in verdicts), key=order_key
@@ -146,19 +133,8 @@ def judge_one(
     base: CommitResult, head: CommitResult, bid: BenchmarkId, *, threshold: float = 0.05, apart=None
 ) -> Verdict:
     """`compare`'s verdict for one benchmark, with the same rules (the machine's included)."""
-    known = [c.fingerprint.cores for c in (base, head) if c.fingerprint.cores]
-    cores = min(known) if known else 0
-    v = _pair(
-        bid,
-        base.by_id().get(bid),
-        head.by_id().get(bid),
-        base,
-        head,
-        threshold,
-        cores,
-        apart,
-        "",
-        machine_of(base, head),
-    )
+    cores = stats.cores_of((base, head))
+    b, h = base.by_id().get(bid), head.by_id().get(bid)
+    v = _pair(bid, b, h, base, head, threshold, cores, apart, machine=machine_of(base, head))
     machine = context.machine_shift(base, head, threshold=threshold)
     return v if machine is None else context.machine_not_commit(v, machine, threshold)

@@ -1,10 +1,6 @@
-"""One result file's figures: the few numbers per benchmark that the history-wide analyses read.
-
-A benchmark's level, its rounds' quartiles, torch's pooled-block statistics,
-and per run the count and the three fastest round values. Computed once per
-file (`storage/series_figures.py` keeps them); `to_tree`/`from_tree`: the
-form the memo keeps. `values`: one figure a round of a metric, which a
-metric's verdict reads too. Pure.
+"""One result file's figures: per benchmark its level, its rounds' quartiles, torch's pooled-block statistics,
+and per run the count and the three fastest round values (`to_tree`/`from_tree`: as the memo keeps them); and
+`values`, one figure a round of a metric. Pure.
 """
 
 from __future__ import annotations
@@ -159,7 +155,7 @@ _ARRAYS = (  # (field, dtype): one per result row, or per run row (_RUN); 2-D on
     ("low", np.float64),
 )
 _RUN = ("run_row", "run", "run_n", "low")
-DTYPES = dict(_ARRAYS)  # each array's dtype, as kept (`table_blocks` keeps a table's the same way)
+DTYPES = dict(_ARRAYS)  # each array's dtype, as kept (`table.to_tree` keeps a table's the same way)
 
 
 def id_key(b: BenchmarkId) -> str:

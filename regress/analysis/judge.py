@@ -1,12 +1,6 @@
-"""Judge one benchmark between two commits from its rounds.
-
-The verdict needs two things at once: evidence that the level moved (its
-interval excludes no change, see `stats`), and a move that can be as large as
-the threshold (the interval reaches it). A real change shown to be smaller
-than the threshold is `unchanged` (its size is in the reason); an interval so
-wide that a threshold-sized change could hide in it is `noisy`, with why and
-what would help. docs/statistics.md has the reasoning and the measured error
-rates.
+"""Judge one benchmark between two commits from its rounds: a change needs an interval that excludes no change
+and reaches the threshold; a real change smaller than it is `unchanged`, an interval a threshold-sized change
+could hide in is `noisy`, with why and what would help. docs/statistics.md ("The verdict").
 """
 
 from __future__ import annotations
@@ -16,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from regress.analysis import detectable, modes, stats
-from regress.analysis.verdict import Verdict, VerdictFields
+from regress.analysis.verdict import Verdict, fields
 from regress.core import blocks
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkResult
@@ -37,11 +31,11 @@ def _why_noisy(
         if gap > math.log1p(threshold / 2):
             notes.append(f"the fastest rounds of {side} disagree by {math.expm1(gap) * 100:.0f}%")
     within = max(blocks.worst_round_iqr(base.samples), blocks.worst_round_iqr(head.samples))
-    if within >= stats.IQR_GROSS_WARN:
+    if within >= blocks.IQR_GROSS_WARN:
         notes.append(
             f"IQR within a round reaches {within * 100:.0f}% of the median (torch: significant environmental influence)"
         )
-    elif within >= stats.IQR_WARN:
+    elif within >= blocks.IQR_WARN:
         notes.append(f"IQR within a round reaches {within * 100:.0f}% of the median (torch: system fluctuation)")
     threads = head.spec.num_threads
     if cores and threads >= cores:
@@ -115,8 +109,7 @@ def decide(
         return Decision(Kind.NOISY, FEW, needed=stats.RECOMMENDED_ROUNDS)
     if stats.mode_switching(bv, threads, cores) or stats.mode_switching(hv, threads, cores):
         return Decision(Kind.NOISY, MODE_SWITCH)
-    # On a machine with modes a floor is the fast mode's, and the rounds in the slow one say nothing of how
-    # well it is known: the spread allowances read the fast mode's rounds (`modes`), where each side has enough.
+    # With modes, the spread allowances read the fast mode's rounds, where each side has enough.
     seen = modes.detect(modes.relative([*b_runs, *h_runs]))
     jb, jh = (seen.fast(bv), seen.fast(hv)) if seen is not None else (bv, hv)
     fast = seen is not None and min(len(jb), len(jh)) >= modes.FAST_ROUNDS
@@ -151,27 +144,13 @@ def judge(
     drift: float | None = None,
     pool=None,
 ) -> Verdict:
-    """Verdict for one benchmark measured successfully at both commits (`decide`, worded).
-
-    `cores`: the machine's core count (0 if unknown); a benchmark that uses
-    all of them gets a wider allowance for drift between runs. `drift`: the
-    allowance for the shift between runs, when the history says (`runs.allowance`). `pool`: the run's
-    other benchmarks' rounds against their floors (`modes.machine`), for the slow-mode test.
-    """
+    """Verdict for one benchmark measured successfully at both commits (`decide`, worded). `cores`: the
+    machine's (0: unknown); `drift`: the allowance for the shift between runs, when the history says
+    (`runs.allowances`); `pool`: `modes.machine`'s rounds, for the slow-mode test."""
     bv, hv = stats.round_values(base), stats.round_values(head)
     b_level, h_level = stats.level(bv), stats.level(hv)
     ratio = h_level / b_level
-    common: VerdictFields = dict(
-        id=head.id,
-        base_level=b_level,
-        head_level=h_level,
-        base_iqr=iqr(bv),
-        head_iqr=iqr(hv),
-        ratio=ratio,
-        p_value=None,
-        base_rounds=len(bv),
-        head_rounds=len(hv),
-    )
+    common = fields(head.id, bv, hv, b_level, h_level, ratio, (iqr(bv), iqr(hv)))
     spec_note = "" if base.spec == head.spec else "; note: the benchmark's definition differs between the commits"
     threads = head.spec.num_threads
     d = decide(
@@ -185,28 +164,22 @@ def judge(
         h_runs=list(stats.by_run(head).values()),
         pool=pool,
     )
+
+    def worded(reason: str) -> Verdict:
+        return Verdict(verdict=d.kind, reason=reason + spec_note, rounds_needed=d.needed, **common)
+
     if d.why == FEW:
-        return Verdict(
-            verdict=Kind.NOISY,
-            reason=(
-                f"{pct(ratio)} so far, but only {len(bv)} round(s) of base and {len(hv)} of head: a level needs "
-                f"{stats.FEWEST_ROUNDS_TO_JUDGE} fresh processes that agree, {stats.RECOMMENDED_ROUNDS} to catch a "
-                f"{threshold * 100:g}% change reliably; take more with `regress compare BASE HEAD --measure`{spec_note}"
-            ),
-            rounds_needed=d.needed,
-            **common,
+        return worded(
+            f"{pct(ratio)} so far, but only {len(bv)} round(s) of base and {len(hv)} of head: a level needs "
+            f"{stats.FEWEST_ROUNDS_TO_JUDGE} fresh processes that agree, {stats.RECOMMENDED_ROUNDS} to catch a "
+            f"{threshold * 100:g}% change reliably; take more with `regress compare BASE HEAD --measure`"
         )
     if d.why == MODE_SWITCH:
         worst = max(stats.span(bv), stats.span(hv))
-        return Verdict(
-            verdict=Kind.NOISY,
-            reason=(
-                f"{pct(ratio)}, but can't be judged: with {threads} threads on {cores} cores the rounds of one run span "
-                f"{worst:.1f}x, so the benchmark switches between a fast and a slow mode and either commit's fastest "
-                "round may come from either; judge it on a machine with spare cores, or with fewer threads"
-                f"{spec_note}"
-            ),
-            **common,
+        return worded(
+            f"{pct(ratio)}, but can't be judged: with {threads} threads on {cores} cores the rounds of one run span "
+            f"{worst:.1f}x, so the benchmark switches between a fast and a slow mode and either commit's fastest "
+            "round may come from either; judge it on a machine with spare cores, or with fewer threads"
         )
     s = d.shift
     assert s is not None
@@ -219,45 +192,29 @@ def judge(
     evidence = f"95% interval {pct(s.low)} to {pct(s.high)}, {p_text}"
     word = "slower" if ratio > 1 else "faster"
     if d.why == SMALL:
-        return Verdict(
-            verdict=Kind.NOISY,
-            reason=(
-                f"{pct(ratio)} {word} ({evidence}): a change, but its best estimate is under half the "
-                f"{threshold * 100:g}% threshold while the interval reaches it; more rounds tell which: "
-                f"`regress compare BASE HEAD --measure`{spec_note}"
-            ),
-            rounds_needed=d.needed,
-            **common,
+        return worded(
+            f"{pct(ratio)} {word} ({evidence}): a change, but its best estimate is under half the "
+            f"{threshold * 100:g}% threshold while the interval reaches it; more rounds tell which: "
+            "`regress compare BASE HEAD --measure`"
         )
     if d.why == SLOW_MODE:
         assert d.luck is not None
         modal = f"; {d.seen.describe()}" if d.seen is not None else ""
-        return Verdict(
-            verdict=Kind.NOISY,
-            reason=(
-                f"{pct(ratio)} {word} ({evidence}), but {d.luck.describe()}{modal}: "
-                f"`regress compare BASE HEAD --measure --rounds {d.needed}`{spec_note}"
-            ),
-            rounds_needed=d.needed,
-            **common,
+        return worded(
+            f"{pct(ratio)} {word} ({evidence}), but {d.luck.describe()}{modal}: "
+            f"`regress compare BASE HEAD --measure --rounds {d.needed}`"
         )
     if d.fast and d.seen is not None:
         evidence += f"; {d.seen.describe()}, so the fast mode's rounds were compared"
     if d.why == CHANGE:
-        return Verdict(verdict=d.kind, reason=f"{pct(ratio)} {word} ({evidence}){spec_note}", **common)
+        return worded(f"{pct(ratio)} {word} ({evidence})")
     if d.why == REAL_BUT_SMALL:
         word = "slower" if s.low > 1.0 else "faster"
-        return Verdict(
-            verdict=Kind.UNCHANGED,
-            reason=f"{pct(ratio)} {word}: a real change, but smaller than the {threshold * 100:g}% threshold ({evidence}){spec_note}",
-            **common,
+        return worded(
+            f"{pct(ratio)} {word}: a real change, but smaller than the {threshold * 100:g}% threshold ({evidence})"
         )
     if d.why == WITHIN:
-        return Verdict(
-            verdict=Kind.UNCHANGED,
-            reason=f"no change beyond ±{threshold * 100:g}% ({evidence}){spec_note}",
-            **common,
-        )
+        return worded(f"no change beyond ±{threshold * 100:g}% ({evidence})")
     notes = _why_noisy(base, head, s, threshold, cores)
     needed = d.needed
     gap = max(s.base_gap, s.head_gap)
@@ -275,13 +232,8 @@ def judge(
         helps = (
             f"about {needed} rounds per side should settle it: `regress compare BASE HEAD --measure --rounds {needed}`"
         )
-    return Verdict(
-        verdict=Kind.NOISY,
-        reason=(
-            f"{pct(ratio)}, but too unstable to judge a {threshold * 100:g}% change ({evidence})"
-            + (": " + "; ".join(notes) if notes else "")
-            + f"; {helps}{spec_note}"
-        ),
-        rounds_needed=needed,
-        **common,
+    return worded(
+        f"{pct(ratio)}, but too unstable to judge a {threshold * 100:g}% change ({evidence})"
+        + (": " + "; ".join(notes) if notes else "")
+        + f"; {helps}"
     )

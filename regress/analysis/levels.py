@@ -1,32 +1,22 @@
-"""A benchmark's history with the shift of every run taken out.
-
-On the log scale a commit's level in a run is
-
-    y[commit, run] = level[code of the commit] + shift[run] + noise,
-
-and the levels and shifts are estimated together, robustly (`fit_many`), from
-where runs overlap (a paired push's parent, commits of identical code, a
-range run). Commits linked to no other run keep their own level. Pure
-(docs/statistics.md, "Runs").
+"""A benchmark's history with the shift of every run taken out: on the log scale y[commit, run] =
+level[code of the commit] + shift[run] + noise, levels and shifts estimated together, robustly (`fit_many`).
+Pure (docs/statistics.md, "Runs").
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from regress.analysis.level_solve import Design
 from regress.analysis.segments import CALIBRATION
 from regress.analysis.table import as_table
 from regress.core.records import BenchmarkId
 
-# A run's shift is its CPU model's plus its own. The CPU model's is free (a
-# faint pull toward zero only fixes each group's offset); the run's own is
-# pulled toward zero with this weight against a measurement's: about
-# (1% per measurement / 3% between runners of one model)^2. Without it a
-# chain of pushes is a random walk of their paired differences.
+# A run's shift is its CPU model's (free: RIDGE only fixes the offset) plus its own, pulled toward zero with
+# RUN_PRIOR against a measurement's weight.
 RIDGE = 1e-6
 RUN_PRIOR = 0.1
 # Reweighted solves, Huber's constant (in units of the residuals' scaled MAD), and
@@ -34,18 +24,15 @@ RUN_PRIOR = 0.1
 REWEIGHTS = 3
 HUBER = 2.0
 MIN_SCALE = 0.002
-# Fitted log levels are stated to this many decimals (a billionth of a level): the fit's rounding error, which
-# a longer history's solve changes, is left out of what the change points and the charts read.
+# Fitted log levels are stated to this many decimals: the fit's rounding error is left out.
 DECIMALS = 9
 
 
 @dataclass(frozen=True)
 class Observations:
-    """One benchmark's observations, one per (commit, run) that measured it (parallel arrays).
-
-    node, run, cpu are codes whose order is that of their names (a node is a code identity, or the
-    commit's sha: commits of one node share a level; an unnamed run is its commit's own, "-{position}"),
-    which fixes the order of a fit's columns."""
+    """One benchmark's observations, one per (commit, run) that measured it (parallel arrays). node, run, cpu
+    are codes in the order of their names (a node: a code identity, or the commit's sha; an unnamed run is
+    its commit's own, "-{position}")."""
 
     position: np.ndarray  # in the history list
     node: np.ndarray
@@ -81,33 +68,16 @@ def _codes(names: list[str]) -> tuple[dict[str, int], list[str]]:
     return {n: k for k, n in enumerate(ordered)}, ordered
 
 
-def node_codes(t, code: dict[str, str]) -> np.ndarray:
-    """Per history position, its node's code (observations' `node`)."""
-    nodes = [code.get(c.commit.sha) or c.commit.sha for c in t.history]
-    node_code, _ = _codes(nodes)
-    return np.asarray([node_code[n] for n in nodes], dtype=np.int64)
-
-
-def run_models(t, at: list[int], named: list[str]) -> list[str]:
-    """The CPU model of each (history position, run name): the run's own machine's, else its commit's."""
-    cpus: dict[int, tuple[dict, str]] = {}
-    for i in set(at):
-        c = t.history[i]
-        cpus[i] = ({r.id: r.fingerprint.cpu for r in c.runs if r.fingerprint is not None}, c.fingerprint.cpu)
-    return [cpus[i][0].get(n) or cpus[i][1] for n, i in zip(named, at)]
-
-
-def observations(history, code: dict[str, str], keep=None) -> dict[BenchmarkId, Observations]:
-    """Per benchmark, its observations, in the table's order.
-
-    `history`: a list of results or their `Table`. `keep(table)`: a mask over
-    the table's run rows, which of them are trusted (changepoints leaves out
-    unsettled rounds and a slow machine's)."""
-    t = as_table(history)
-    rows = np.flatnonzero(keep(t)) if keep is not None else np.arange(len(t.run_pos))
+def observed(table, code: dict[str, str], rows: np.ndarray, off: set[int]) -> dict[BenchmarkId, Observations]:
+    """Per benchmark, its observations in the given run rows (a mask over the table's), in the table's order,
+    less a lone run's at the positions `off` (measured while the machine was off its usual speed)."""
+    t = as_table(table)
+    rows = np.flatnonzero(rows)
     if not len(rows):
         return {}
-    node_of = node_codes(t, code)
+    nodes = [code.get(c.commit.sha) or c.commit.sha for c in t.history]
+    node_code, _ = _codes(nodes)
+    node_of = np.asarray([node_code[n] for n in nodes], dtype=np.int64)
     pos = t.run_pos[rows].astype(np.int64)
     # A run's name and CPU model are its (position, run)'s: looked up once per pair.
     width = max(len(t.run_names), 1)
@@ -115,7 +85,12 @@ def observations(history, code: dict[str, str], keep=None) -> dict[BenchmarkId, 
     at, of = (pairs // width).tolist(), (pairs % width).tolist()
     named = [t.run_names[r] for r in of]
     run_code, _ = _codes(names := [n or f"-{i}" for n, i in zip(named, at)])
-    models = run_models(t, at, named)
+    # The CPU model of each (position, run name): the run's own machine's, else its commit's.
+    cpus: dict[int, tuple[dict, str]] = {}
+    for i in set(at):
+        c = t.history[i]
+        cpus[i] = ({r.id: r.fingerprint.cpu for r in c.runs if r.fingerprint is not None}, c.fingerprint.cpu)
+    models = [cpus[i][0].get(n) or cpus[i][1] for n, i in zip(named, at)]
     cpu_code, cpu_names = _codes(models)
     run = np.asarray([run_code[n] for n in names], dtype=np.int64)[which]
     cpu = np.asarray([cpu_code[m] for m in models], dtype=np.int64)[which]
@@ -125,7 +100,14 @@ def observations(history, code: dict[str, str], keep=None) -> dict[BenchmarkId, 
     cuts = np.flatnonzero(np.diff(bench[order])) + 1
     out: dict[BenchmarkId, Observations] = {}
     for g in np.split(order, cuts):
-        out[t.ids[int(bench[g[0]])]] = Observations(pos[g], node_of[pos[g]], run[g], cpu[g], y[g], tuple(cpu_names))
+        obs = Observations(pos[g], node_of[pos[g]], run[g], cpu[g], y[g], tuple(cpu_names))
+        if off:  # a run of one node measured while the machine was off: left out
+            nodes_of_run = np.unique(np.column_stack([obs.run, obs.node]), axis=0)[:, 0]
+            runs, count = np.unique(nodes_of_run, return_counts=True)
+            lone = np.isin(obs.run, runs[count == 1])
+            obs = obs.only(~(np.isin(obs.position, list(off)) & lone))
+        if len(obs):
+            out[t.ids[int(bench[g[0]])]] = obs
     return out
 
 
@@ -143,9 +125,8 @@ class _Part:
 
 
 def in_calibration(position: np.ndarray) -> np.ndarray:
-    """Which of these observations lie in the calibration span (`segments.CALIBRATION`): at the first
-    CALIBRATION history positions that have any (all of them in a shorter history). Huber's scale is
-    read from these, so a longer history moves no older level through it."""
+    """Which of these observations lie in the calibration span: the first `segments.CALIBRATION` history
+    positions that have any (Huber's scale is read from these)."""
     if not len(position):
         return np.zeros(0, dtype=bool)
     seen = np.zeros(int(position.max()) + 1, dtype=bool)
@@ -155,12 +136,9 @@ def in_calibration(position: np.ndarray) -> np.ndarray:
 
 
 def fit_many(batch: list[Observations]) -> list[dict[str, dict[int, float]]]:
-    """Per benchmark's observations of a batch: the log level per node code ("node"), and each CPU
-    model's shift ("cpu"), estimated together with every run's shift.
-
-    Least squares on y = level[node] + model[cpu] + own[run] (`level_solve`), the run's own shift
-    weakly pulled toward zero (RUN_PRIOR) and the CPU model's only faintly (its offset), then a few
-    reweighted solves (Huber) so that one odd measurement pulls less. The batch is one system."""
+    """Per benchmark's observations of a batch: the log level per node code ("node") and each CPU model's
+    shift ("cpu"): least squares on y = level[node] + model[cpu] + own[run] (`Design`), then a few
+    reweighted solves (Huber). The batch is one system."""
     parts, ys, node_at, node_col, rest_at, rest_col, pulls, blocks = [], [], [], [], [], [], [], []
     free_nodes = free_rest = start = 0
     for obs in batch:
@@ -215,8 +193,7 @@ def fit_many(batch: list[Observations]) -> list[dict[str, dict[int, float]]]:
         nodes = x[part.node_col : part.node_col + len(part.nodes)]
         at = free_nodes + part.rest_col + part.runs
         shifts = x[at : at + len(part.models)]
-        # Every level up by c and every model's shift down by c fits alike: RIDGE's optimum has the
-        # shifts summing to zero, which the solve's rounding misses. Set exactly.
+        # RIDGE's optimum has the models' shifts summing to zero, which the solve's rounding misses.
         c = float(np.mean(shifts))
         nodes, shifts = nodes + c, shifts - c
         out.append(
@@ -256,10 +233,9 @@ def points(
 
 
 def separate(obs: Observations) -> tuple[np.ndarray, np.ndarray] | None:
-    """`fit_many`'s node levels (node codes ascending, their log levels) in closed form, for a benchmark
-    whose every run measured one node, on one CPU model: nothing ties one node's level to another's, and
-    a node's level is its runs' means pooled, each weighed by W prior / (W + prior) (W: its rounds'
-    weights), with the same Huber reweighting. None for any other benchmark."""
+    """`fit_many`'s node levels (node codes ascending, their log levels) in closed form, for a benchmark whose
+    every run measured one node, on one CPU model: its runs' means pooled, each weighed by W prior / (W +
+    prior), with the same Huber reweighting. None for any other benchmark."""
     runs, run = np.unique(obs.run, return_inverse=True)
     nodes, node = np.unique(obs.node, return_inverse=True)
     run_node = np.full(len(runs), -1, dtype=np.int64)
@@ -292,15 +268,90 @@ def chart(history, code: dict[str, str] | None = None) -> dict[BenchmarkId, tupl
     return {bid: (positions, np.exp(logs)) for bid, (positions, _, logs) in found.items()}
 
 
-def observed(table, code: dict[str, str], rows: np.ndarray, off: set[int]) -> dict[BenchmarkId, Observations]:
-    """Per benchmark, its observations in the given run rows, less a lone run's while the machine was off."""
-    out = {}
-    for bid, obs in observations(table, code, lambda t: rows).items():
-        if off:  # a run of one node measured while the machine was off: left out
-            nodes_of_run = np.unique(np.column_stack([obs.run, obs.node]), axis=0)[:, 0]
-            runs, count = np.unique(nodes_of_run, return_counts=True)
-            lone = np.isin(obs.run, runs[count == 1])
-            obs = obs.only(~(np.isin(obs.position, list(off)) & lone))
-        if len(obs):
-            out[bid] = obs
-    return out
+# -- the fit's weighted least squares: its design is block diagonal, a block a benchmark; batches of small
+# blocks are solved by one batched dense solve, others by one sparse solve (the same normal equations).
+
+# Batches whose padded blocks (blocks x most rows x most columns) have at most this many cells are solved dense.
+DENSE_CELLS = 2_000_000
+
+
+class Design:
+    """The 0/1 design matrix of observations (rows) by free columns, each (row, column) given once. `counts`:
+    each block's number of rows, in order; `block_cols`: each block's columns (no row has another's)."""
+
+    def __init__(
+        self,
+        rows: np.ndarray,
+        cols: np.ndarray,
+        shape: tuple[int, int],
+        counts: list[int],
+        block_cols: list[np.ndarray],
+    ) -> None:
+        self.rows, self.cols, self.shape = rows, cols, shape
+        g = len(counts)
+        most_rows, most_cols = max(counts, default=0), max((len(c) for c in block_cols), default=0)
+        self.dense = g * most_rows * max(most_cols, 1) <= DENSE_CELLS
+        # Dense: each block's rows, stacked (g, most_rows, most_cols); else a scipy.sparse matrix (no stubs).
+        self.a: Any
+        if self.dense:
+            sizes = np.asarray(counts, dtype=np.int64)
+            self.row_block = np.repeat(np.arange(g), sizes)
+            self.row_at = np.arange(shape[0]) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+            self.col_block = np.zeros(shape[1], dtype=np.int64)
+            self.col_at = np.zeros(shape[1], dtype=np.int64)
+            for k, c in enumerate(block_cols):
+                self.col_block[c], self.col_at[c] = k, np.arange(len(c))
+            if (self.col_block[cols] != self.row_block[rows]).any():
+                raise ValueError("a row has a column of another block")
+            self.a = np.zeros((g, most_rows, most_cols))
+            np.add.at(self.a, (self.row_block[rows], self.row_at[rows], self.col_at[cols]), 1.0)
+        else:
+            from scipy import sparse  # here: a small fit (the common one) never imports it
+
+            self.a = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=shape)
+
+    def solve(self, w: np.ndarray, y: np.ndarray, pull: np.ndarray, k: int) -> np.ndarray:
+        """x minimizing sum(w (y - a x)^2) + sum(pull x^2); its first k columns (the nodes: one per
+        observation) are a diagonal block of the normal equations."""
+        if self.dense:
+            return self._batched(w, y, pull)
+        from scipy import sparse
+
+        aw = self.a.multiply(w[:, None]).tocsr()
+        return _schur((self.a.T @ aw + sparse.diags(pull)).tocsr(), aw.T @ y, k)
+
+    def _batched(self, w: np.ndarray, y: np.ndarray, pull: np.ndarray) -> np.ndarray:
+        """Each block's normal equations, stacked and solved at once; a padding column is 1 x = 0."""
+        g, most_rows, most_cols = self.a.shape
+        wb, yb = np.zeros((g, most_rows)), np.zeros((g, most_rows))
+        wb[self.row_block, self.row_at], yb[self.row_block, self.row_at] = w, y
+        aw = self.a * wb[:, :, None]
+        m = np.swapaxes(self.a, 1, 2) @ aw
+        diagonal = np.ones((g, most_cols))
+        diagonal[self.col_block, self.col_at] = pull
+        m[:, np.arange(most_cols), np.arange(most_cols)] += diagonal
+        x = np.linalg.solve(m, (np.swapaxes(aw, 1, 2) @ yb[:, :, None]))[:, :, 0]
+        return x[self.col_block, self.col_at]
+
+    def residuals(self, y: np.ndarray, x: np.ndarray) -> np.ndarray:
+        if self.dense:
+            return np.abs(y - np.bincount(self.rows, weights=x[self.cols], minlength=self.shape[0]))
+        return np.abs(y - self.a @ x)
+
+
+def _schur(m, b: np.ndarray, k: int) -> np.ndarray:
+    """x with m x = b (sparse, symmetric positive definite): the nodes eliminated (a Schur complement), the
+    rest factored symmetrically without pivoting (row swaps fill the factor in)."""
+    from scipy import sparse
+    from scipy.sparse.linalg import splu
+
+    d = m.diagonal()[:k]
+    tie = m[:k, k:]
+    s = (m[k:, k:] - tie.T @ sparse.diags(1.0 / d) @ tie).tocsc()
+    r = b[k:] - tie.T @ (b[:k] / d)
+    rest = (
+        splu(s, permc_spec="NATURAL", diag_pivot_thresh=0.0, options={"SymmetricMode": True}).solve(r)
+        if s.shape[0]
+        else np.zeros(0)
+    )
+    return np.r_[(b[:k] - tie @ rest) / d, rest]

@@ -1,22 +1,20 @@
-"""Verdicts on the metrics beyond wall time: memory, torch.compile figures, tracked values.
-
-Each metric has its rule (see `Metric`): exact ones (bytes per call, dynamo's
-counts) are judged like instruction counts, from one round, against a small
-threshold: identical figures are `unchanged`, never `noisy`. dynamo's counts
-have no threshold (any change in graph breaks or recompiles is reported).
-Time-like ones (compile time, a tracked value that varies between rounds) go
-through the same interval test as wall times. Pure.
+"""Verdicts on the metrics beyond wall time: instruction counts, memory, torch.compile figures, tracked values.
+Each by its rule (`metric_specs`): exact ones against a small threshold (dynamo's counts none), identical figures
+`unchanged`; time-like ones by the same interval test as wall times. Pure.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+from dataclasses import replace
 from typing import overload
 
-from regress.analysis import counts, diff, pairing, stats
+import numpy as np
+
+from regress.analysis import diff, stats
 from regress.analysis.figures import values
-from regress.analysis.verdict import VerdictFields, order_key
+from regress.analysis.verdict import Figures, Side, Verdict, fields, order_key, pair_all
 from regress.core.kinds import COUNTED, Kind, Metric
 from regress.core.metric_specs import spec
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
@@ -36,11 +34,7 @@ def _better_higher(r: BenchmarkResult, metric: Metric) -> bool:
     return spec(metric).better == "own" and bool(r.tracked) and r.tracked[-1].better == "higher"
 
 
-def _fmt(metric: Metric, x: float) -> str:
-    return f"{x:g}"
-
-
-def judge(base: BenchmarkResult, head: BenchmarkResult, metric: Metric, *, threshold: float) -> diff.Verdict:
+def judge(base: BenchmarkResult, head: BenchmarkResult, metric: Metric, *, threshold: float) -> Verdict:
     """One benchmark measured at both commits."""
     b, h = values(base, metric), values(head, metric)
     higher = _better_higher(head, metric)
@@ -55,62 +49,41 @@ def judge(base: BenchmarkResult, head: BenchmarkResult, metric: Metric, *, thres
         ratio = h_level / b_level
     else:
         ratio = math.inf if h_level > b_level else 0.0
-    common: VerdictFields = {
-        "id": head.id,
-        "base_level": b_level,
-        "head_level": h_level,
-        "base_iqr": None,
-        "head_iqr": None,
-        "ratio": ratio if math.isfinite(ratio) else None,
-        "p_value": None,
-        "base_rounds": len(b),
-        "head_rounds": len(h),
-    }
-    change = f"{_fmt(metric, b_level)} -> {_fmt(metric, h_level)} {what}"
+    common = fields(head.id, b, h, b_level, h_level, ratio if math.isfinite(ratio) else None)
+    change = f"{b_level:g} -> {h_level:g} {what}"
+
+    def verdict(kind: Kind, reason: str, needed: int | None = None) -> Verdict:
+        return Verdict(verdict=kind, reason=reason, rounds_needed=needed, **common)
+
     if exact or min(b_level, h_level) <= 0:
         if b_level == h_level:
-            return diff.Verdict(verdict=Kind.UNCHANGED, reason=f"identical {what} ({_fmt(metric, h_level)})", **common)
+            return verdict(Kind.UNCHANGED, f"identical {what} ({h_level:g})")
         up = h_level > b_level and (ratio > 1 + threshold)
         down = h_level < b_level and (ratio < 1 / (1 + threshold))
         if not (up or down):
-            return diff.Verdict(verdict=Kind.UNCHANGED, reason=f"{change}, within {threshold * 100:g}%", **common)
-        worse = up != higher
-        return diff.Verdict(verdict=Kind.REGRESSION if worse else Kind.IMPROVEMENT, reason=change, **common)
+            return verdict(Kind.UNCHANGED, f"{change}, within {threshold * 100:g}%")
+        return verdict(Kind.REGRESSION if up != higher else Kind.IMPROVEMENT, change)
     if min(len(b), len(h)) < stats.FEWEST_ROUNDS_TO_JUDGE:
-        return diff.Verdict(
-            verdict=Kind.NOISY,
-            reason=f"{change}, but it varies between rounds and has {len(b)} and {len(h)}; take {stats.FEWEST_ROUNDS_TO_JUDGE} or more",
-            rounds_needed=stats.RECOMMENDED_ROUNDS,
-            **common,
-        )
+        few = f"varies between rounds and has {len(b)} and {len(h)}; take {stats.FEWEST_ROUNDS_TO_JUDGE} or more"
+        return verdict(Kind.NOISY, f"{change}, but it {few}", stats.RECOMMENDED_ROUNDS)
     s = stats.shift(b, h)
     common["p_value"], common["ci_low"], common["ci_high"], common["ratio"] = s.p_value, s.low, s.high, s.ratio
     evidence = f"95% interval {pct(s.low)} to {pct(s.high)}"
     if (s.low > 1.0 and s.high >= 1 + threshold) or (s.high < 1.0 and s.low <= 1 / (1 + threshold)):
-        worse = (s.low > 1.0) != higher
-        return diff.Verdict(
-            verdict=Kind.REGRESSION if worse else Kind.IMPROVEMENT, reason=f"{change} ({evidence})", **common
-        )
+        return verdict(Kind.REGRESSION if (s.low > 1.0) != higher else Kind.IMPROVEMENT, f"{change} ({evidence})")
     if s.significant or (s.low >= 1 / (1 + threshold) and s.high <= 1 + threshold):
-        return diff.Verdict(
-            verdict=Kind.UNCHANGED, reason=f"{change}, within {threshold * 100:g}% ({evidence})", **common
-        )
-    return diff.Verdict(
-        verdict=Kind.NOISY,
-        reason=f"{change}, too unstable to judge ({evidence})",
-        rounds_needed=stats.RECOMMENDED_ROUNDS,
-        **common,
-    )
+        return verdict(Kind.UNCHANGED, f"{change}, within {threshold * 100:g}% ({evidence})")
+    return verdict(Kind.NOISY, f"{change}, too unstable to judge ({evidence})", stats.RECOMMENDED_ROUNDS)
 
 
-def figures(metric: Metric) -> pairing.Figures:
+def figures(metric: Metric) -> Figures:
     """`metric`'s figures in a result, for pairing: each round's figure, the median shown."""
 
-    def side(r: BenchmarkResult) -> pairing.Side:
+    def side(r: BenchmarkResult) -> Side:
         got = values(r, metric)
-        return pairing.Side(statistics.median(got), None, len(got))
+        return Side(statistics.median(got), None, len(got))
 
-    return pairing.Figures(spec(metric).what, lambda r: r.failure is None and bool(values(r, metric)), side)
+    return Figures(spec(metric).what, lambda r: r.failure is None and bool(values(r, metric)), side)
 
 
 def compare(
@@ -120,16 +93,14 @@ def compare(
     if metric == Metric.TIME:
         return diff.compare(only(base, metric), only(head, metric), threshold=threshold)
     if metric == Metric.INSTRUCTIONS:
-        return counts.compare_counts(only(base, metric), only(head, metric), threshold=threshold)
+        return compare_counts(only(base, metric), only(head, metric), threshold=threshold)
     b = {r.id: r for r in (base.results if base else ()) if carries(r, metric)}
     h = {r.id: r for r in (head.results if head else ()) if carries(r, metric)}
     if spec(metric).field == "compiled":
         # A failed benchmark counts for compile metrics only where the other side compiled it.
         b = {k: r for k, r in b.items() if r.compiled or (k in h and h[k].compiled)}
         h = {k: r for k, r in h.items() if r.compiled or (k in b and b[k].compiled)}
-    judged = pairing.pair_all(
-        b, h, base, head, figures(metric), lambda br, hr: judge(br, hr, metric, threshold=threshold)
-    )
+    judged = pair_all(b, h, base, head, figures(metric), lambda br, hr: judge(br, hr, metric, threshold=threshold))
     return sorted(judged, key=order_key)
 
 
@@ -140,14 +111,12 @@ def only(result: None, metric: Metric) -> None: ...
 def only(result: CommitResult | None, metric: Metric) -> CommitResult | None:
     if result is None:
         return None
-    from dataclasses import replace
-
     return replace(result, results=tuple(r for r in result.results if carries(r, metric)))
 
 
 def steps(history: list[CommitResult], metric: Metric, *, threshold: float) -> list:
-    """Change points of an exact-by-rule series: each pair of neighbouring measured
-    commits whose verdict is a change (no smoothing needed: the figures do not drift)."""
+    """Change points of an exact-by-rule series: each pair of neighbouring measured commits whose verdict is a
+    change."""
     from regress.analysis.changepoints import Step
 
     last: dict[BenchmarkId, BenchmarkResult] = {}
@@ -164,16 +133,54 @@ def steps(history: list[CommitResult], metric: Metric, *, threshold: float) -> l
             if v.verdict in (Kind.REGRESSION, Kind.IMPROVEMENT):
                 ratio = v.ratio if v.ratio is not None else math.inf
                 assert v.base_level is not None and v.head_level is not None  # medians: `judge` always has them
-                out.append(
-                    Step(
-                        r.id,
-                        commit.commit.sha,
-                        i,
-                        v.base_level,
-                        v.head_level,
-                        ratio,
-                        v.verdict,
-                        end_sha=commit.commit.sha,
-                    )
-                )
+                sha = commit.commit.sha
+                out.append(Step(r.id, sha, i, v.base_level, v.head_level, ratio, v.verdict, end_sha=sha))
     return out
+
+
+# -- instruction counts: exact figures, judged without a significance test.
+
+# Counts are nearly deterministic: a far smaller change is real than with wall times.
+_THRESHOLD = spec(Metric.INSTRUCTIONS).threshold
+
+
+def _count_values(r: BenchmarkResult) -> tuple[int, ...]:
+    return tuple(c.value for c in r.counts)
+
+
+def judge_counts(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = _THRESHOLD) -> Verdict:
+    """Instruction counts of two commits: the median of each side's callgrind runs, no significance test; a
+    side whose own runs disagree by more than half the threshold is `noisy`."""
+    b, h = _count_values(base), _count_values(head)
+    b_level, h_level = float(np.median(b)), float(np.median(h))
+    spread = {side: (max(v) - min(v)) / min(v) if min(v) > 0 else 0.0 for side, v in (("base", b), ("head", h))}
+    ratio = h_level / b_level if b_level > 0 else math.inf
+    common = fields(head.id, b, h, b_level, h_level, ratio)
+    unstable = [
+        f"{side}'s callgrind runs disagree by {gap * 100:.2f}%" for side, gap in spread.items() if gap > threshold / 2
+    ]
+    if unstable:
+        why = "; ".join(unstable) + "; look for state the benchmark carries between calls"
+        return Verdict(verdict=Kind.NOISY, reason=why, **common)
+    if ratio > 1 + threshold:
+        return Verdict(verdict=Kind.REGRESSION, reason=f"{pct(ratio)} instructions per call", **common)
+    if ratio < 1 / (1 + threshold):
+        return Verdict(verdict=Kind.IMPROVEMENT, reason=f"{pct(ratio)} instructions per call", **common)
+    return Verdict(verdict=Kind.UNCHANGED, reason=f"{pct(ratio)}, within {threshold * 100:g}%", **common)
+
+
+COUNTS = Figures(
+    "instruction counts",
+    lambda r: r.counted,
+    lambda r: Side(float(np.median(_count_values(r))), None, len(r.counts)),
+    "; run `regress run --mode instructions` on it",
+)
+
+
+def compare_counts(
+    base: CommitResult | None, head: CommitResult | None, *, threshold: float = _THRESHOLD
+) -> list[Verdict]:
+    """Like `compare`, on instruction counts (`regress run --mode instructions`)."""
+    b, h = (c.by_id() if c is not None else {} for c in (base, head))
+    verdicts = pair_all(b, h, base, head, COUNTS, lambda br, hr: judge_counts(br, hr, threshold=threshold))
+    return sorted(verdicts, key=order_key)

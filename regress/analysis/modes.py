@@ -1,15 +1,5 @@
-"""Slow modes: when a commit's few rounds may all have landed slow, and how many rounds rule that out.
-
-On a machine with modes each round runs wholly at one of a few speeds, so a
-commit whose rounds all landed in a slow mode has a floor that agrees with
-itself and is wrong. For two sides whose slower floor sits a ratio r above
-the faster's, the share of rounds that land that far above their own floor
-(`share`) gives the chance that all n rounds of the slower side landed there
-by luck (`luck`); a change is only called once that is below ALPHA, and the
-round plan takes rounds until it is (`rounds_to_rule_out`). Sides measured
-by separate runs (`Apart`) read the slower side's run's own share. `detect`
-names the modes themselves. Pure: round values in, figures out.
-docs/statistics.md ("Machines with modes").
+"""Slow modes: when a commit's few rounds may all have landed slow (`luck`), how many rounds rule that out, and
+the modes themselves (`detect`). Pure: round values in, figures out. docs/statistics.md ("Machines with modes").
 """
 
 from __future__ import annotations
@@ -23,32 +13,25 @@ import numpy as np
 from regress.core import blocks
 
 # A change is called only when all the slower side's rounds landing in a slow mode by luck is less likely
-# than this. A range run makes dozens of A/A comparisons that must all stay clean: at 0.005, a push history
-# beside a machine flipping between two speeds got one false step in 80 (5 rounds, a third of them slow).
+# than this (at 0.005 a modal push history got one false step in 80).
 ALPHA = 0.001
-# A round counts as landing "that far" above its floor from this share of the log ratio on. The floors'
-# own luck cancels (both sides' rounds are read against their floors); what is left is a slow mode's width,
-# which a handful of rounds shows only roughly.
+# A round counts as landing "that far" above its floor from this share of the log ratio on.
 SHRINK = 0.9
 # Pseudo-counts (Jeffreys): a share from a handful of rounds is never exactly zero.
 PRIOR = 0.5
-# The run's every benchmark's rounds weigh like this many of the benchmark's own: a machine's modes slow every
-# benchmark alike, so with five rounds of one benchmark the run's share leads, with fifteen its own rounds do.
+# The run's every benchmark's rounds weigh like this many of the benchmark's own.
 MACHINE_WEIGHT = 5.0
-# A slow mode's rounds wander: the floor of n of them may sit below those the faster side showed, down to
-# their log ratio over this. But not further: rounds slowed 10-60% by a busy neighbour can't all land 3% high.
+# A slow mode's rounds reach down to their log ratio over this, no further.
 REACH = 1.5
 # The most rounds a side is asked for (beyond it, no plan or measurement can settle it).
 MOST = 40
-# With modes, a floor is the fast mode's once this many rounds landed in it and agree (two agreeing fast
-# rounds fix a floor that noise can only raise).
+# With modes, a floor is the fast mode's once this many rounds landed in it.
 FAST_ROUNDS = 2
 
 
 def relative(groups: Iterable[Sequence[float]]) -> np.ndarray:
-    """Each round's log ratio to the floor of its own group (a commit's rounds in one run), pooled.
-
-    A group of one round tells nothing about where rounds land and is left out."""
+    """Each round's log ratio to the floor of its own group (a commit's rounds in one run), pooled; groups of
+    one round left out."""
     out = [np.log(np.asarray(g, dtype=float) / min(g)) for g in groups if len(g) >= 2]
     return np.concatenate(out) if out else np.zeros(0)
 
@@ -64,14 +47,13 @@ def share(pool: np.ndarray, log_ratio: float, machine: np.ndarray | None = None)
     return (k + MACHINE_WEIGHT * seen + PRIOR) / (len(pool) + MACHINE_WEIGHT + 2 * PRIOR)
 
 
-def rounds_to_rule_out(p: float, alpha: float | None = None) -> int:
-    """The fewest rounds n with p^n < alpha (ALPHA): all of them landing in the slow mode is then unlikely."""
-    alpha = ALPHA if alpha is None else alpha
+def rounds_to_rule_out(p: float) -> int:
+    """The fewest rounds n with p^n < ALPHA: all of them landing in the slow mode is then unlikely."""
     if p <= 0.0:
         return 1
     if p >= 1.0:
         return MOST
-    return min(MOST, max(1, math.floor(math.log(alpha) / math.log(p)) + 1))
+    return min(MOST, max(1, math.floor(math.log(ALPHA) / math.log(p)) + 1))
 
 
 @dataclass(frozen=True)
@@ -121,9 +103,8 @@ class Luck:
 
 
 def machine(*results, runs: set[str] | None = None) -> np.ndarray:
-    """Every benchmark's rounds of these CommitResults (of `runs` only, when given), the reference workload's
-    timed in the same rounds among them, each read against its own (benchmark, run) floor, pooled: how often
-    this machine put a round that far above its floor."""
+    """Every benchmark's rounds of these CommitResults (of `runs` only, when given) and the reference workload's,
+    each read against its own (benchmark, run) floor, pooled (`relative`)."""
     groups: dict[tuple, list[float]] = {}
     for c in results:
         if c is None:
@@ -135,19 +116,10 @@ def machine(*results, runs: set[str] | None = None) -> np.ndarray:
     return relative(groups.values())
 
 
-def luck(
-    base: Sequence[Sequence[float]],
-    head: Sequence[Sequence[float]],
-    alpha: float | None = None,
-    pool=None,
-) -> Luck | None:
-    """Whether the slower side's floor may be a slow mode's (`Luck`), else None.
-
-    `base`, `head`: each side's round values grouped by run (a group's rounds share its machine's modes).
-    `pool`: the run's other benchmarks' relative rounds (`machine`), or what makes them when asked: the
-    share is drawn toward theirs (`share`). An `Apart` pool (separate runs): the share is the slower side's
-    run's own, its every benchmark's rounds.
-    """
+def luck(base: Sequence[Sequence[float]], head: Sequence[Sequence[float]], pool=None) -> Luck | None:
+    """Whether the slower side's floor may be a slow mode's (`Luck`), else None. `base`, `head`: each side's
+    round values grouped by run. `pool`: the run's other benchmarks' relative rounds (`machine`), or what makes
+    them; the share is drawn toward theirs (`share`). An `Apart` pool: the slower side's run's own share."""
     b = [g for g in base if len(g)]
     h = [g for g in head if len(g)]
     if not b or not h:
@@ -159,7 +131,6 @@ def luck(
         slower, faster, name, ratio = b, h, "base", b_floor / h_floor
     else:
         return None
-    alpha = ALPHA if alpha is None else alpha
     if isinstance(pool, Apart):  # separate runs: the slower side's run's own share, drawn toward nothing
         own, pool, apart = pool.of(name), None, True
     else:
@@ -172,7 +143,7 @@ def luck(
     high = own[own >= SHRINK * math.log(ratio)]
     reach = float(np.count_nonzero(high <= REACH * math.log(ratio))) / len(high) if len(high) else 1.0
     chance = p**n * (1.0 - (1.0 - reach) ** n)
-    if alpha <= 0 or chance < alpha:
+    if ALPHA <= 0 or chance < ALPHA:  # ALPHA 0: no slow-mode test
         return None
     landed = int(np.count_nonzero(own >= SHRINK * math.log(ratio)))
     run = (
@@ -180,22 +151,7 @@ def luck(
         if pool is not None and len(pool)
         else None
     )
-    return Luck(name, n, ratio, landed, len(own), chance, rounds_to_rule_out(p, alpha), run, apart)
-
-
-def wants_more(
-    mine: Sequence[float],
-    neighbour: Sequence[float],
-    least: float = 0.0,
-    alpha: float | None = None,
-    pool: np.ndarray | None = None,
-) -> bool:
-    """The round plan's rule: this commit's rounds sit above a neighbour's floor by a ratio that all of them
-    may have reached by landing in a slow mode (the neighbour's rounds say how often rounds land that high).
-    `least`: the smallest log ratio a verdict hinges on (below it, no verdict calls a change anyway)."""
-    if len(mine) == 0 or len(neighbour) == 0 or math.log(min(mine) / min(neighbour)) < max(least, 1e-12):
-        return False
-    return luck([neighbour], [mine], alpha, pool) is not None
+    return Luck(name, n, ratio, landed, len(own), chance, rounds_to_rule_out(p), run, apart)
 
 
 @dataclass(frozen=True)
@@ -218,8 +174,8 @@ class Modes:
         return [v for v in values if math.log(v / floor) < self.split]
 
 
-# Two modes: a gap in the rounds' ratios to their floors of at least this (log), at least GAP_SPREAD times the
-# fast mode's own spread, with at least MODE_SHARE of the rounds on either side of it.
+# Two modes: a gap in the relative rounds of at least this (log) and GAP_SPREAD times the fast mode's own
+# spread, with MODE_SHARE of the rounds or more either side.
 MODE_GAP = math.log(1.10)
 GAP_SPREAD = 1.5
 MODE_SHARE = 0.1

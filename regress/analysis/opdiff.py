@@ -1,11 +1,6 @@
-"""Which operators account for a change: base and head op tables, per benchmark call.
-
-A profile is `calls` executions of a benchmark's statement; an op's totals
-divided by `calls` say what one execution spends in it. The diff lines the
-two commits' ops up by name and sorts them by how much of the change in
-self time each carries; an op at one side only is `new` or `gone`. Only
-`aten::` operators and the user's own `record_function` ranges are kept:
-they are what the user's code asked for. Pure: tables in, rows out.
+"""Which operators account for a change: base's and head's kept ops (`OpTable.kept`) per execution of the
+benchmark's statement, lined up by name, the biggest share of the change first; an op at one side only is
+`new` or `gone`. Pure: tables in, rows out.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""Pairs of measurements that show what a run's rounds can't: the same code measured by two runs (the
-shift between runs), and neighbouring commits measured by one run (what two commits of one run differ by
-beyond their rounds). Each gives, per benchmark, log differences that `runs.allowances` turns into an
-allowance. Pure.
+"""Pairs of measurements that show what a run's rounds can't: the same code measured by two runs, and
+neighbouring commits measured by one run; per benchmark, log differences (`runs.allowances`). Pure.
 """
 
 from __future__ import annotations
@@ -12,16 +10,13 @@ from regress.analysis import stats
 from regress.analysis.table import as_table
 from regress.core.records import BenchmarkId
 
-# A neighbouring pair counts toward the allowance within a run when both floors are settled this well (log):
-# half a 5% threshold between a commit's fastest and second-fastest round.
+# A neighbouring pair counts when both floors are settled this well (log: fastest to second-fastest round).
 SETTLED = 0.025
 
 
 def same_code_pairs(history, code: dict[str, str]) -> dict[BenchmarkId, list[float]]:
-    """Per benchmark: log differences between two runs' levels of the same code (one commit, or commits
-    of identical code, `code`: sha -> code digest), one per pair of consecutive runs (runs with too few
-    rounds left out). `history`: a list of results or their `Table`.
-    """
+    """Per benchmark: log differences between two runs' levels of the same code (`code`: sha -> code digest),
+    one per pair of consecutive runs with enough rounds. `history`: a list of results or their `Table`."""
     t = as_table(history)
     node_ids: dict[str, int] = {}
     node_of = np.asarray(
@@ -67,13 +62,9 @@ def same_code_pairs(history, code: dict[str, str]) -> dict[BenchmarkId, list[flo
 
 
 def neighbour_pairs(history) -> dict[BenchmarkId, list[float]]:
-    """Per benchmark: log differences between neighbouring commits measured by one run (a range run's
-    commits in history order, a paired push's parent and head), each run's fastest rounds.
-
-    Only settled floors count (the second-fastest round within SETTLED of the fastest): an unsettled
-    floor's own luck is in the verdict's interval already. A real step is one difference among many,
-    which a robust scale ignores. `history`: a list of results or their `Table`.
-    """
+    """Per benchmark: log differences between neighbouring commits measured by one run (a range run's, a
+    paired push's parent and head), each run's fastest rounds, settled floors only (SETTLED). `history`: a
+    list of results or their `Table`."""
     t = as_table(history)
     named = np.asarray([bool(r) for r in t.run_names], dtype=bool)
     with np.errstate(invalid="ignore", divide="ignore"):

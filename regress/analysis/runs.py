@@ -1,9 +1,5 @@
-"""What was measured together: rounds by run, pairs of commits measured in one run,
-and the shift between runs that the project's own history shows.
-
-Two commits measured by separate runs differ by the shift between the runs
-as well as by their code; the shift is measured from the same code measured
-by two runs (docs/statistics.md, "Runs"). Pure.
+"""What was measured together: a benchmark's two sides judged in the runs that measured both, or apart with the
+allowance for the shift between runs that the history's same-code pairs show. Pure; docs/statistics.md ("Runs").
 """
 
 from __future__ import annotations
@@ -14,7 +10,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from regress.analysis import modes, normal, stats
+from regress.analysis import modes, stats
 from regress.analysis.judge import judge
 from regress.analysis.run_pairs import neighbour_pairs, same_code_pairs
 from regress.analysis.stats import by_run
@@ -22,10 +18,9 @@ from regress.analysis.table import Table
 from regress.analysis.verdict import Verdict
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 
-# Pairs of same-code measurements by two runs needed before the history's
-# shift between runs is trusted over the fixed allowance (stats.DRIFT).
+# Pairs a benchmark (else its kind) needs before the history's allowance is trusted over the fixed one.
 MIN_PAIRS = 8
-# An allowance the history gives is rounded up to this (log units: a tenth of a percent, as it is shown).
+# An allowance the history gives is rounded up to this (log units), as it is shown.
 STEP = 0.001
 
 
@@ -33,20 +28,9 @@ def only_runs(result: BenchmarkResult, runs: set[str]) -> BenchmarkResult:
     return replace(result, samples=tuple(s for s in result.samples if s.run in runs))
 
 
-@dataclass(frozen=True)
-class Together:
-    """How a benchmark's two sides were measured: in common runs, or apart."""
-
-    runs: tuple[str, ...]  # runs that measured both sides with enough rounds; () when apart
-
-    @property
-    def paired(self) -> bool:
-        return bool(self.runs)
-
-
-def together(base: BenchmarkResult, head: BenchmarkResult) -> tuple[BenchmarkResult, BenchmarkResult, Together]:
-    """Both sides restricted to the runs that measured both, when those hold enough rounds; else
-    every round stands (and the verdict needs the allowance for the shift between runs)."""
+def together(base: BenchmarkResult, head: BenchmarkResult) -> tuple[BenchmarkResult, BenchmarkResult, tuple[str, ...]]:
+    """Both sides restricted to the runs that measured both, and those runs, when they hold enough rounds;
+    else every round stands, and () (the verdict needs the allowance for the shift between runs)."""
     b, h = by_run(base), by_run(head)
     common = sorted(r for r in set(b) & set(h) if r)
     if common:
@@ -54,8 +38,8 @@ def together(base: BenchmarkResult, head: BenchmarkResult) -> tuple[BenchmarkRes
         nh = sum(len(h[r]) for r in common)
         if min(nb, nh) >= stats.FEWEST_ROUNDS_TO_JUDGE:
             keep = set(common)
-            return only_runs(base, keep), only_runs(head, keep), Together(tuple(common))
-    return base, head, Together(())
+            return only_runs(base, keep), only_runs(head, keep), tuple(common)
+    return base, head, ()
 
 
 @dataclass(frozen=True)
@@ -65,9 +49,7 @@ class Allowance:
 
     sigma: float  # one standard deviation of log(level in run A / level in run B), same code
     pairs: int  # same-code pairs it was estimated from (0: the fixed allowance)
-    # Between two commits of one run: what their levels differ by beyond their rounds (a commit's code
-    # layout, a mode it sat in), from the history's neighbouring commits of one run; stats.DRIFT at least.
-    within: float = stats.DRIFT
+    within: float = stats.DRIFT  # between two commits of one run, beyond their rounds
     within_pairs: int = 0  # neighbouring pairs it was estimated from (0: the fixed allowance)
 
     def describe(self) -> str:
@@ -93,23 +75,19 @@ def judge_together(
     apart: Callable[[BenchmarkId], Allowance] | None = None,
     machine: Callable[[tuple[str, ...]], np.ndarray] | None = None,
 ) -> Verdict:
-    """compare's judgement of one benchmark, from what was measured together where anything was.
-
-    `machine(runs)`: the two commits' every benchmark's rounds of those runs against their floors
-    (`modes.machine`; () for every run), for the slow-mode test. Paired: only the rounds of the runs
-    that measured both sides, with the allowance within a run. Apart: every round, and the shift
-    between runs that `apart` (the history) allows for.
-    """
-    b, h, how = together(base, head)
-    if how.paired:
+    """compare's judgement of one benchmark: paired, the rounds of the runs that measured both sides with the
+    allowance within a run; apart, every round with the allowance `apart` gives for the shift between runs.
+    `machine(runs)`: `modes.machine` of the two commits' rounds of those runs (() for every run)."""
+    b, h, paired = together(base, head)
+    if paired:
         given = apart(head.id) if apart is not None else None
         drift = None if given is None else max(given.within, stats.drift_for(head.spec.num_threads, cores))
-        pool = (lambda: machine(how.runs)) if machine else None
+        pool = (lambda: machine(paired)) if machine else None
         v = judge(b, h, threshold=threshold, cores=cores, drift=drift, pool=pool)
-        n = len(how.runs)
+        n = len(paired)
         note = f"paired in {n} run{'s' if n != 1 else ''}{given.describe_within() if given is not None else ''}"
     else:
-        given = apart(head.id) if apart is not None else allowance({}, head.id, cores=cores)
+        given = apart(head.id) if apart is not None else allowances({}, cores=cores)(head.id)
         # Each side had its own run's machine: the slow-mode test reads the slower side's run.
         pools = modes.Apart(lambda: machine(_runs(b)), lambda: machine(_runs(h))) if machine else None
         v = judge(b, h, threshold=threshold, cores=cores, drift=given.sigma, pool=pools)
@@ -121,8 +99,7 @@ def _runs(result: BenchmarkResult) -> tuple[str, ...]:
     return tuple(sorted({s.run for s in result.samples}))
 
 
-# How a verdict's sides were compared ends its reason, after this; a rule that
-# rewrites the reason (context.py) keeps it.
+# How a verdict's sides were compared ends its reason, after this (`with_basis` keeps it).
 _BASIS = "; "
 _BASES = ("paired in ", "separate runs: ")
 
@@ -139,29 +116,12 @@ def with_basis(reason: str, of: str) -> str:
     return f"{reason}{_BASIS}{note}" if note else reason
 
 
-def allowance(
-    pairs: dict[BenchmarkId, list[float]],
-    bid: BenchmarkId,
-    *,
-    cores: int = 0,
-    neighbours: dict[BenchmarkId, list[float]] | None = None,
-) -> Allowance:
-    """The shift between runs to allow for `bid`: the history's own, else the fixed one.
-
-    Its own pairs when it has MIN_PAIRS; else the pairs of every benchmark of its kind (using every
-    core, or not): the scaled MAD of the differences about zero. Never below the fixed allowance for
-    separate runs (stats.DRIFT_APART): a few calm runs must not make separate runs look like one.
-    """
-    return allowances(pairs, cores=cores, neighbours=neighbours)(bid)
-
-
 def _sigma(own, fixed: float) -> tuple[float, int]:
     """The scaled MAD about zero of `own`, never below `fixed`; (fixed, 0) below MIN_PAIRS."""
     if len(own) < MIN_PAIRS:
         return fixed, 0
-    # |d| of a zero-centred normal: its median is 0.674 sigma. Rounded up to the STEP it is stated to:
-    # an estimate from pairs is not known closer.
-    raw = stats.median(np.abs(np.asarray(own, dtype=float))) / normal.Z_75
+    # |d| of a zero-centred normal: its median is 0.674 sigma.
+    raw = stats.median(np.abs(np.asarray(own, dtype=float))) / stats.Z_75
     return max(math.ceil(raw / STEP - 1e-9) * STEP, fixed), len(own)
 
 
@@ -171,10 +131,9 @@ def allowances(
     cores: int = 0,
     neighbours: dict[BenchmarkId, list[float]] | None = None,
 ) -> Callable[[BenchmarkId], Allowance]:
-    """BenchmarkId -> `allowance(pairs, bid, cores=cores)`, each kind's pooled pairs gathered once.
-
-    `neighbours` (`neighbour_pairs`) give the allowance within a run the same way: the scale of what two
-    commits of one run differ by when nothing changed (not over sqrt(2): both commits' luck counts)."""
+    """BenchmarkId -> its `Allowance`: the scaled MAD about zero of its own `pairs` when it has MIN_PAIRS, else
+    of every benchmark's of its kind (using every core, or not), never below the fixed allowance; `within`
+    the same from the `neighbours` (`neighbour_pairs`)."""
     neighbours = neighbours or {}
     pooled: dict[tuple[bool, bool], tuple[float, int]] = {}
 
@@ -204,15 +163,6 @@ def allowances(
 _LAST: list = []
 
 
-def _pairs_of(history, code: dict[str, str]) -> dict[BenchmarkId, list[float]]:
-    found = pairs_found(history, code)
-    if found is not None:
-        return found
-    pairs = same_code_pairs(history, code)
-    _LAST[:] = [tuple(_commits(history)), dict(code), pairs]
-    return pairs
-
-
 def _commits(history) -> list[CommitResult]:
     return history.history if isinstance(history, Table) else history
 
@@ -234,7 +184,11 @@ def apart_for(history, code: dict[str, str], *, cores: int = 0) -> Callable[[Ben
         nonlocal found
         if bid not in known:
             if found is None:
-                found = allowances(_pairs_of(history, code), cores=cores, neighbours=neighbour_pairs(history))
+                pairs = pairs_found(history, code)
+                if pairs is None:
+                    pairs = same_code_pairs(history, code)
+                    _LAST[:] = [tuple(_commits(history)), dict(code), pairs]
+                found = allowances(pairs, cores=cores, neighbours=neighbour_pairs(history))
             known[bid] = found(bid)
         return known[bid]
 

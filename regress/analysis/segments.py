@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
-from regress.analysis import normal, partition
+from regress.analysis import stats
 
 # Penalty per change point, in squared units of the history's noise.
 PENALTY = 20.0
@@ -17,32 +20,25 @@ WINDOW = 5
 CLIP = 3.0
 # Commits on a new level before it counts: 2, so one outlier is never a step.
 MIN_SEGMENT = 2
-# The noise scale never falls below this (log units), so a nearly constant
-# history doesn't turn every wobble into a step.
+# The noise scale never falls below this (log units).
 MIN_NOISE = 0.002
-# The calibration span: a benchmark's noise scale, the search's centre and the level fit's Huber scale
-# are read from its first this many levels (all of them in a shorter history), so what a history said
-# of its older commits stays said as it grows (docs/statistics.md, "The calibration span").
+# The calibration span: a benchmark's noise scale, the search's centre and the level fit's Huber scale are read
+# from its first this many levels (docs/statistics.md, "The calibration span").
 CALIBRATION = 500
-# A search is carried on from a checkpoint at most this many points short of the newest final one,
-# else from an anchor: a checkpoint at a multiple of ANCHOR points, at least ANCHOR short of the newest
-# final one (a paired push moves the fitted levels of the last few dozen commits, which the final
-# checkpoint of the build before covered; an anchor's points stay as they were).
+# A search is carried on from a checkpoint at most RESUME_BACK points short of the newest final one, else from
+# an anchor: one at a multiple of ANCHOR points, at least ANCHOR short of it (a push moves the last levels).
 RESUME_BACK = 8
 ANCHOR = 128
 ANCHORS_TRIED = 3
 
 
 def noise_scale(logs: np.ndarray) -> float:
-    """Commit-to-commit noise: the scaled MAD of first differences over sqrt(2).
-
-    Differences cancel the level, so the few real steps barely move it.
-    """
+    """Commit-to-commit noise: the scaled MAD of first differences over sqrt(2)."""
     if len(logs) < 3:
         return MIN_NOISE
     d = np.diff(logs)
     # scipy.stats.median_abs_deviation(d, scale="normal"), in its own operations.
-    mad = float(np.median(np.abs(d - np.median(d)))) / normal.Z_75
+    mad = float(np.median(np.abs(d - np.median(d)))) / stats.Z_75
     return max(mad / math.sqrt(2), MIN_NOISE)
 
 
@@ -87,42 +83,229 @@ def calibrated(logs: np.ndarray) -> tuple[np.ndarray, float]:
     return robust(logs, scale), scale
 
 
-def breakpoints_of(
-    series: list[tuple[np.ndarray, float]], *, penalty: float = PENALTY, kept: Kept | None = None
-) -> list[list[int]]:
-    """Per (clipped log levels, noise scale): the start of every segment after the first.
-
-    The exact optimal partition (`partition`) of the levels in noise units, centred on the median of
-    the calibration span, every segment at least MIN_SEGMENT long. `kept`: checkpoints of earlier
-    searches, by the digest of the points they covered; a series longer than the calibration span is
-    carried on from the last one made from the same first points (see RESUME_BACK and ANCHOR), and
-    checkpointed at its newest final point (the last whose clipping no newer level can move) and at
-    its anchor. The cuts are the same with or without them.
-    """
+def breakpoints_of(series: list[tuple[np.ndarray, float]], *, kept: Kept | None = None) -> list[list[int]]:
+    """Per (clipped log levels, noise scale): the start of every segment after the first, of the optimal
+    partition (`search`) of the levels in noise units centred on the calibration span's median. `kept`:
+    checkpoints by the digest of the points they covered, resumed from and made at the newest final point
+    and the anchor (RESUME_BACK, ANCHOR); the cuts are the same with or without them."""
     z = [np.asarray(c, dtype=float) / scale for c, scale in series]
     centred = [v - np.median(v[:CALIBRATION]) if len(v) else v for v in z]
     # Final points: all but the last WINDOW // 2, whose clipping reads levels still to come.
     final = [len(v) - WINDOW // 2 if len(v) > CALIBRATION + WINDOW else 0 for v in centred]
     anchor = [(t - ANCHOR) // ANCHOR * ANCHOR if t >= 2 * ANCHOR else 0 for t in final]
-    resume: list[partition.Checkpoint | None] = [None] * len(centred)
+    resume: list[Checkpoint | None] = [None] * len(centred)
     if kept is not None:
         for b, (v, t, a) in enumerate(zip(centred, final, anchor)):
             if not t:
                 continue
             anchors = [a - k * ANCHOR for k in range(ANCHORS_TRIED) if a - k * ANCHOR > 0][::-1]
             near = range(max(t - RESUME_BACK, 1, anchors[-1] + 1 if anchors else 1), t + 1)
-            keys = partition.digests(v, [*anchors, *near], penalty, MIN_SEGMENT)
+            keys = digests(v, [*anchors, *near], PENALTY, MIN_SEGMENT)
             for at in sorted(keys, reverse=True):
                 value = kept.get(keys[at])
                 if value is not None:
                     with contextlib.suppress(ValueError):
-                        resume[b] = partition.from_plain(value)
+                        resume[b] = from_plain(value)
                         break
     keep_at = [(a, t) if a else (t,) for a, t in zip(anchor, final)]
-    found, made = partition.search(centred, penalty, MIN_SEGMENT, resume=resume, keep_at=keep_at)
+    found, made = search(centred, PENALTY, MIN_SEGMENT, resume=resume, keep_at=keep_at)
     if kept is not None and kept.verify and any(c is not None for c in resume):
-        kept.check(found, partition.search(centred, penalty, MIN_SEGMENT)[0])
+        kept.check(found, search(centred, PENALTY, MIN_SEGMENT)[0])
     if kept is not None:
         for c in (c for cs in made for c in cs):
-            kept.put(c.digest, partition.plain(c))
+            kept.put(c.digest, plain(c))
     return [cuts if len(v) >= 2 * MIN_SEGMENT else [] for cuts, v in zip(found, z)]
+
+
+# -- the search: exact penalised least-squares partitions of many series at once, with functional pruning. The
+# least-squares Potts model (the sum of squares within segments plus a penalty per change point, every segment
+# at least `min_size` long); starts that can no longer win are pruned (Maidstone et al. 2017), the optimum is the
+# unpruned programme's (tests/unit/test_partition.py). All series advance together, point by point.
+
+# Starts kept per series are packed to the left every this many points, and the arrays narrowed.
+PACK = 32
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """The programme's state after the first `t` points of a series, to carry on from when the series
+    only grew: the starts still in play, and the best last start for every point so far."""
+
+    t: int
+    digest: str  # of those t points, the penalty and min_size: resumed only where they are the same
+    slots: dict[str, np.ndarray]  # per field of the state, its value in each start still in play
+    back: np.ndarray  # back[u], u <= t: the start of the last segment of the best partition of u points
+
+
+def digest(x: np.ndarray, t: int, penalty: float, min_size: int) -> str:
+    return hashlib.blake2b(
+        np.ascontiguousarray(x[:t], dtype=float).tobytes() + f" {penalty!r} {min_size}".encode()
+    ).hexdigest()
+
+
+def digests(x: np.ndarray, ts: Iterable[int], penalty: float, min_size: int) -> dict[int, str]:
+    """`digest` of x at each t of `ts` (ascending), hashing x once."""
+    x = np.ascontiguousarray(x, dtype=float)
+    tail = f" {penalty!r} {min_size}".encode()
+    h = hashlib.blake2b()
+    at, out = 0, {}
+    for t in ts:
+        h.update(x[at:t].tobytes())
+        at = t
+        g = h.copy()
+        g.update(tail)
+        out[t] = g.hexdigest()
+    return out
+
+
+def plain(c: Checkpoint) -> dict:
+    """The checkpoint as plain values and arrays (what a store of derived values encodes)."""
+    return {"t": c.t, "digest": c.digest, "slots": dict(c.slots), "back": c.back}
+
+
+def from_plain(value: dict) -> Checkpoint:
+    """`plain`'s inverse; ValueError where it is not one."""
+    try:
+        t = int(value["t"])
+        slots = {f: np.asarray(value["slots"][f]).astype(np.asarray(fill).dtype) for f, fill in zip(FIELDS, _FILLS)}
+        back = np.asarray(value["back"], dtype=np.int64)
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"not a checkpoint: {exc}") from None
+    sizes = {a.shape for a in slots.values()}
+    if t < 1 or back.shape != (t + 1,) or len(sizes) != 1 or len(next(iter(sizes))) != 1:
+        raise ValueError("not a checkpoint: its arrays disagree")
+    return Checkpoint(t, str(value["digest"]), slots, back)
+
+
+# The state per start still in play, in a Checkpoint's `slots`.
+FIELDS = ("start", "cost0", "a", "sq", "m", "low", "high", "shut_low", "shut_high", "alive", "drop_at")
+_FILLS = (0, np.inf, 0.0, 0.0, 0.0, -np.inf, np.inf, np.inf, -np.inf, False, np.inf)
+
+
+def search(
+    series: list[np.ndarray],
+    penalty: float,
+    min_size: int = 2,
+    *,
+    resume: list[Checkpoint | None] | None = None,
+    keep_at: Sequence[tuple[int, ...]] | None = None,
+) -> tuple[list[list[int]], list[list[Checkpoint]]]:
+    """Per series: the start of every segment after the first, of its optimal partition; each carried on from
+    its `resume` checkpoint where that was made from the same first points, and checkpointed after each of
+    its `keep_at` point counts past it. The cuts are the same either way."""
+    count = len(series)
+    if count == 0:
+        return [], []
+    lengths = np.asarray([len(x) for x in series], dtype=np.int64)
+    longest = int(lengths.max())
+    resume = list(resume or [None] * count)
+    for b, (x, c) in enumerate(zip(series, resume)):
+        if c is not None and not (c.t <= len(x) and c.digest == digest(x, c.t, penalty, min_size)):
+            resume[b] = None
+    t0 = np.asarray([c.t if c is not None else 0 for c in resume], dtype=np.int64)
+    wanted = np.zeros((count, longest + 1), dtype=bool)  # [series, point count]: a checkpoint after it
+    for b, ks in enumerate(keep_at or [()] * count):
+        wanted[b, [k for k in ks if t0[b] < k <= lengths[b]]] = True
+    any_wanted = bool(wanted.any())
+    steps = int((lengths - t0).max())
+    xs = np.zeros((steps, count))
+    for b, x in enumerate(series):
+        xs[: len(x) - t0[b], b] = x[t0[b] :]
+    back = np.zeros((count, longest + 1), dtype=np.int64)
+    rows = np.arange(count)
+    # Each slot a segment start still in play: where it starts, the best cost up to it, the sum, sum
+    # of squares and count of the points since; the levels of the segment after it for which no
+    # later start beats it (low..high); those where the start that ended its segment stays better;
+    # whether it is in play, and the point after which a beaten start goes.
+    width = max([16, *(int(c.slots["start"].size) + 1 for c in resume if c is not None)])
+    state = {f: np.full((count, width), fill) for f, fill in zip(FIELDS, _FILLS)}
+    state["start"] = state["start"].astype(np.int64)
+    state["alive"] = state["alive"].astype(bool)
+    state["alive"][:, 0], state["cost0"][:, 0] = True, -penalty  # the first segment costs no penalty
+    for b, c in enumerate(resume):
+        if c is not None:
+            size = c.slots["start"].size
+            for field in FIELDS:
+                state[field][b, :size] = c.slots[field]
+            state["alive"][b, size:] = False
+            back[b, : c.t + 1] = c.back
+    start, cost0, a, sq, m, low, high, shut_low, shut_high, alive, drop_at = (state[f] for f in FIELDS)
+    kept: list[list[Checkpoint]] = [[] for _ in range(count)]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for s in range(steps):
+            t = t0 + s + 1  # each series' own point count
+            tc = t[:, None]
+            x = xs[s][:, None]
+            a += x
+            sq += x * x
+            m += 1
+            aa = a * a
+            total = np.where(alive & (m >= min_size), cost0 + (sq - aa / m), np.inf)
+            k = np.argmin(total, axis=1)
+            active = lengths >= t
+            f = np.where(active, total[rows, k] + penalty, np.inf)
+            back[rows[active], t[active]] = start[rows[active], k[active]]
+            mk, ak = m[rows, k], a[rows, k]  # the segment f ends
+            # A start beaten at point p goes after point p + min_size - 1: until then the start that
+            # beat it could not end a segment yet.
+            alive &= drop_at > tc
+            # Start t (cost f, whatever the level) beats an older start wherever
+            # m mu^2 - 2 a mu + (sq + cost0 - f) > 0: that start keeps the levels between the roots.
+            disc = aa - m * (sq + cost0 - f[:, None])
+            root = np.sqrt(np.maximum(disc, 0.0))
+            low = np.maximum(low, (a - root) / m)
+            high = np.minimum(high, (a + root) / m)
+            gone = (disc < 0) | (low > high) | ((shut_low <= low) & (high <= shut_high))
+            drop_at = np.where(alive & active[:, None] & gone, np.minimum(drop_at, tc + min_size - 1), drop_at)
+            add = active & np.isfinite(f)
+            arrays = [start, cost0, a, sq, m, low, high, shut_low, shut_high, alive, drop_at]
+            if (s + 1) % PACK == 0 or not (~alive)[add].any(axis=1).all():
+                arrays, width = _pack(arrays, alive, _FILLS)
+                start, cost0, a, sq, m, low, high, shut_low, shut_high, alive, drop_at = arrays
+            slot = np.argmax(~alive, axis=1)
+            r, c = rows[add], slot[add]
+            mk, ak = mk[add], ak[add]
+            start[r, c], cost0[r, c], alive[r, c], drop_at[r, c] = t[add], f[add], True, np.inf
+            a[r, c], sq[r, c], m[r, c], low[r, c], high[r, c] = 0.0, 0.0, 0.0, -np.inf, np.inf
+            # The start that gave f is better than t wherever the new segment's level stays
+            # within sqrt(penalty / its length) of that segment's mean: t never wins there.
+            half = np.sqrt(penalty / mk)
+            shut_low[r, c], shut_high[r, c] = ak / mk - half, ak / mk + half
+            due = wanted[rows, np.minimum(t, longest)] & (t <= lengths) if any_wanted else rows < 0
+            for b in np.flatnonzero(due).tolist():
+                used = alive[b]
+                now = (start, cost0, a, sq, m, low, high, shut_low, shut_high, alive, drop_at)
+                slots = {name: arr[b, used].copy() for name, arr in zip(FIELDS, now)}
+                kept[b].append(
+                    Checkpoint(
+                        int(t[b]), digest(series[b], int(t[b]), penalty, min_size), slots, back[b, : t[b] + 1].copy()
+                    )
+                )
+    out = []
+    for b in range(count):
+        cuts: list[int] = []
+        at = int(lengths[b])
+        while at > 0:
+            at = int(back[b, at])
+            if at > 0:
+                cuts.append(at)
+        out.append(cuts[::-1])
+    return out, kept
+
+
+def _pack(arrays: list[np.ndarray], used: np.ndarray, fills: tuple) -> tuple[list[np.ndarray], int]:
+    """The slots in use moved to the left of each row, and the width fitted to the fullest row with room for one more."""
+    order = np.argsort(~used, axis=1, kind="stable")
+    need = int(used.sum(axis=1).max()) + 1
+    width = max(16, -(-need * 5 // 4 // 8) * 8)  # a quarter more than the fullest row needs, in eights
+    out = []
+    for arr, fill in zip(arrays, fills):
+        packed = np.take_along_axis(arr, order, axis=1)[:, :width]
+        if packed.shape[1] < width:
+            packed = np.concatenate(
+                [packed, np.full((len(arr), width - packed.shape[1]), fill, dtype=arr.dtype)], axis=1
+            )
+        else:
+            packed[~np.take_along_axis(used, order, axis=1)[:, :width]] = fill
+        out.append(packed)
+    return out, width

@@ -1,12 +1,6 @@
-"""The statistics behind `compare` and `regressions`: rounds as evidence, floors as levels.
-
-A round is one blocked_autorange in one fresh worker process (a `Sample`).
-Noise only ever adds time, so a round is read as its fastest block, and a
-commit's level is its fastest round: the floor. The gap from the fastest
-round to the third fastest widens the interval, and a fixed allowance
-(DRIFT) covers drift between runs. The interval is the percentile
-bootstrap's exact limit (no resampling), so a comparison always gives the
-same answer. docs/statistics.md ("The level", "The verdict"). Pure.
+"""The statistics behind `compare` and `regressions`: a round is read as its fastest block, a commit's level is
+its fastest round (the floor), and a shift's interval is the exact percentile bootstrap widened by floor gaps,
+busyness and an allowance for drift. docs/statistics.md ("The level", "The verdict"). Pure.
 """
 
 from __future__ import annotations
@@ -16,47 +10,35 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from regress.analysis import normal
 from regress.core import blocks
 from regress.core.records import BenchmarkResult, Sample
 
 # Two-sided level: the interval is 1 - ALPHA, and p < ALPHA exactly when it excludes 1.
 ALPHA = 0.05
 # A regression or improvement needs its estimate to be at least this share of the threshold, besides an
-# interval that excludes no change and reaches the threshold: on a busy machine a small shift (2-3%) with a
-# wide interval was the one kind of A/A false alarm interleaved rounds still gave.
+# interval that excludes no change and reaches the threshold.
 MIN_ESTIMATE_SHARE = 0.5
 # Below this many rounds a side has no trustworthy floor (the gap needs three).
 FEWEST_ROUNDS_TO_JUDGE = 3
 # Rounds per commit that meet the documented error rates on a shared 2-core machine.
 RECOMMENDED_ROUNDS = 10
-# Drift of the floor between separate runs that rounds of one run can't show
-# (one standard deviation, log scale); measured on a shared 2-core machine.
+# Drift of the floor (one standard deviation, log scale) that rounds of one run can't show: between commits of
+# one run; for a benchmark using every core (it can't get out of a neighbour's way); between separate runs
+# while the history holds no same-code pairs to measure it by (`runs.allowances`).
 DRIFT = 0.01
-# The same for a benchmark that uses every core: it can't get out of a
-# neighbour's way (2-thread floors moved 3-6% between runs on 2 cores).
 DRIFT_ALL_CORES = 0.05
-# Between commits measured by separate runs, while the history holds no
-# same-code pairs to measure the shift between runs by (`runs.allowance`):
-# one-thread A/A levels of separate default runs here spread by a scaled MAD
-# of 1.4% (231 pairs, docs/statistics.md). Every-core benchmarks keep 5%.
 DRIFT_APART = 0.015
-# A benchmark using every core whose rounds in one run span more than this is
-# switching between a fast and a slow mode (2-thread floors on 2 busy cores
-# landed up to 3.5x apart between runs): its floor can't be trusted.
+# A benchmark using every core whose rounds in one run span more than this switches between modes.
 MODE_SPAN = 2.0
-# How much of each side's floor gap (fastest to third-fastest round) counts as
-# extra uncertainty of its floor.
+# How much of each side's floor gap (fastest to third-fastest round) and busyness counts as extra uncertainty.
 GAP_WEIGHT = 0.25
-# How much of each side's busyness counts as extra uncertainty of its floor:
-# when most rounds were slowed, the fastest may have been slowed too.
 BUSY_WEIGHT = 0.05
-# torch's Measurement warns above these IQR/median ratios (core/blocks.py: a light copy keeps what they read).
-IQR_WARN, IQR_GROSS_WARN = blocks.IQR_WARN, blocks.IQR_GROSS_WARN
 quartiles = blocks.quartiles
 
-# The two-sided critical value at ALPHA: scipy.special.ndtri(1 - ALPHA / 2) (tests/unit/test_normal.py).
-Z = normal.Z_975
+# The two-sided critical value at ALPHA, and the normal's 0.75 quantile: scipy.special.ndtri(1 - ALPHA / 2)
+# and ndtri(0.75) (tests/unit/test_normal.py).
+Z = 1.959963984540054
+Z_75 = 0.6744897501960817
 
 
 def round_value(sample: Sample) -> float:
@@ -142,12 +124,8 @@ class Shift:
 
 
 def _min_distribution(logs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Exact distribution of the minimum of a bootstrap resample of `logs`.
-
-    A resample of n values drawn with replacement has its minimum at or above
-    the j-th smallest value with probability ((n - j + 1) / n) ** n; this is
-    the limit a resampling bootstrap approaches, with no resampling noise.
-    """
+    """Exact distribution of the minimum of a bootstrap resample of `logs`: at or above the j-th smallest
+    value with probability ((n - j + 1) / n) ** n."""
     x = np.sort(logs)
     n = len(x)
     at_least = ((n - np.arange(n)) / n) ** n
@@ -168,20 +146,23 @@ def floor_diff_interval(base_logs, head_logs, level: float = 1 - ALPHA) -> tuple
     return float(low), float(high)
 
 
-def drift_for(num_threads: int, cores: int, *, apart: bool = False) -> float:
-    """The drift allowance for a benchmark on a machine with `cores` (0: unknown).
+def cores_of(commits) -> int:
+    """The fewest cores of these CommitResults' machines (None left out), 0 where none is known."""
+    known = [c.fingerprint.cores for c in commits if c is not None and c.fingerprint.cores]
+    return min(known) if known else 0
 
-    `apart`: the two sides were measured by separate runs and the history can't say by how much those differ.
-    """
+
+def drift_for(num_threads: int, cores: int, *, apart: bool = False) -> float:
+    """The drift allowance for a benchmark on a machine with `cores` (0: unknown); `apart`: the sides were
+    measured by separate runs and the history can't say by how much those differ."""
     if cores and num_threads >= cores:
         return DRIFT_ALL_CORES
     return DRIFT_APART if apart else DRIFT
 
 
 def shift(base, head, *, drift: float = DRIFT) -> Shift:
-    """Estimate head/base with an interval honest about noise between and within runs: the exact
-    percentile bootstrap of the difference of log floors (`floor_diff_interval`), with each side's floor
-    gap and busyness and the drift allowance (`drift_for`) added in quadrature on either side."""
+    """head/base, with the exact bootstrap interval of the difference of log floors widened in quadrature by
+    each side's floor gap and busyness and the drift allowance."""
     b = np.log(np.asarray(base, dtype=float))
     h = np.log(np.asarray(head, dtype=float))
     if len(b) < 2 or len(h) < 2:
@@ -200,7 +181,7 @@ def shift(base, head, *, drift: float = DRIFT) -> Shift:
     below = math.hypot(max(d - low, 0.0), extra)
     above = math.hypot(max(high - d, 0.0), extra)
     toward_one = below if d > 0 else above
-    p = 2 * normal.cdf(-abs(d) / (toward_one / Z)) if toward_one > 0 else (0.0 if d else 1.0)
+    p = 2 * normal_cdf(-abs(d) / (toward_one / Z)) if toward_one > 0 else (0.0 if d else 1.0)
     return Shift(
         ratio=math.exp(d),
         low=math.exp(d - below),
@@ -209,3 +190,189 @@ def shift(base, head, *, drift: float = DRIFT) -> Shift:
         base_gap=b_gap,
         head_gap=h_gap,
     )
+
+
+# -- the normal CDF and the Mann-Whitney test, bit for bit scipy's without importing scipy.special or scipy.stats
+# (tests/unit/test_normal.py, test_ranktest.py): Cephes' ndtr (xsf's cephes/ndtr.h, same coefficients and order)
+# and scipy.stats.mannwhitneyu's "auto" method step by step.
+
+# Cephes ndtr.c: erfc on [1, 8) is P/Q, on [8, inf) R/S; erf on [0, 1] is x T(x^2)/U(x^2).
+_P = (
+    2.46196981473530512524e-10,
+    5.64189564831068821977e-1,
+    7.46321056442269912687e0,
+    4.86371970985681366614e1,
+    1.96520832956077098242e2,
+    5.26445194995477358631e2,
+    9.34528527171957607540e2,
+    1.02755188689515710272e3,
+    5.57535335369399327526e2,
+)
+_Q = (
+    1.32281951154744992508e1,
+    8.67072140885989742329e1,
+    3.54937778887819891062e2,
+    9.75708501743205489753e2,
+    1.82390916687909736289e3,
+    2.24633760818710981792e3,
+    1.65666309194161350182e3,
+    5.57535340817727675546e2,
+)
+_R = (
+    5.64189583547755073984e-1,
+    1.27536670759978104416e0,
+    5.01905042251180477414e0,
+    6.16021097993053585195e0,
+    7.40974269950448939160e0,
+    2.97886665372100240670e0,
+)
+_S = (
+    2.26052863220117276590e0,
+    9.39603524938001434673e0,
+    1.20489539808096656605e1,
+    1.70814450747565897222e1,
+    9.60896809063285878198e0,
+    3.36907645100081516050e0,
+)
+_T = (
+    9.60497373987051638749e0,
+    9.00260197203842689217e1,
+    2.23200534594684319226e3,
+    7.00332514112805075473e3,
+    5.55923013010394962768e4,
+)
+_U = (
+    3.35617141647503099647e1,
+    5.21357949780152679795e2,
+    4.59432382970980127987e3,
+    2.26290000613890934246e4,
+    4.92673942608635921086e4,
+)
+_MAXLOG = 7.097827128933839730962063185871e2  # log(DBL_MAX)
+_SQRT1_2 = 0.70710678118654752440
+
+
+def _polevl(x: float, coef: tuple[float, ...]) -> float:
+    ans = coef[0]
+    for c in coef[1:]:
+        ans = ans * x + c
+    return ans
+
+
+def _erfc(a: float) -> float:
+    x = -a if a < 0.0 else a
+    if x < 1.0:
+        return 1.0 - _erf(a)
+    z = -a * a
+    if z < -_MAXLOG:
+        return 2.0 if a < 0 else 0.0
+    z = math.exp(z)
+    if x < 8.0:
+        p, q = _polevl(x, _P), _polevl(x, (1.0, *_Q))
+    else:
+        p, q = _polevl(x, _R), _polevl(x, (1.0, *_S))
+    y = (z * p) / q
+    if a < 0:
+        y = 2.0 - y
+    if y != 0.0:
+        return y
+    return 2.0 if a < 0 else 0.0
+
+
+def _erf(x: float) -> float:
+    if x < 0.0:
+        return -_erf(-x)
+    if abs(x) > 1.0:
+        return 1.0 - _erfc(x)
+    z = x * x
+    return x * _polevl(z, _T) / _polevl(z, (1.0, *_U))
+
+
+def normal_cdf(a: float) -> float:
+    """P(N(0, 1) <= a): scipy.special.ndtr(a), exactly."""
+    a = float(a)
+    if math.isnan(a):
+        return math.nan
+    x = a * _SQRT1_2
+    z = abs(x)
+    if z < 1.0:
+        return 0.5 + 0.5 * _erf(x)
+    y = 0.5 * _erfc(z)
+    return 1.0 - y if x > 0 else y
+
+
+# scipy's "auto": the exact distribution while the smaller sample is at most this long (and no ties).
+EXACT_UP_TO = 8
+
+
+def mann_whitney_p(x, y) -> float:
+    """Two-sided p-value of the Mann-Whitney U test of samples x and y (nonempty, no NaN)."""
+    x, y = np.asarray(x, dtype=float).ravel(), np.asarray(y, dtype=float).ravel()
+    n1, n2 = len(x), len(y)
+    ranks, ties = _ranks(np.concatenate([x, y]))
+    u1 = float(np.sum(ranks[:n1])) - n1 * (n1 + 1) / 2
+    u = max(u1, n1 * n2 - u1)
+    if min(n1, n2) <= EXACT_UP_TO and not (ties > 1).any():
+        p = _exact_sf(int(u), min(n1, n2), max(n1, n2))
+    else:
+        n = n1 + n2
+        tie_term = float(np.sum(ties**3 - ties))
+        s = math.sqrt(n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1))))
+        z = (u - n1 * n2 / 2 - 0.5) / s if s > 0 else math.copysign(math.inf, u - n1 * n2 / 2 - 0.5)
+        p = normal_cdf(-z) if not math.isnan(z) else math.nan
+    return min(max(2 * p, 0.0), 1.0)
+
+
+def _ranks(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Average ranks (1-based) of v, and the size of every group of equal values."""
+    order = np.argsort(v, kind="mergesort")
+    s = v[order]
+    first = np.r_[True, s[1:] != s[:-1]]
+    starts = np.flatnonzero(first)
+    counts = np.diff(np.r_[starts, len(v)]).astype(float)
+    average = starts + (counts + 1) / 2  # the mean of ranks start+1 .. start+count
+    ranks = np.empty(len(v))
+    ranks[order] = np.repeat(average, counts.astype(np.int64))
+    return ranks, counts
+
+
+def _exact_sf(u: int, n1: int, n2: int) -> float:
+    """P(U >= u) under the null, u >= n1 n2 / 2: by symmetry P(U <= n1 n2 - u), summed as scipy does."""
+    k = n1 * n2 - u
+    total = _binom(n1 + n2, n1)
+    return float(np.cumsum(_arrangements(n1, n2, k) / total)[k])
+
+
+def _arrangements(n1: int, n2: int, upto: int) -> np.ndarray:
+    """Number of orderings of n1 values among n2 others (n1 <= n2) with U = 0..upto, by Loeffler's
+    recurrence u f(u) = sum_i sigma(i) f(u - i), sigma(i) the sum of i's divisors up to n1 less
+    those above n2. In scipy's arithmetic: uint64 counts, each new one a float dot product (which
+    rounds above 2^53, as scipy's does), floats once a count passes 2^64."""
+    sigma = np.zeros(upto + 1, dtype=int)
+    for d in range(1, n1 + 1):
+        sigma[d::d] += d
+    for d in range(n2 + 1, n1 + n2 + 1):
+        sigma[d::d] -= d
+    counts = np.zeros(upto + 1, dtype=np.uint64)
+    counts[0] = 1
+    exact, most = True, np.iinfo(np.uint64).max
+    for u in range(1, upto + 1):
+        value = np.dot(counts[:u], sigma[u:0:-1]) / u
+        if exact and value > most:
+            counts, exact = counts.astype(float), False
+        counts[u] = value
+    return counts
+
+
+def _binom(n: int, k: int) -> float:
+    """scipy.special.binom for integer n and small k, in its own float loop (so the division matches)."""
+    if k > n / 2 and n > 0:
+        k = n - k
+    num = den = 1.0
+    for i in range(1, k + 1):
+        num *= i + n - k
+        den *= i
+        if abs(num) > 1e50:
+            num /= den
+            den = 1.0
+    return num / den

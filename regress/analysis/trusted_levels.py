@@ -12,10 +12,7 @@ from regress.analysis import levels, stats
 from regress.analysis.table import as_table
 from regress.core.records import BenchmarkId
 
-# A commit's level is left out when its second-fastest round sits this far above its fastest: rounds all
-# over the place, as a busy hour gives them. Not less: a floor settled enough for compare to call a step
-# must count; and not the third round: on a machine with modes two agreeing fast rounds fix a floor
-# (`modes.FAST_ROUNDS`).
+# A commit's level is left out when its second-fastest round sits this far above its fastest.
 UNSETTLED = 0.20
 
 
@@ -32,14 +29,10 @@ def machine_outliers(history, *, threshold: float) -> set[int]:
 def series(
     history, *, threshold: float = 0.05, code: dict[str, str] | None = None
 ) -> dict[BenchmarkId, tuple[list[int], list[float]]]:
-    """Per benchmark: the history positions where it has a trustworthy level, and that level.
-
-    The level is the commit's with every run's shift taken out (`levels`). Left out: a run of three or
-    more rounds whose second-fastest is more than UNSETTLED above its fastest, and a commit measured, by
-    a run linked to no other, while the machine was off its usual speed (`machine_outliers`). Commits of
-    identical code (`code`: sha -> digest) in a row are one point, at the first of them.
-    `history`: a list of results or their `Table`.
-    """
+    """Per benchmark: the history positions where it has a trustworthy level, and that level with every run's
+    shift taken out (`levels`). Left out: unsettled runs (UNSETTLED), and a lone run's commit measured while
+    the machine was off (`machine_outliers`). Commits of identical code (`code`: sha -> digest) in a row are
+    one point, at the first. `history`: a list of results or their `Table`."""
     table = as_table(history)
     off = machine_outliers(table, threshold=threshold)
     trusted = ~((table.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & _unsettled(table.low, table.run_n))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from regress.analysis import counts, diff, metrics, run_pairs, runs
+from regress.analysis import diff, metrics, run_pairs, runs
 from regress.analysis import table as figures_table
 from regress.analysis.table import Table
 from regress.core.config import Config
@@ -148,7 +148,7 @@ def judge(
     if metric not in (Metric.TIME, Metric.INSTRUCTIONS):
         verdicts = metrics.compare(base, head, metric, threshold=threshold)
     elif metric is Metric.INSTRUCTIONS:
-        verdicts = counts.compare_counts(
+        verdicts = metrics.compare_counts(
             metrics.only(base, Metric.INSTRUCTIONS), metrics.only(head, Metric.INSTRUCTIONS), threshold=threshold
         )
     else:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from factories import bench, commit, rounds_of
 
-from regress.analysis import diff, normal, run_pairs, runs, stats
+from regress.analysis import diff, run_pairs, runs, stats
 from regress.core.records import BenchmarkId
 from regress.storage import summary
 from regress.storage.store import Store
@@ -45,7 +45,7 @@ def test_median_busyness_and_floor_gap_are_numpys_to_the_bit():
 
 
 def _allowance_with_numpy(pairs, bid, cores):
-    """runs.allowance as it was written before the pooled pairs were kept: every benchmark walks them all."""
+    """runs.allowances as it was written before the pooled pairs were kept: every benchmark walks them all."""
     fixed = stats.drift_for(bid.num_threads, cores, apart=True)
     own = pairs.get(bid, [])
     if len(own) < runs.MIN_PAIRS:
@@ -58,7 +58,7 @@ def _allowance_with_numpy(pairs, bid, cores):
     within = stats.drift_for(bid.num_threads, cores)  # no neighbouring pairs given: the fixed one
     if len(own) < runs.MIN_PAIRS:
         return runs.Allowance(fixed, 0, within)
-    sigma = float(np.median(np.abs(np.asarray(own, dtype=float)))) / normal.Z_75
+    sigma = float(np.median(np.abs(np.asarray(own, dtype=float)))) / stats.Z_75
     stated = math.ceil(sigma / runs.STEP - 1e-9) * runs.STEP  # as it is stated: a tenth of a percent, rounded up
     assert sigma <= stated < sigma + runs.STEP
     return runs.Allowance(max(stated, fixed), len(own), within)
@@ -77,7 +77,7 @@ def test_pooled_allowances_are_each_benchmarks_own_rule():
         given = runs.allowances(pairs, cores=cores)
         for b in [*ids, BenchmarkId("ops", "never-measured", "", 2)]:
             expected = _allowance_with_numpy(pairs, b, cores)
-            assert given(b) == expected == runs.allowance(pairs, b, cores=cores), (trial, b)
+            assert given(b) == expected == runs.allowances(pairs, cores=cores)(b), (trial, b)
 
 
 def _blip_history():

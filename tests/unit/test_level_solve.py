@@ -1,4 +1,4 @@
-"""The level fit's least squares (analysis/level_solve.py): the batched dense and the sparse solve give
+"""The level fit's least squares (analysis/levels.py): the batched dense and the sparse solve give
 the weighted, pulled least-squares answer, and a small site-build-sized fit never imports scipy.sparse."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from regress.analysis import level_solve
+from regress.analysis import levels
 
 
 def _block(rng, nodes: int, runs: int, models: int, m: int):
@@ -52,11 +52,11 @@ def _system(seed: int):
     return rows, cols, shape, counts, block_cols, rng.uniform(0.2, 1.0, m), rng.normal(0, 0.05, m), pull, k
 
 
-@pytest.mark.parametrize("dense_cells", [level_solve.DENSE_CELLS, 0])
+@pytest.mark.parametrize("dense_cells", [levels.DENSE_CELLS, 0])
 def test_the_batched_and_the_sparse_solve_give_the_pulled_weighted_least_squares(monkeypatch, dense_cells):
-    monkeypatch.setattr(level_solve, "DENSE_CELLS", dense_cells)
+    monkeypatch.setattr(levels, "DENSE_CELLS", dense_cells)
     rows, cols, shape, counts, block_cols, w, y, pull, k = _system(3)
-    design = level_solve.Design(rows, cols, shape, counts, block_cols)
+    design = levels.Design(rows, cols, shape, counts, block_cols)
     assert design.dense == bool(dense_cells)
     x = design.solve(w, y, pull, k)
     # The same minimum from its definition: stack sqrt(w) a over sqrt(pull) I and solve by lstsq.
@@ -73,7 +73,7 @@ def test_a_row_with_another_blocks_column_is_refused():
     cols = cols.copy()
     cols[0] = block_cols[1][0]  # the first block's first row given a column of the second
     with pytest.raises(ValueError, match="another block"):
-        level_solve.Design(rows, cols, shape, counts, block_cols)
+        levels.Design(rows, cols, shape, counts, block_cols)
 
 
 def test_a_small_fit_does_not_import_scipy_sparse():

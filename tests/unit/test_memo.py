@@ -202,7 +202,6 @@ def test_a_changed_figure_function_finds_no_stale_value(tmp_path, monkeypatch):
     next read computes everything afresh, and what it gives is the changed function's, nowhere the kept."""
     from regress.analysis import figures as file_figures
     from regress.analysis import table as figures_table
-    from regress.analysis import table_blocks
     from regress.analysis.table import Table
     from regress.report import site
     from regress.storage import series_figures
@@ -210,7 +209,7 @@ def test_a_changed_figure_function_finds_no_stale_value(tmp_path, monkeypatch):
     from scripts.fabricate_history import fabricate
 
     machine, env = "ci-runner", "default"
-    commits = table_blocks.BLOCK + table_blocks.TAIL + 5  # one kept block, and the newest beside it
+    commits = figures_table.BLOCK + figures_table.TAIL + 5  # one kept block, and the newest beside it
     fabricate(tmp_path / "r", machines=(machine,), commits=commits, benchmarks=3, rounds="3-4", times="3")
     store = Store(tmp_path / "r")
     site.build(store, tmp_path / "site")  # the memo filled: figures, a block, verdicts, steps, pairs

@@ -74,14 +74,12 @@ def test_the_round_plan_takes_rounds_until_the_fast_mode_had_its_chance():
     assert 0.3 < p < 0.8
     assert modes.rounds_to_rule_out(p) == pytest.approx(math.log(modes.ALPHA) / math.log(p), abs=1)
     # A round in the fast mode settles it: the commit's floor is then level with its neighbour's.
-    least = math.log(1.025)  # half the 5% threshold: below it no verdict calls a change
-    assert not modes.wants_more([*slow[:5], min(base) * 1.002], base, least)
     assert not adaptive.wants_round(
         [*slow[:5], min(base) * 1.002, min(base) * 1.003, min(base) * 1.005], budget, 0.0, [base]
     )
     # So do enough agreeing slow rounds: all of them landing there by luck is then unlikely.
     enough = [slow[k % len(slow)] for k in range(modes.rounds_to_rule_out(p) + 1)]
-    assert not modes.wants_more(enough, base, least) and modes.wants_more(enough[:5], base, least)
+    assert modes.luck([base], [enough]) is None and modes.luck([base], [enough[:5]]) is not None
 
 
 def test_every_adjacent_pair_of_the_recorded_modal_range_is_judged_right():
@@ -113,7 +111,6 @@ def test_a_real_change_on_a_machine_without_modes_needs_no_more_rounds():
     quiet = [1e-4 * (1 + 0.002 * k) for k in range(5)]
     slower = [1.1e-4 * (1 + 0.002 * k) for k in range(5)]
     assert modes.luck([quiet], [slower]) is None
-    assert not modes.wants_more(slower, quiet)
     v = only(diff.compare(commit("a", bench(quiet, sub="x")), commit("b", bench(slower, sub="x"))), "x")
     assert v.verdict == "regression"
 

@@ -1,11 +1,11 @@
-"""The pruned optimal partition (`analysis/partition.py`) against the unpruned programme and ruptures."""
+"""The pruned optimal partition (`analysis/segments.py`'s `search`) against the unpruned programme and ruptures."""
 
 from __future__ import annotations
 
 import numpy as np
 import ruptures
 
-from regress.analysis.partition import cuts_of
+from regress.analysis.segments import search
 
 
 def _cost(x: np.ndarray, cuts: list[int], penalty: float) -> float:
@@ -48,7 +48,7 @@ def test_the_pruned_partition_is_the_unpruned_programmes_optimum():
     series = [_history(rng, int(rng.integers(1, 400))) for _ in range(120)]
     for penalty in (5.0, 20.0, 60.0):
         for min_size in (1, 2, 3):
-            found = cuts_of(series, penalty, min_size)
+            found = search(series, penalty, min_size)[0]
             for x, cuts in zip(series, found):
                 expected = _unpruned(x, penalty, min_size) if len(x) >= min_size else []
                 assert cuts == expected, (len(x), penalty, min_size)
@@ -59,8 +59,8 @@ def test_the_pruned_partition_is_the_unpruned_programmes_optimum():
 def test_series_of_every_length_together_are_each_as_alone():
     rng = np.random.default_rng(3)
     series = [_history(rng, n) for n in (0, 1, 2, 3, 5, 50, 700, 2)]
-    together = cuts_of(series, 20.0)
-    assert together == [cuts_of([x], 20.0)[0] for x in series]
+    together = search(series, 20.0)[0]
+    assert together == [search([x], 20.0)[0][0] for x in series]
     assert together[:4] == [[], [], [], []]
 
 
@@ -71,7 +71,7 @@ def test_it_agrees_with_ruptures_kernelcpd_and_is_never_worse():
     same = 0
     for _ in range(150):
         x = _history(rng, int(rng.integers(4, 300)))
-        ours = cuts_of([x], 20.0)[0]
+        ours = search([x], 20.0)[0][0]
         theirs = [
             int(b) for b in ruptures.KernelCPD(kernel="linear", min_size=2).fit(x.reshape(-1, 1)).predict(pen=20.0)
         ][:-1]

@@ -1,4 +1,4 @@
-"""analysis.ranktest and segments' numpy median filter and noise scale are scipy's to the bit: the
+"""analysis.stats.mann_whitney_p and segments' numpy median filter and noise scale are scipy's to the bit: the
 change points' tests and clipping depend on them, and a site build no longer imports scipy.stats."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 from scipy import stats
 from scipy.ndimage import median_filter
 
-from regress.analysis import ranktest, segments
+from regress.analysis import segments
+from regress.analysis import stats as ours
 
 
 def _samples(rng, n1: int, n2: int, tied: bool):
@@ -31,14 +32,14 @@ def test_the_p_value_is_scipys_exactly(tied):
         x, y = _samples(rng, n1, n2, tied)
         for a, b in ((x, y), (y, x)):
             want = float(stats.mannwhitneyu(a, b, alternative="two-sided").pvalue)
-            assert ranktest.p_value(a, b) == want, (len(a), len(b), tied)
+            assert ours.mann_whitney_p(a, b) == want, (len(a), len(b), tied)
 
 
 def test_extremes_match_scipy():
     cases = [([1.0, 2.0], [3.0, 4.0]), ([1.0] * 5, [1.0] * 7), ([0.5], [0.5, 0.7]), (list(range(20)), [100.0] * 3)]
     for a, b in cases:
         want = float(stats.mannwhitneyu(a, b, alternative="two-sided").pvalue)
-        got = ranktest.p_value(a, b)
+        got = ours.mann_whitney_p(a, b)
         assert got == want or (math.isnan(got) and math.isnan(want)), (a, b, got, want)
 
 
@@ -53,9 +54,9 @@ def test_running_median_and_noise_scale_are_scipys():
 
 def test_change_points_import_no_scipy_stats():
     code = (
-        "import sys, numpy as np; from regress.analysis import changepoints, ranktest, segments;"
+        "import sys, numpy as np; from regress.analysis import changepoints, segments, stats;"
         "segments.robust(np.linspace(0, 1, 50), segments.noise_scale(np.linspace(0, 1, 50)));"
-        "ranktest.p_value([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]);"
+        "stats.mann_whitney_p([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]);"
         "print(sorted(m for m in ('scipy.stats', 'scipy.ndimage') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -87,11 +87,11 @@ def test_the_allowance_between_runs_comes_from_the_history():
     history = factories.pushes([1e-3] * 40, shifts)
     pairs = runs.same_code_pairs(history, {})
     (bid,) = pairs
-    got = runs.allowance(pairs, bid)
+    got = runs.allowances(pairs)(bid)
     assert got.pairs == 39 and 0.025 < got.sigma < 0.07, got
     assert "from the history (39 same-code pairs)" in got.describe()
     # Too few pairs: the fixed allowance, and it says so.
-    few = runs.allowance(runs.same_code_pairs(history[:4], {}), bid)
+    few = runs.allowances(runs.same_code_pairs(history[:4], {}))(bid)
     assert few.pairs == 0 and few.sigma == 0.015
 
 

@@ -1,4 +1,4 @@
-"""A series' figures joined from blocks kept in the memo (analysis/table_blocks.py): the table every
+"""A series' figures joined from blocks kept in the memo (analysis/table.py): the table every
 file's figures give, field for field; a block is decoded whole on the next read, joined afresh where one of
 its files changed, and never trusted garbled."""
 
@@ -13,14 +13,13 @@ from test_series_figures import ENV, MACHINE, same
 
 from regress.analysis import figures as file_figures
 from regress.analysis import table as figures_table
-from regress.analysis import table_blocks
 from regress.analysis.table import Table
 from regress.storage import memo, series_figures, summary
 from regress.storage.memo import Memo
 from regress.storage.store import Store
 from scripts.fabricate_history import fabricate
 
-SHAPE = {"commits": 2 * table_blocks.BLOCK + table_blocks.TAIL + 7, "benchmarks": 6, "rounds": "5-6", "times": "4-5"}
+SHAPE = {"commits": 2 * figures_table.BLOCK + figures_table.TAIL + 7, "benchmarks": 6, "rounds": "5-6", "times": "4-5"}
 
 
 @pytest.fixture(scope="module")
@@ -52,13 +51,13 @@ def read(folder, monkeypatch=None) -> tuple[Table, int]:
 
 def test_the_blocks_join_into_the_table_of_every_file_and_are_kept_whole(folder, monkeypatch):
     n = SHAPE["commits"]
-    assert table_blocks.spans(n) == [(0, 100), (100, 200)]  # the last 17: 10 within TAIL, 7 past the block
+    assert figures_table.spans(n) == [(0, 100), (100, 200)]  # the last 17: 10 within TAIL, 7 past the block
     first, decoded = read(folder, monkeypatch)
     assert decoded == n  # nothing kept yet: every file's figures
     full = Table.of(Store(folder).history(MACHINE, ENV), site=True)
     same(first, full)
     again, decoded = read(folder, monkeypatch)
-    assert decoded == n - 2 * table_blocks.BLOCK  # the two blocks kept whole
+    assert decoded == n - 2 * figures_table.BLOCK  # the two blocks kept whole
     same(again, full)
     with Memo(folder, verify=True) as m:  # each kept block joined again from its files: the same
         same(Table.kept(series_figures.per_file(Store(folder), m, MACHINE, ENV, figures_table.compute), list), full)
@@ -71,36 +70,36 @@ def test_a_block_with_a_changed_file_is_joined_afresh(folder, monkeypatch):
     result = store.load(MACHINE, ENV, sha)
     store.save(dataclasses.replace(result, results=result.results[1:]))  # rerun of an old commit, say
     table, decoded = read(folder, monkeypatch)
-    assert decoded == SHAPE["commits"] - table_blocks.BLOCK  # the second block from its files again
+    assert decoded == SHAPE["commits"] - figures_table.BLOCK  # the second block from its files again
     same(table, Table.of(Store(folder).history(MACHINE, ENV), site=True))
-    assert read(folder, monkeypatch)[1] == SHAPE["commits"] - 2 * table_blocks.BLOCK  # and kept whole again
+    assert read(folder, monkeypatch)[1] == SHAPE["commits"] - 2 * figures_table.BLOCK  # and kept whole again
 
 
 def test_a_garbled_block_is_joined_afresh_and_replaced(folder, monkeypatch):
     read(folder)
     with sqlite3.connect(folder / summary.FILE) as db:
         changed = db.execute(
-            "UPDATE memo SET value = substr(value, 1, length(value) - 8) WHERE kind = ?", (table_blocks.BLOCKS,)
+            "UPDATE memo SET value = substr(value, 1, length(value) - 8) WHERE kind = ?", (figures_table.BLOCKS,)
         ).rowcount
     db.close()
     assert changed == 2
     table, decoded = read(folder, monkeypatch)
     assert decoded == SHAPE["commits"]
     same(table, Table.of(Store(folder).history(MACHINE, ENV), site=True))
-    assert read(folder, monkeypatch)[1] == SHAPE["commits"] - 2 * table_blocks.BLOCK
+    assert read(folder, monkeypatch)[1] == SHAPE["commits"] - 2 * figures_table.BLOCK
 
 
 def test_a_block_that_names_what_it_does_not_list_or_is_cut_short_does_not_read(folder):
     table, _ = read(folder)
 
     def back(tree):
-        return table_blocks.from_tree(memo.decode(memo.encode(tree)), {}, Table)
+        return figures_table.from_tree(memo.decode(memo.encode(tree)), {})
 
-    assert back(table_blocks.to_tree(table)).ids == table.ids
+    assert back(figures_table.to_tree(table)).ids == table.ids
     for wrong in (
-        table_blocks.to_tree(dataclasses.replace(table, ids=table.ids[:1])),  # its rows name benchmark 5
-        table_blocks.to_tree(dataclasses.replace(table, run_names=table.run_names[:1])),
-        {**table_blocks.to_tree(table), "pos": table.pos.astype(np.int64)},
+        figures_table.to_tree(dataclasses.replace(table, ids=table.ids[:1])),  # its rows name benchmark 5
+        figures_table.to_tree(dataclasses.replace(table, run_names=table.run_names[:1])),
+        {**figures_table.to_tree(table), "pos": table.pos.astype(np.int64)},
         {"ids": "no arrays"},
     ):
         with pytest.raises(ValueError):
