@@ -122,7 +122,7 @@ class _Files:
         keys = self.listed()
         srcs = [rel(slug, self.chunking.name(k), self.kind) for k in keys]
         for k, src in zip(keys, srcs):
-            pages.page(src, self.digest(version, slug, k), lambda k=k: self.script(k), counted=False)
+            pages.page(src, self.digest(version, slug, k), self.script, k, counted=False)
         return srcs, None
 
 

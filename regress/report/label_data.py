@@ -11,9 +11,11 @@ import numpy as np
 from regress.analysis.diff import Verdict
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId
-from regress.report import shown
 from regress.report.data import BIG_CHANGE, Series
 from regress.report.tables import format_tables
+
+# Significant figures of a shown level (as `fmt_time` and the chart's hover, `.4s`, write it).
+FIGURES = 4
 
 
 @dataclass(frozen=True)
@@ -84,8 +86,8 @@ def label_inputs(series: Series, layout: Layout) -> LabelInputs | None:
         if t is None:
             continue
         where = np.searchsorted(order, t.commits)
-        medians[where, k] = shown.values(t)  # the level, as the verdict colouring the cell
-        figures[where, k] = shown.FIGURES
+        medians[where, k] = t.level  # the level, as the verdict colouring the cell
+        figures[where, k] = FIGURES
     columns = np.asarray([layout.columns.index(bid.description) if bid is not None else -1 for bid in cells])
     rows = np.searchsorted(order, [f.commit for fs in fails for f in fs]).tolist()
     failed = [(r, k, f.message[:300]) for r, (k, f) in zip(rows, ((k, f) for k, fs in enumerate(fails) for f in fs))]
@@ -106,7 +108,7 @@ def label_tables(
     Each entry: {"c": commit index in history, "unit": ..., "judged": whether
     the commit is among the newest VERDICT_COMMITS (its colours are verdicts),
     "cells": [...]} with one cell per layout position: None (not measured), or
-    [text, class, title]: the shown level (`shown`) in the table's unit, and
+    [text, class, title]: the level in the table's unit, and
     the verdict's (`judged_cells`), "" where there is none. A failed cell is
     ["failed", "fail", message]. `threshold`: the verdicts'. `inputs`:
     `label_inputs`'s, if made; `rows`: only these of its rows (a data file's).

@@ -106,13 +106,14 @@ def build(
             all_series,
             templates,
             plotly,
+            results=store.root,
             repo_url=repo_url,
             threshold=threshold,
             threshold_for=threshold_for or DEFAULT.threshold_for,
             title=title or "regress",
             baseline=baseline,
         )
-        written, kept = site.write(previous, keep_unchanged=incremental, results=store.root)
+        written, kept = site.write(previous, keep_unchanged=incremental)
     except OSError as exc:
         raise RegressError(
             f"cannot write the site to {out}: {exc.strerror} ({exc.filename}); check the folder and free space"

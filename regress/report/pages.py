@@ -1,0 +1,330 @@
+"""The site's pages rendered from its model (`builder.Site`): the chart, label and overview pages, the
+change points as JSON and the feed."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import time
+from collections import Counter
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from regress import __version__
+from regress.core.kinds import Kind
+from regress.core.records import BenchmarkId, CommitResult
+from regress.core.units import fmt_time, percent
+from regress.report import detects
+from regress.report import metrics as report_metrics
+from regress.report.data import BIG_CHANGE, VERDICT_COMMITS, Step, compare
+from regress.report.data_files import Chunks, Line
+from regress.report.label_data import round6
+from regress.report.links import iso
+
+if TYPE_CHECKING:
+    from regress.report.builder import Site
+
+MAX_CHANGES_ON_OVERVIEW = 100
+
+
+def _cpus(commit) -> list[str]:
+    return [r.fingerprint.cpu for r in commit.runs if r.fingerprint is not None and r.fingerprint.cpu]
+
+
+def runs_of(s) -> tuple[list[str], list[frozenset], np.ndarray]:
+    """Per commit of a series: the runs behind its level for the chart's hover ("2 runs on Intel Xeon ×2"),
+    and the few distinct sets of their CPU models with each commit's set."""
+    described, which = [], []
+    sets: dict[frozenset, int] = {}
+    for c in s.history:
+        n, cpus = len(c.runs), _cpus(c)
+        models = ", ".join(f"{cpu} ×{k}" if k > 1 else cpu for cpu, k in Counter(cpus).items())
+        described.append(f"{n} run{'s' if n != 1 else ''}" + (f" on {models}" if models else "") if n else "")
+        which.append(sets.setdefault(frozenset(cpus), len(sets)))
+    return described, list(sets), np.asarray(which, dtype=np.int64)
+
+
+def short_name(bid: BenchmarkId) -> str:
+    """The benchmark without its label (shown under the label's heading)."""
+    return str(bid)[len(bid.label) + 3 :]
+
+
+def bench_data(site: Site, bid: BenchmarkId) -> tuple[dict, Chunks]:
+    """The chart's data: per series its failures and change points (each drawn on the line at its
+    commit's level, or at its level after where the commit has no point), and its points in data
+    files: the level the differ and the change points use, the rounds' quartiles, each metric's values."""
+    out, lines = [], []
+    for s, shas, (_, models, which) in zip(site.series, site.shas, site.runs):
+        track = s.tracks.get(bid)
+        failed = s.failed.get(bid, [])
+        counted = s.counts.get(bid, [])
+        if track is None and not failed and not counted:
+            continue
+        commits = track.commits if track is not None else np.zeros(0, dtype=np.int64)
+        levels = track.level if track is not None else np.zeros(0)
+        fails = []
+        for f in failed:  # drawn at the level of the last measurement before it (or after it)
+            k = int(np.searchsorted(commits, f.commit))
+            y = levels[k - 1] if k > 0 else (levels[0] if len(levels) else 0.0)
+            fails.append([shas[f.commit], round6([y])[0], f.message[:500]])
+        steps = []
+        for st in s.steps:
+            if st.id == bid:
+                k = int(np.searchsorted(commits, st.index))
+                on = k < len(commits) and commits[k] == st.index
+                y = round6([levels[k] if on else st.after])[0]
+                steps.append([st.sha, *round6([st.before, st.after, st.ratio]), st.direction, y])
+        cpus = sorted(set().union(*(models[k] for k in np.unique(which[commits]).tolist())))
+        instr = [[shas[c], n] for c, n in counted]
+        out.append({"name": s.name, "cpus": cpus, "failed": fails, "steps": steps, "instr": instr})
+        if track is not None:
+            # Positions in the series' history: its commits and their runs are named once,
+            # for every page, in data/commits.js.
+            band = {"lo": track.lo, "hi": track.hi}
+            lines.append(Line("series", s.name, commits, {"level": levels, **band}, rounded=True))
+    metrics, metric_lines = report_metrics.bench(site.series, bid, site.metric_index)  # metrics beyond time
+    longest = max(len(s.history) for s in site.series)
+    return {"series": out, "metrics": metrics}, Chunks.of(lines + metric_lines, longest)
+
+
+def _instruction_rows(site: Site, bid: BenchmarkId) -> list[dict]:
+    """Newest first, per series, with the change against the previous count."""
+    rows = []
+    for s, shas in zip(site.series, site.shas):
+        counted = s.counts.get(bid, [])
+        for k in range(len(counted) - 1, max(-1, len(counted) - 31), -1):
+            ci, n = counted[k]
+            prev = counted[k - 1][1] if k > 0 else None
+            rows.append(
+                {
+                    "series": s.name,
+                    "commit": site.commit(shas[ci]),
+                    "count": f"{n:,}",
+                    "change": f"{(n / prev - 1) * 100:+.2f}%" if prev else "",
+                }
+            )
+    return rows
+
+
+def bench_page(site: Site, bid: BenchmarkId, data, chunks: list[str], inline=None) -> str:
+    steps = [site.change_row(ch, "../") for ch in site.changes if ch["step"].id == bid]
+    return site.env.get_template("bench.html").render(
+        **site.context("../"),
+        bid=bid,
+        name=str(bid),
+        label_href="../" + site.label_href[bid.label],
+        steps=steps,
+        instructions=_instruction_rows(site, bid),
+        data=data,
+        chunks=chunks,
+        inline=inline,
+    )
+
+
+def label_page(site: Site, label: str, layout, names: list[str], data, chunks: list[str], inline=None) -> str:
+    """`names`: the series with tables of this label; the tables are in `chunks` (report/data_files.py),
+    or in the page's `inline` chunk script."""
+    return site.env.get_template("label.html").render(
+        **site.context("../"),
+        label=label,
+        layout=layout,
+        sections=names,
+        chunks=chunks,
+        inline=inline,
+        hrefs={bid: "../" + site.bench_href[bid] for bid in site.labels[label]},
+        threshold_pct=f"{site.threshold * 100:g}%",
+        big_pct=f"{(BIG_CHANGE - 1) * 100:g}%",
+        big_faster_pct=f"{(1 - 1 / BIG_CHANGE) * 100:.0f}%",
+        verdict_commits=VERDICT_COMMITS,
+        data=data,
+    )
+
+
+def _result_at(table, i: int):
+    """The result at history position i (None outside the history)."""
+    return table.load(i) if 0 <= i < len(table.history) else None
+
+
+def overview(site: Site) -> str:
+    series = []
+    for s in site.series:
+        # The results (rounds and all) of the few commits compared here; the history holds headers.
+        n = len(s.history)
+        at = functools.partial(_result_at, s.table)
+        newest = at(n - 1)
+        if site.baseline:
+            found = next((i for i, cr in enumerate(s.history) if cr.commit.sha == site.baseline), None)
+            base = at(found) if found is not None else None
+        else:
+            base = at(0)
+        base = newest if base is not None and base.commit.sha == newest.commit.sha else base
+        judged = s.compared.get((n - 2, n - 1))
+        # Judged already (the recent verdicts'): its base's header is all it shows of it, no rounds read.
+        previous = (None if n < 2 else s.history[n - 2]) if judged is not None else at(n - 2)
+        comparisons = [
+            _comparison(
+                site,
+                "previous",
+                "Against the previous measured commit",
+                previous,
+                newest,
+                "This is the only commit measured on this series.",
+                before=at(n - 3) if judged is None else None,
+                judged=judged,
+            ),
+            _comparison(
+                site,
+                "baseline",
+                "Against the baseline" + ("" if site.baseline else " (the oldest measured commit)"),
+                base if base is not newest else None,
+                newest,
+                "The newest commit is the baseline."
+                if base is newest
+                else f"The baseline {site.baseline[:10] if site.baseline else ''} was not measured on this series.",
+            ),
+        ]
+        series.append(
+            {
+                "name": s.name,
+                "machine": s.machine,
+                "env": s.env,
+                "newest": newest.commit,
+                "comparisons": comparisons,
+                "n_commits": len(s.history),
+                "first": s.history[0].commit.committed_at,
+                "last": newest.commit.committed_at,
+                "fp": newest.fingerprint,
+            }
+        )
+    labels = []
+    # The newest commit's verdicts against the commit before it: each benchmark's figure beside its level.
+    newest_verdicts = [s.verdicts.get(len(s.history) - 1, {}) for s in site.series]
+    cores = [s.history[-1].fingerprint.cores for s in site.series]
+    for label, ids in site.labels.items():
+        benchmarks = []
+        for bid in ids:
+            latest, figures = [], []
+            for s, recent, n in zip(site.series, newest_verdicts, cores):
+                track = s.tracks.get(bid)
+                latest.append(fmt_time(float(track.level[-1]), "") if track is not None else "")
+                figures.append(detects.cell(recent.get(bid, (0, None))[1], site.threshold, n))
+            benchmarks.append(
+                {
+                    "name": str(bid),
+                    "short": short_name(bid),
+                    "href": site.bench_href[bid],
+                    "latest": latest,
+                    "detects": figures,
+                }
+            )
+        labels.append({"name": label, "href": site.label_href[label], "benchmarks": benchmarks})
+    return site.env.get_template("index.html").render(
+        **site.context(""),
+        built_at=time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        n_commits=len(site.commits),
+        series=series,
+        benchmarks=site.ids,
+        labels=labels,
+        changes=[site.change_row(ch, "") for ch in site.changes[:MAX_CHANGES_ON_OVERVIEW]],
+        n_changes=len(site.changes),
+        threshold_pct=f"{site.threshold * 100:g}%",
+    )
+
+
+def _comparison(
+    site: Site,
+    kind: str,
+    title: str,
+    base: CommitResult | None,
+    head: CommitResult,
+    missing: str,
+    before: CommitResult | None = None,
+    judged: list | None = None,
+) -> dict:
+    """`judged`: the verdicts of this very comparison, where the recent verdicts already made them
+    (`data.judge_recent`: as `regress compare` judges, with the history's allowance for separate runs)."""
+    if base is None:
+        return {"kind": kind, "title": title, "base": None, "missing": missing}
+    # As `regress compare` judges it: with the commit before base as history, when there is one.
+    verdicts = judged if judged is not None else compare(base, head, threshold=site.threshold, before=before)
+    counts = Counter(v.verdict for v in verdicts)
+    notable = sorted(
+        (v for v in verdicts if v.verdict != Kind.UNCHANGED),
+        key=lambda v: (v.verdict.rank, -abs((v.ratio or 1) - 1)),
+    )
+    return {
+        "kind": kind,
+        "title": title,
+        "base": base.commit,
+        "counts": sorted(counts.items(), key=lambda kv: kv[0].rank),
+        "notable": [
+            {
+                "name": str(v.id),
+                "href": site.bench_href.get(v.id, ""),
+                "base": fmt_time(v.base_level, ""),
+                "head": fmt_time(v.head_level, ""),
+                "change": percent(v.ratio),
+                "verdict": v.verdict,
+                "reason": v.reason,  # the differ's own words; they quote the interval and p where there is one
+                "detects": detects.cell(v, site.threshold, head.fingerprint.cores),
+            }
+            for v in notable
+        ],
+    }
+
+
+def regressions_json(site: Site) -> str:
+    rows = []
+    for ch in site.changes:
+        st: Step = ch["step"]
+        c = ch["commit"]
+        rows.append(
+            {
+                "machine": ch["series"].machine,
+                "env": ch["series"].env,
+                "sha": c.sha,
+                "subject": c.subject,
+                "author": c.author,
+                "committed_at": iso(c.committed_at),
+                "url": f"{site.repo_url}/commit/{c.sha}" if site.repo_url else None,
+                "benchmark": dataclasses.asdict(st.id),
+                "name": str(st.id),
+                "before": st.before,
+                "after": st.after,
+                "ratio": st.ratio,
+                "direction": st.direction,
+                "span": st.span,
+                "total_ratio": st.total,
+                "chart": site.bench_href[st.id],
+            }
+        )
+    data = {"format": 1, "generator": f"regress {__version__}", "threshold": site.threshold, "changes": rows}
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+def feed(site: Site) -> str:
+    entries = []
+    for ch in site.changes:
+        if ch["step"].direction != "regression":
+            continue
+        row = site.change_row(ch, "")
+        st: Step = ch["step"]
+        row["key"] = hashlib.sha1(f"{ch['series'].name} {st.sha} {st.id!r}".encode()).hexdigest()
+        row["updated"] = _rfc3339(ch["commit"].committed_at)
+        row["slower"] = f"{(st.ratio - 1) * 100:.1f}%"
+        entries.append(row)
+    newest = max((c.committed_at for c in site.commits), default=0)
+    return site.env.get_template("feed.atom").render(
+        title=site.title,
+        feed_id=hashlib.sha1(site.title.encode()).hexdigest()[:16],
+        updated=_rfc3339(newest),
+        entries=entries,
+        repo_url=site.repo_url,
+    )
+
+
+def _rfc3339(ts: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
