@@ -170,30 +170,27 @@ def _series(
     shas = [c.commit.sha for c in s.history]
     inputs = verdict_cache.steps_inputs(digests, shas, threshold=threshold, code=code)  # the noise's too
     judge = CachedCompare(store, memo, s.machine, s.env, digests=digests)  # the memo's verdicts, else judged
-    try:
-        summarize(s, threshold=threshold, code=code, steps=None, verdicts=False)
-        levels = functools.cache(lambda: trusted_levels.series(s.table, threshold=threshold, code=code))
-        cores = min([c.fingerprint.cores for c in s.history if c.fingerprint.cores] or [0])
-        apart = runs.apart_for(s.table, code, cores=cores)  # one allowance for the steps and the verdicts
+    summarize(s, threshold=threshold, code=code, steps=None, verdicts=False)
+    levels = functools.cache(lambda: trusted_levels.series(s.table, threshold=threshold, code=code))
+    cores = min([c.fingerprint.cores for c in s.history if c.fingerprint.cores] or [0])
+    apart = runs.apart_for(s.table, code, cores=cores)  # one allowance for the steps and the verdicts
 
-        def steps() -> list[changepoints.Step]:  # judged through the kept verdicts across candidate steps
-            kept = memo.values(changepoints.CHECKPOINT)
-            found = changepoints.candidates(s.table, threshold=threshold, code=code, kept=kept, levels=levels())
-            return changepoints.find_steps(
-                s.table, threshold=threshold, code=code, judge_one=judge.across, found=found, apart=apart
-            )
+    def steps() -> list[changepoints.Step]:  # judged through the kept verdicts across candidate steps
+        kept = memo.values(changepoints.CHECKPOINT)
+        found = changepoints.candidates(s.table, threshold=threshold, code=code, kept=kept, levels=levels())
+        return changepoints.find_steps(
+            s.table, threshold=threshold, code=code, judge_one=judge.across, found=found, apart=apart
+        )
 
-        s.steps = memo.get(STEPS, inputs, steps, verdict_cache.steps_tree, verdict_cache.steps_from_tree)
-        judge_recent(s, threshold=threshold, code=code, judge=judge, apart=apart)
-        noise = detect_each.kept_noise(memo, inputs, s.table, threshold=threshold, code=code, levels=levels)
-        least, most = rounds
-        s.detects = detects.of_series(store, s, threshold=threshold, rounds=least, most_rounds=most, noise=noise)
-        pairs = runs.pairs_found(s.table, code)  # the verdicts' same-code pairs, for `regress compare`
-        if pairs is not None:
-            kept = files_digest(digests, shas, sorted(code.items()))
-            memo.get(run_pairs.PAIRS, kept, lambda: pairs, run_pairs.pairs_tree, run_pairs.pairs_from_tree)
-    finally:
-        judge.close()
+    s.steps = memo.get(STEPS, inputs, steps, verdict_cache.steps_tree, verdict_cache.steps_from_tree)
+    judge_recent(s, threshold=threshold, code=code, judge=judge, apart=apart)
+    noise = detect_each.kept_noise(memo, inputs, s.table, threshold=threshold, code=code, levels=levels)
+    least, most = rounds
+    s.detects = detects.of_series(store, s, threshold=threshold, rounds=least, most_rounds=most, noise=noise)
+    pairs = runs.pairs_found(s.table, code)  # the verdicts' same-code pairs, for `regress compare`
+    if pairs is not None:
+        kept = files_digest(digests, shas, sorted(code.items()))
+        memo.get(run_pairs.PAIRS, kept, lambda: pairs, run_pairs.pairs_tree, run_pairs.pairs_from_tree)
     return s
 
 
