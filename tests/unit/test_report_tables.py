@@ -9,6 +9,7 @@ import factories
 import numpy as np
 
 from regress.analysis import stats
+from regress.core.blocks import summarize_times
 from regress.core.records import (
     BenchmarkResult,
     CommitResult,
@@ -17,12 +18,7 @@ from regress.core.records import (
 )
 from regress.report.data import Series, summarize
 from regress.report.label_data import label_tables, layout_for
-from regress.report.tables import (
-    format_tables,
-    select_unit,
-    summarize_times,
-    trim_sigfig,
-)
+from regress.report.tables import format_tables, select_unit, trim_sigfig
 
 
 def _commit(i: int, results) -> CommitResult:
