@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import jinja2
+import numpy as np
 
 from regress import __version__
 from regress.core.errors import RegressError
@@ -178,7 +179,7 @@ class Site:
             out.file(f"assets/{self.assets[key]}", self.static[name])
         out.file("data/commits.js", self._commits_js())
         # A Compare table page per label, with the metric tables beyond time.
-        shas = [data_files.sha_array(s) for s in self.series]
+        shas = [np.asarray(shas, dtype="S40") for shas in self.shas]
         for label, ids in self.labels.items():
             layout = layout_for(ids)
             chunks = data_files.LabelChunks(self.series, layout, self.threshold, shas)

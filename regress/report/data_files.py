@@ -193,23 +193,16 @@ class Chunks(_Files):
         return data
 
 
-def sha_array(s) -> np.ndarray:
-    """A series' commits' shas, by history position (a digest takes a file's in one slice)."""
-    return np.asarray([c.commit.sha for c in s.history], dtype="S40")
-
-
 class LabelChunks(_Files):
     """One label's tables over every series, by data file."""
 
     kind = "label"
 
-    def __init__(
-        self, series: list[Series], layout: Layout, threshold: float, shas: list[np.ndarray] | None = None
-    ) -> None:
-        """`layout`: the label's tables' rows and columns; `shas`: per series, `sha_array`'s, made once for
-        every label."""
+    def __init__(self, series: list[Series], layout: Layout, threshold: float, shas: list[np.ndarray]) -> None:
+        """`layout`: the label's tables' rows and columns; `shas`: per series, its commits' shas by history
+        position (an array of "S40": a digest takes a file's in one slice), made once for every label."""
         self.layout, self.threshold = layout, threshold
-        self.shas = {id(s): a for s, a in zip(series, shas or [sha_array(s) for s in series])}
+        self.shas = {id(s): a for s, a in zip(series, shas)}
         self.chunking = Chunking(max(len(s.history) for s in series))
         # Per series with tables: its inputs, and each file's rows of them.
         self.parts: list[tuple[Series, LabelInputs, dict[int, range]]] = []
