@@ -28,7 +28,7 @@ from markupsafe import Markup
 
 from regress.report.data import Series
 from regress.report.files import script_json
-from regress.report.label_data import LabelInputs, Layout, judged_cells, label_inputs, label_tables, round6_array
+from regress.report.label_data import LabelInputs, Layout, judged_cells, label_inputs, label_tables
 from regress.report.tables import UNIT_ENGLISH
 
 # Positions a closed chunk holds: 1 to 20 of them a page up to 10,000 commits.
@@ -135,17 +135,6 @@ class Line:
     at: np.ndarray  # history positions, ascending
     columns: dict[str, np.ndarray]  # parallel to `at`
     text: Callable[[float], str] | None = None  # a metric's point as text (its "text" column, from "y")
-    # The columns shown (and digested) at 6 significant figures, each rounded whole once.
-    rounded: bool = False
-    _shown: dict = field(default_factory=dict, compare=False, repr=False)  # rounded once: digested, then written
-
-    def column(self, name: str, a: int, b: int) -> np.ndarray:
-        """A column's values a to b as the file holds them."""
-        if not self.rounded:
-            return np.ascontiguousarray(self.columns[name][a:b])
-        if name not in self._shown:
-            self._shown[name] = round6_array(self.columns[name])
-        return self._shown[name][a:b]
 
 
 @dataclass
@@ -176,14 +165,14 @@ class Chunks(_Files):
             h.update(np.ascontiguousarray(line.at[a:b]).tobytes())
             for name in line.columns:
                 h.update(name.encode())
-                h.update(line.column(name, a, b).tobytes())
+                h.update(np.ascontiguousarray(line.columns[name][a:b]).tobytes())
         return h.hexdigest()
 
     def content(self, k: int) -> dict:
         """File k's values: {"series": {name: columns}, "metrics": {metric: {name: columns}}}."""
         data: dict = {"series": {}, "metrics": {}}
         for line, a, b in self.parts.get(k, []):
-            cols = {"at": line.at[a:b].tolist(), **{n: line.column(n, a, b).tolist() for n in line.columns}}
+            cols = {"at": line.at[a:b].tolist(), **{n: c[a:b].tolist() for n, c in line.columns.items()}}
             if line.text is not None:
                 cols["text"] = [line.text(y) for y in cols["y"]]
             if line.kind == "series":

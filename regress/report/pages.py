@@ -21,7 +21,7 @@ from regress.report import detects
 from regress.report import metrics as report_metrics
 from regress.report.data import BIG_CHANGE, VERDICT_COMMITS, Step, compare
 from regress.report.data_files import Chunks, Line
-from regress.report.label_data import round6
+from regress.report.label_data import round6, round6_array
 from regress.report.links import iso
 
 if TYPE_CHECKING:
@@ -83,8 +83,8 @@ def bench_data(site: Site, bid: BenchmarkId) -> tuple[dict, Chunks]:
         if track is not None:
             # Positions in the series' history: its commits and their runs are named once,
             # for every page, in data/commits.js.
-            band = {"lo": track.lo, "hi": track.hi}
-            lines.append(Line("series", s.name, commits, {"level": levels, **band}, rounded=True))
+            shown = {"level": levels, "lo": track.lo, "hi": track.hi}  # as the chart shows them: 6 figures
+            lines.append(Line("series", s.name, commits, {k: round6_array(v) for k, v in shown.items()}))
     metrics, metric_lines = report_metrics.bench(site.series, bid, site.metric_index)  # metrics beyond time
     longest = max(len(s.history) for s in site.series)
     return {"series": out, "metrics": metrics}, Chunks.of(lines + metric_lines, longest)
