@@ -9,7 +9,7 @@ the pieces, and a closed chunk is written once). A history shorter than CHUNK
 is one file, inline in its page (`write`).
 
 A file is kept while its digest (of what it is made from, not of its JSON)
-stands. A chart's values go in as the page shows them (`round6_array`). A
+stands. A chart's values go in as the page shows them (`pages.round6`). A
 label's tables are plain: the verdicts colouring the newest VERDICT_COMMITS
 commits are laid over them from the page's own data (`LabelChunks.overlay`),
 so a verdict window that slides on moves no file. A data file is a script

@@ -157,23 +157,3 @@ def judged_cells(series: Series, inputs: LabelInputs) -> dict[int, list[list[str
                 cells.append([verdict_class(v), f"{v.verdict} against {history[base].commit.short}: {v.reason}"])
         out[ci] = cells
     return out
-
-
-def round6(values) -> list[float]:
-    """Values to 6 significant figures, as floats whose JSON form is short."""
-    return round6_array(values).tolist()
-
-
-def round6_array(values) -> np.ndarray:
-    """`round6` as an array. n / 10**k is the double nearest to the decimal n×10⁻ᵏ, so its repr
-    has at most 6 digits."""
-    a = np.asarray(values, dtype=np.float64)
-    if a.size == 0:
-        return a
-    with np.errstate(divide="ignore", invalid="ignore"):
-        k = np.clip(5 - np.floor(np.log10(np.abs(a))), -22, 22)
-    k = np.where(np.isfinite(k), k, 0)
-    p = 10.0 ** np.abs(k)
-    up = k >= 0
-    r = np.round(np.where(up, a * p, a / p))
-    return np.where(up, r / p, r * p)

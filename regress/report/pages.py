@@ -21,7 +21,6 @@ from regress.report import detects
 from regress.report import metrics as report_metrics
 from regress.report.data import BIG_CHANGE, VERDICT_COMMITS, Step, compare
 from regress.report.data_files import Chunks, Line
-from regress.report.label_data import round6, round6_array
 from regress.report.links import iso
 
 if TYPE_CHECKING:
@@ -47,6 +46,21 @@ def runs_of(s) -> tuple[list[str], list[frozenset], np.ndarray]:
     return described, list(sets), np.asarray(which, dtype=np.int64)
 
 
+def round6(values) -> np.ndarray:
+    """Values to 6 significant figures, as floats whose JSON form is short: n / 10**k is the double
+    nearest to the decimal n×10⁻ᵏ, so its repr has at most 6 digits."""
+    a = np.asarray(values, dtype=np.float64)
+    if a.size == 0:
+        return a
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = np.clip(5 - np.floor(np.log10(np.abs(a))), -22, 22)
+    k = np.where(np.isfinite(k), k, 0)
+    p = 10.0 ** np.abs(k)
+    up = k >= 0
+    r = np.round(np.where(up, a * p, a / p))
+    return np.where(up, r / p, r * p)
+
+
 def short_name(bid: BenchmarkId) -> str:
     """The benchmark without its label (shown under the label's heading)."""
     return str(bid)[len(bid.label) + 3 :]
@@ -69,14 +83,14 @@ def bench_data(site: Site, bid: BenchmarkId) -> tuple[dict, Chunks]:
         for f in failed:  # drawn at the level of the last measurement before it (or after it)
             k = int(np.searchsorted(commits, f.commit))
             y = levels[k - 1] if k > 0 else (levels[0] if len(levels) else 0.0)
-            fails.append([shas[f.commit], round6([y])[0], f.message[:500]])
+            fails.append([shas[f.commit], round6([y]).tolist()[0], f.message[:500]])
         steps = []
         for st in s.steps:
             if st.id == bid:
                 k = int(np.searchsorted(commits, st.index))
                 on = k < len(commits) and commits[k] == st.index
-                y = round6([levels[k] if on else st.after])[0]
-                steps.append([st.sha, *round6([st.before, st.after, st.ratio]), st.direction, y])
+                y = round6([levels[k] if on else st.after]).tolist()[0]
+                steps.append([st.sha, *round6([st.before, st.after, st.ratio]).tolist(), st.direction, y])
         cpus = sorted(set().union(*(models[k] for k in np.unique(which[commits]).tolist())))
         instr = [[shas[c], n] for c, n in counted]
         out.append({"name": s.name, "cpus": cpus, "failed": fails, "steps": steps, "instr": instr})
@@ -84,7 +98,7 @@ def bench_data(site: Site, bid: BenchmarkId) -> tuple[dict, Chunks]:
             # Positions in the series' history: its commits and their runs are named once,
             # for every page, in data/commits.js.
             shown = {"level": levels, "lo": track.lo, "hi": track.hi}  # as the chart shows them: 6 figures
-            lines.append(Line("series", s.name, commits, {k: round6_array(v) for k, v in shown.items()}))
+            lines.append(Line("series", s.name, commits, {k: round6(v) for k, v in shown.items()}))
     metrics, metric_lines = report_metrics.bench(site.series, bid, site.metric_index)  # metrics beyond time
     longest = max(len(s.history) for s in site.series)
     return {"series": out, "metrics": metrics}, Chunks.of(lines + metric_lines, longest)

@@ -36,7 +36,7 @@ from regress.core.records import (
     TaskSpec,
 )
 from regress.report import data as report_data
-from regress.report import label_data
+from regress.report import pages
 from regress.report import site as report
 from regress.report.data import Series, summarize
 from regress.report.label_data import label_tables, layout_for, verdict_class
@@ -215,10 +215,10 @@ def test_chart_line_is_the_level_and_change_points_sit_on_it(history, site):
     (s,) = chart_data(page)["series"]
     assert _shas(site, s) == [_sha(i) for i in range(N_COMMITS)]
     levels = [stats.level(stats.round_values(cr.by_id()[STEADY])) for cr in results]
-    assert s["level"] == label_data.round6(levels)
+    assert s["level"] == pages.round6(levels).tolist()
     quartiles = [stats.spread(stats.round_values(cr.by_id()[STEADY])) for cr in results]
-    assert s["lo"] == label_data.round6([q[0] for q in quartiles])
-    assert s["hi"] == label_data.round6([q[1] for q in quartiles])
+    assert s["lo"] == pages.round6([q[0] for q in quartiles]).tolist()
+    assert s["hi"] == pages.round6([q[1] for q in quartiles]).tolist()
     # Not the median: the median of a round's blocks is above its fastest block.
     medians = [cr.by_id()[STEADY].median for cr in results]
     assert all(m > y * 1.001 for m, y in zip(medians, s["level"]))
