@@ -240,7 +240,7 @@ class LabelChunks(_Files):
             r = rows.get(k)
             if r is None:
                 continue
-            tables = label_tables(s, self.layout, threshold=self.threshold, inputs=inputs, rows=r, verdicts=False)
+            tables = label_tables(s, self.layout, inputs=inputs, rows=r)
             for t in tables:
                 t["sha"] = s.history[t.pop("c")].commit.sha
                 t["unit_name"] = UNIT_ENGLISH.get(t["unit"], "")

@@ -95,24 +95,16 @@ def label_inputs(series: Series, layout: Layout) -> LabelInputs | None:
 
 
 def label_tables(
-    series: Series,
-    layout: Layout,
-    *,
-    threshold: float,
-    inputs: LabelInputs | None = None,
-    rows: range | None = None,
-    verdicts: bool = True,
+    series: Series, layout: Layout, *, inputs: LabelInputs | None = None, rows: range | None = None
 ) -> list[dict[str, Any]]:
-    """For each commit of the series that measured this label: its Compare table.
+    """For each commit of the series that measured this label: its Compare table, plain (the page lays
+    the newest commits' verdicts over it: `judged_cells`).
 
-    Each entry: {"c": commit index in history, "unit": ..., "judged": whether
-    the commit is among the newest VERDICT_COMMITS (its colours are verdicts),
-    "cells": [...]} with one cell per layout position: None (not measured), or
-    [text, class, title]: the level in the table's unit, and
-    the verdict's (`judged_cells`), "" where there is none. A failed cell is
-    ["failed", "fail", message]. `threshold`: the verdicts'. `inputs`:
-    `label_inputs`'s, if made; `rows`: only these of its rows (a data file's).
-    Without `verdicts`, plain cells and no "judged".
+    Each entry: {"c": commit index in history, "unit": ..., "cells": [...]}
+    with one cell per layout position: None (not measured), or [text, "", ""]:
+    the level in the table's unit. A failed cell is ["failed", "fail",
+    message]. `inputs`: `label_inputs`'s, if made; `rows`: only these of its
+    rows (a data file's).
     """
     inputs = label_inputs(series, layout) if inputs is None else inputs
     if inputs is None:
@@ -128,14 +120,6 @@ def label_tables(
     for r, k, message in inputs.failed:
         if r in rows:
             tables[r - rows.start]["cells"][k] = ["failed", "fail", message]
-    if verdicts:  # the newest commits' verdicts over their cells, as the page lays them (`judged_cells`)
-        over = judged_cells(series, inputs)
-        for t in tables:
-            t["judged"] = t["c"] >= series.judged_from
-            for k, v in enumerate(over.get(t["c"], ())):
-                cell = t["cells"][k]
-                if v is not None and cell is not None and cell[1] != "fail":
-                    t["cells"][k] = [cell[0], *v]
     return tables
 
 

@@ -56,7 +56,7 @@ def test_label_tables_show_the_level_in_torchs_units():
 
     series = summarize(Series("m", "e", history), threshold=0.05)
     grid = layout_for(sorted(series.ids))
-    tables = label_tables(series, grid, threshold=0.05)
+    tables = label_tables(series, grid)
     assert [t["c"] for t in tables] == list(range(12))
     for table in tables:
         commit = history[table["c"]]

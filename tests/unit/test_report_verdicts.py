@@ -39,7 +39,7 @@ from regress.report import data as report_data
 from regress.report import pages
 from regress.report import site as report
 from regress.report.data import Series, summarize
-from regress.report.label_data import label_tables, layout_for, verdict_class
+from regress.report.label_data import judged_cells, label_inputs, label_tables, layout_for, verdict_class
 from regress.storage.store import Store
 
 N_COMMITS = 14
@@ -126,7 +126,14 @@ def site(history, tmp_path_factory) -> Path:
 def _tables(history: list[CommitResult]) -> tuple[Series, list, list[dict]]:
     series = summarize(Series(MACHINE, ENV, history), threshold=0.05)
     grid = layout_for([s.id for s in SPECS.values()])
-    return series, grid, label_tables(series, grid, threshold=0.05)
+    tables = label_tables(series, grid)
+    over = judged_cells(series, label_inputs(series, grid))  # the verdicts over the cells, as the page lays them
+    for t in tables:
+        t["judged"] = t["c"] >= series.judged_from
+        for k, v in enumerate(over.get(t["c"], ())):
+            if v is not None and t["cells"][k] is not None and t["cells"][k][1] != "fail":
+                t["cells"][k] = [t["cells"][k][0], *v]
+    return series, grid, tables
 
 
 def _cell(grid, table: dict, bid) -> list:
