@@ -149,6 +149,7 @@ class Site:
     def change_row(self, ch: dict, root: str) -> dict:
         """A change point's row in the change lists."""
         st: Step = ch["step"]
+        panel = self.panels.get((ch["series"].name, st.sha, st.id))
         return {
             "commit": ch["commit"],
             "name": str(st.id),
@@ -158,7 +159,7 @@ class Site:
             "after": fmt_time(st.after),
             "change": percent(st.ratio),
             "direction": st.direction,
-            "explain": explain_panel.href(self.panels, ch["series"].name, st.sha, st.id, root),
+            "explain": root + panel.rel if panel is not None else "",
         }
 
     def write(self, previous: dict[str, str], *, keep_unchanged: bool) -> tuple[int, int]:

@@ -150,12 +150,11 @@ def judge_recent(
     series: Series,
     *,
     threshold: float,
-    newest: int | None = None,
     code: dict[str, str] | None = None,
     judge=compare,
     apart=None,
 ) -> None:
-    """The differ's verdicts for the newest `newest` (VERDICT_COMMITS) commits of the series.
+    """The differ's verdicts for the newest VERDICT_COMMITS commits of the series.
 
     Each benchmark measured at a commit is judged against its previous
     measured commit, with the whole of both commits' results handed to
@@ -163,8 +162,7 @@ def judge_recent(
     compare PREV COMMIT` says. `apart`: the history's allowance between
     separate runs (`runs.apart_for`), where the caller has it.
     """
-    count = VERDICT_COMMITS if newest is None else newest
-    first = max(0, len(series.history) - count)
+    first = max(0, len(series.history) - VERDICT_COMMITS)
     series.judged_from = first
     wanted: dict[int, dict[int, list[BenchmarkId]]] = {}  # commit -> previous commit -> benchmarks
     for bid, t in series.tracks.items():

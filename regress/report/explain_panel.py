@@ -63,11 +63,6 @@ def collect(results: Path, series: list) -> dict[tuple, Panel]:
     return panels
 
 
-def href(panels: dict[tuple, Panel], series_name: str, sha: str, bid, root: str) -> str:
-    p = panels.get((series_name, sha, bid))
-    return root + p.rel if p is not None else ""
-
-
 def write(site, panels: dict[tuple, Panel], write_file) -> None:
     """Write every panel page and its two traces (`write_file(rel, content)`: relative to the site)."""
     template = site.env.get_template("explain.html")
