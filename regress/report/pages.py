@@ -169,11 +169,8 @@ def overview(site: Site) -> str:
         n = len(s.history)
         at = functools.partial(_result_at, s.table)
         newest = at(n - 1)
-        if site.baseline:
-            found = next((i for i, cr in enumerate(s.history) if cr.commit.sha == site.baseline), None)
-            base = at(found) if found is not None else None
-        else:
-            base = at(0)
+        found = next((i for i, cr in enumerate(s.history) if cr.commit.sha == site.baseline), None)
+        base = at(0) if not site.baseline else at(found) if found is not None else None
         base = newest if base is not None and base.commit.sha == newest.commit.sha else base
         judged = s.compared.get((n - 2, n - 1))
         # Judged already (the recent verdicts'): its base's header is all it shows of it, no rounds read.
