@@ -1,12 +1,10 @@
-"""The site being built: its model (every series, benchmark and label) and the one loop that writes
-its files, each page with a digest of what it shows, so that `--incremental` keeps a page whose
-digest is the last build's."""
+"""The site as a model: every series, benchmark and label, and what the pages share of them, made
+once; `pages.write` renders it into files."""
 
 from __future__ import annotations
 
 import hashlib
-import json
-import os
+from collections import Counter
 from pathlib import Path
 
 import jinja2
@@ -16,55 +14,29 @@ from regress import __version__
 from regress.core.errors import RegressError
 from regress.core.records import BenchmarkId, CommitInfo
 from regress.core.units import fmt_time, percent
-from regress.report import data_files, detects, explain_panel, pages
+from regress.report import explain_panel
 from regress.report import metrics as report_metrics
-from regress.report.data import VERDICT_COMMITS, Series, Step, commit_order
-from regress.report.files import script_json
-from regress.report.files import write as write_file
-from regress.report.label_data import layout_for
+from regress.report.data import Series, Step, commit_order
 from regress.report.links import bench_slug, iso, label_slug
 
 SITE_FORMAT = 1
-MANIFEST = ".regress-site.json"
 
 
-class Pages:
-    """The files one build writes, each recorded in the manifest (with its digest, for pages)."""
+def _cpus(commit) -> list[str]:
+    return [r.fingerprint.cpu for r in commit.runs if r.fingerprint is not None and r.fingerprint.cpu]
 
-    def __init__(self, out: Path, previous: dict[str, str], *, keep_unchanged: bool) -> None:
-        self.out, self.previous, self.keep_unchanged = out, previous, keep_unchanged
-        self.files: dict[str, str] = {}
-        self.written = self.kept = 0
-        self._listed: dict[str, set[str]] = {}  # folder -> the files in it, listed once
 
-    def _exists(self, rel: str) -> bool:
-        folder, _, name = rel.rpartition("/")
-        names = self._listed.get(folder)
-        if names is None:
-            try:
-                with os.scandir(self.out / folder) as it:
-                    names = {e.name for e in it if e.is_file()}
-            except OSError:
-                names = set()
-            self._listed[folder] = names
-        return name in names
-
-    def page(self, rel: str, digest: str | None, render, *args, counted: bool = True) -> None:
-        """A page: kept when incremental and its digest is the last build's, else `render(*args)`ed and
-        written. `counted`: False for a page's data file (a chart's chunk of points), left out of the counts."""
-        if self.keep_unchanged and digest is not None and self.previous.get(rel) == digest and self._exists(rel):
-            self.kept += counted
-        else:
-            write_file(self.out / rel, render(*args))
-            self.written += counted
-            folder, _, name = rel.rpartition("/")
-            self._listed.get(folder, set()).add(name)
-        self.files[rel] = digest or ""
-
-    def file(self, rel: str, content: str | bytes) -> None:
-        """A file written every build (assets, data, feeds): not counted as a page."""
-        write_file(self.out / rel, content)
-        self.files[rel] = ""
+def runs_of(s) -> tuple[list[str], list[frozenset], np.ndarray]:
+    """Per commit of a series: the runs behind its level for the chart's hover ("2 runs on Intel Xeon ×2"),
+    and the few distinct sets of their CPU models with each commit's set."""
+    described, which = [], []
+    sets: dict[frozenset, int] = {}
+    for c in s.history:
+        n, cpus = len(c.runs), _cpus(c)
+        models = ", ".join(f"{cpu} ×{k}" if k > 1 else cpu for cpu, k in Counter(cpus).items())
+        described.append(f"{n} run{'s' if n != 1 else ''}" + (f" on {models}" if models else "") if n else "")
+        which.append(sets.setdefault(frozenset(cpus), len(sets)))
+    return described, list(sets), np.asarray(which, dtype=np.int64)
 
 
 class Site:
@@ -113,7 +85,7 @@ class Site:
             {"step": st, "series": s, "commit": self.commit(st.sha)} for s in series for st in s.steps
         ]
         self.changes.sort(key=lambda c: (-self.commit_index[c["commit"].sha], -abs(c["step"].ratio - 1)))
-        self.runs = [pages.runs_of(s) for s in series]  # the runs behind each commit's level, per series
+        self.runs = [runs_of(s) for s in series]  # the runs behind each commit's level, per series
         self.panels = explain_panel.collect(results, series)
         self.metric_index = report_metrics.Index(series)  # each benchmark's figures beyond time, looked up once
         self.env = jinja2.Environment(
@@ -161,63 +133,3 @@ class Site:
             "direction": st.direction,
             "explain": root + panel.rel if panel is not None else "",
         }
-
-    def write(self, previous: dict[str, str], *, keep_unchanged: bool) -> tuple[int, int]:
-        """Write the site; returns (pages written, pages kept as they were).
-
-        previous: the manifest of the site already in the folder. Its files that
-        this build does not write are removed; with `keep_unchanged`, its pages
-        whose digest is the same now are kept as they are.
-        """
-        out = Pages(self.out, previous, keep_unchanged=keep_unchanged)
-        self.out.mkdir(parents=True, exist_ok=True)
-        plotly_rel = f"assets/{self.assets['plotly']}"
-        target = self.out / plotly_rel
-        if not (target.is_file() and target.stat().st_size == self.plotly_path.stat().st_size):
-            write_file(target, self.plotly_path.read_bytes())
-        out.files[plotly_rel] = ""
-        for name, key in (("regress.css", "css"), ("regress.js", "js")):
-            out.file(f"assets/{self.assets[key]}", self.static[name])
-        out.file("data/commits.js", self._commits_js())
-        # A Compare table page per label, with the metric tables beyond time.
-        shas = [np.asarray(shas, dtype="S40") for shas in self.shas]
-        for label, ids in self.labels.items():
-            layout = layout_for(ids)
-            chunks = data_files.LabelChunks(self.series, layout, self.threshold, shas)
-            srcs, inline = chunks.write(out, self.version, label_slug(label))
-            metrics = report_metrics.label_tables(
-                self.series, ids, threshold_for=self.threshold_for, index=self.metric_index
-            )
-            names, judged = chunks.names, chunks.overlay()
-            sections = [{"name": name, "judged": judged[name]} for name in names]
-            data = script_json({"sections": sections, "judged_commits": VERDICT_COMMITS, "metrics": metrics})
-            digest = hashlib.sha1(f"{self.version} {data} {label} {ids} {srcs} {inline}".encode()).hexdigest()
-            out.page(self.label_href[label], digest, pages.label_page, self, label, layout, names, data, srcs, inline)
-        # A chart page per benchmark; what each can detect, for the line under its title, in one file.
-        out.file(detects.REL, detects.script(self.series, self.threshold))
-        for bid in self.ids:
-            shell, points = pages.bench_data(self, bid)
-            slug = shell["slug"] = bench_slug(bid)  # its line under the title in data/detects.js
-            srcs, inline = points.write(out, self.version, slug)
-            data = script_json(shell)
-            digest = hashlib.sha1(f"{self.version} {data} {srcs} {inline}".encode()).hexdigest()
-            out.page(self.bench_href[bid], digest, pages.bench_page, self, bid, data, srcs, inline)
-        explain_panel.write(self, self.panels, out.file)
-        out.page("index.html", None, pages.overview, self)
-        out.file("regressions.json", pages.regressions_json(self))
-        out.file("regressions.atom", pages.feed(self))
-        for rel in set(previous) - set(out.files):  # pages of benchmarks and labels that are gone
-            stale = self.out / rel
-            if ".." not in Path(rel).parts and stale.is_file():
-                stale.unlink()
-        manifest = {"format": SITE_FORMAT, "regress": __version__, "files": out.files}
-        write_file(self.out / MANIFEST, json.dumps(manifest, indent=0, sort_keys=True))
-        return out.written, out.kept
-
-    def _commits_js(self) -> str:
-        """Every commit's sha, subject, author and date, and per series by history position each commit's
-        sha and the runs behind its level (the chart pages' points name these by position)."""
-        table = {c.sha: [i, c.short, c.subject, c.author, iso(c.committed_at)] for i, c in enumerate(self.commits)}
-        series = {s.name: {"sha": shas, "runs": runs[0]} for s, shas, runs in zip(self.series, self.shas, self.runs)}
-        data = {"repo": self.repo_url, "commits": table, "series": series}
-        return f"window.REGRESS_COMMITS = {script_json(data)};\n"

@@ -1,5 +1,6 @@
-"""The site's pages rendered from its model (`builder.Site`): the chart, label and overview pages, the
-change points as JSON and the feed."""
+"""The site rendered from its model (`builder.Site`), in one loop (`write`): the chart, label and overview
+pages, their data files, the change points as JSON and the feed, each page with a digest of what it
+shows, so that `--incremental` keeps a page whose digest is the last build's."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import dataclasses
 import functools
 import hashlib
 import json
+import os
 import time
 from collections import Counter
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import numpy as np
 
@@ -17,33 +19,119 @@ from regress import __version__
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, CommitResult
 from regress.core.units import fmt_time, percent
-from regress.report import detects
+from regress.report import data_files, detects, explain_panel
 from regress.report import metrics as report_metrics
+from regress.report.builder import SITE_FORMAT, Site
 from regress.report.data import BIG_CHANGE, VERDICT_COMMITS, Step, compare
 from regress.report.data_files import Chunks, Line
-from regress.report.links import iso
+from regress.report.files import script_json
+from regress.report.files import write as write_file
+from regress.report.label_data import layout_for
+from regress.report.links import bench_slug, iso, label_slug
 
-if TYPE_CHECKING:
-    from regress.report.builder import Site
-
+MANIFEST = ".regress-site.json"
 MAX_CHANGES_ON_OVERVIEW = 100
 
 
-def _cpus(commit) -> list[str]:
-    return [r.fingerprint.cpu for r in commit.runs if r.fingerprint is not None and r.fingerprint.cpu]
+class Pages:
+    """The files one build writes, each recorded in the manifest (with its digest, for pages)."""
+
+    def __init__(self, out: Path, previous: dict[str, str], *, keep_unchanged: bool) -> None:
+        self.out, self.previous, self.keep_unchanged = out, previous, keep_unchanged
+        self.files: dict[str, str] = {}
+        self.written = self.kept = 0
+        self._listed: dict[str, set[str]] = {}  # folder -> the files in it, listed once
+
+    def _exists(self, rel: str) -> bool:
+        folder, _, name = rel.rpartition("/")
+        names = self._listed.get(folder)
+        if names is None:
+            try:
+                with os.scandir(self.out / folder) as it:
+                    names = {e.name for e in it if e.is_file()}
+            except OSError:
+                names = set()
+            self._listed[folder] = names
+        return name in names
+
+    def page(self, rel: str, digest: str | None, render, *args, counted: bool = True) -> None:
+        """A page: kept when incremental and its digest is the last build's, else `render(*args)`ed and
+        written. `counted`: False for a page's data file (a chart's chunk of points), left out of the counts."""
+        if self.keep_unchanged and digest is not None and self.previous.get(rel) == digest and self._exists(rel):
+            self.kept += counted
+        else:
+            write_file(self.out / rel, render(*args))
+            self.written += counted
+            folder, _, name = rel.rpartition("/")
+            self._listed.get(folder, set()).add(name)
+        self.files[rel] = digest or ""
+
+    def file(self, rel: str, content: str | bytes) -> None:
+        """A file written every build (assets, data, feeds): not counted as a page."""
+        write_file(self.out / rel, content)
+        self.files[rel] = ""
 
 
-def runs_of(s) -> tuple[list[str], list[frozenset], np.ndarray]:
-    """Per commit of a series: the runs behind its level for the chart's hover ("2 runs on Intel Xeon ×2"),
-    and the few distinct sets of their CPU models with each commit's set."""
-    described, which = [], []
-    sets: dict[frozenset, int] = {}
-    for c in s.history:
-        n, cpus = len(c.runs), _cpus(c)
-        models = ", ".join(f"{cpu} ×{k}" if k > 1 else cpu for cpu, k in Counter(cpus).items())
-        described.append(f"{n} run{'s' if n != 1 else ''}" + (f" on {models}" if models else "") if n else "")
-        which.append(sets.setdefault(frozenset(cpus), len(sets)))
-    return described, list(sets), np.asarray(which, dtype=np.int64)
+def write(site: Site, previous: dict[str, str], *, keep_unchanged: bool) -> tuple[int, int]:
+    """Write the site's files; returns (pages written, pages kept as they were).
+
+    previous: the manifest of the site already in the folder. Its files that
+    this build does not write are removed; with `keep_unchanged`, its pages
+    whose digest is the same now are kept as they are.
+    """
+    out = Pages(site.out, previous, keep_unchanged=keep_unchanged)
+    site.out.mkdir(parents=True, exist_ok=True)
+    plotly_rel = f"assets/{site.assets['plotly']}"
+    target = site.out / plotly_rel
+    if not (target.is_file() and target.stat().st_size == site.plotly_path.stat().st_size):
+        write_file(target, site.plotly_path.read_bytes())
+    out.files[plotly_rel] = ""
+    for name, key in (("regress.css", "css"), ("regress.js", "js")):
+        out.file(f"assets/{site.assets[key]}", site.static[name])
+    out.file("data/commits.js", _commits_js(site))
+    # A Compare table page per label, with the metric tables beyond time.
+    shas = [np.asarray(shas, dtype="S40") for shas in site.shas]
+    for label, ids in site.labels.items():
+        layout = layout_for(ids)
+        chunks = data_files.LabelChunks(site.series, layout, site.threshold, shas)
+        srcs, inline = chunks.write(out, site.version, label_slug(label))
+        metrics = report_metrics.label_tables(
+            site.series, ids, threshold_for=site.threshold_for, index=site.metric_index
+        )
+        names, judged = chunks.names, chunks.overlay()
+        sections = [{"name": name, "judged": judged[name]} for name in names]
+        data = script_json({"sections": sections, "judged_commits": VERDICT_COMMITS, "metrics": metrics})
+        digest = hashlib.sha1(f"{site.version} {data} {label} {ids} {srcs} {inline}".encode()).hexdigest()
+        out.page(site.label_href[label], digest, label_page, site, label, layout, names, data, srcs, inline)
+    # A chart page per benchmark; what each can detect, for the line under its title, in one file.
+    out.file(detects.REL, detects.script(site.series, site.threshold))
+    for bid in site.ids:
+        shell, points = bench_data(site, bid)
+        slug = shell["slug"] = bench_slug(bid)  # its line under the title in data/detects.js
+        srcs, inline = points.write(out, site.version, slug)
+        data = script_json(shell)
+        digest = hashlib.sha1(f"{site.version} {data} {srcs} {inline}".encode()).hexdigest()
+        out.page(site.bench_href[bid], digest, bench_page, site, bid, data, srcs, inline)
+    explain_panel.write(site, site.panels, out.file)
+    out.page("index.html", None, overview, site)
+    out.file("regressions.json", regressions_json(site))
+    out.file("regressions.atom", feed(site))
+    for rel in set(previous) - set(out.files):  # pages of benchmarks and labels that are gone
+        stale = site.out / rel
+        if ".." not in Path(rel).parts and stale.is_file():
+            stale.unlink()
+    manifest = {"format": SITE_FORMAT, "regress": __version__, "files": out.files}
+    write_file(site.out / MANIFEST, json.dumps(manifest, indent=0, sort_keys=True))
+    return out.written, out.kept
+
+
+def _commits_js(site: Site) -> str:
+    """Every commit's sha, subject, author and date, and per series by history position each commit's
+    sha and the runs behind its level (the chart pages' points name these by position)."""
+    table = {c.sha: [i, c.short, c.subject, c.author, iso(c.committed_at)] for i, c in enumerate(site.commits)}
+    series = {s.name: {"sha": shas, "runs": runs[0]} for s, shas, runs in zip(site.series, site.shas, site.runs)}
+    data = {"repo": site.repo_url, "commits": table, "series": series}
+    return f"window.REGRESS_COMMITS = {script_json(data)};\n"
 
 
 def round6(values) -> np.ndarray:

@@ -38,8 +38,8 @@ from regress.analysis import table as figures_table
 from regress.analysis.table import Table
 from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
-from regress.report import detects, verdict_cache
-from regress.report.builder import MANIFEST, SITE_FORMAT, Site
+from regress.report import detects, pages, verdict_cache
+from regress.report.builder import SITE_FORMAT, Site
 from regress.report.data import Series, judge_recent, summarize
 from regress.report.verdict_cache import STEPS, CachedCompare
 from regress.storage import series_figures, summary
@@ -113,7 +113,7 @@ def build(
             title=title or "regress",
             baseline=baseline,
         )
-        written, kept = site.write(previous, keep_unchanged=incremental)
+        written, kept = pages.write(site, previous, keep_unchanged=incremental)
     except OSError as exc:
         raise RegressError(
             f"cannot write the site to {out}: {exc.strerror} ({exc.filename}); check the folder and free space"
@@ -201,7 +201,7 @@ def _read_manifest(out: Path) -> dict[str, str]:
     """{relative path: digest of what it shows} of the site already in `out`."""
     if out.exists() and not out.is_dir():
         raise RegressError(f"{out} is a file, not a folder; pass --out a folder for the site")
-    path = out / MANIFEST
+    path = out / pages.MANIFEST
     if not path.is_file():
         if (out / "index.html").exists():
             raise RegressError(
