@@ -83,12 +83,11 @@ def summarize(
     threshold: float,
     code: dict[str, str] | None = None,
     judge=compare,
-    steps=find_steps,
-    verdicts: bool = True,
+    whole: bool = True,
 ) -> Series:
     """Fill in tracks, failures, change points and recent verdicts from the series' `Table` (built from the
-    history when the series came without one). The chart's levels are `levels.chart`'s. `steps` None, or
-    no `verdicts`: those are left for the caller (`judge_recent`)."""
+    history when the series came without one). The chart's levels are `levels.chart`'s. Without `whole`, the
+    change points and verdicts are left for the caller (the site's, kept in the memo: report/site.py)."""
     t = series.table if series.table is not None else Table.of(series.history, site=True)
     series.table, series.history = t, t.history
     ids, pos, bench = t.ids, t.pos, t.bench
@@ -114,9 +113,8 @@ def summarize(
         line = _fitted_at(fitted.get(bid), pos[i], level)
         moved = line / level  # the band moves with its level: the rounds' quartiles, shift taken out
         series.tracks[bid] = Track(pos[i].astype(np.int64), line, t.band[0, i] * moved, t.band[1, i] * moved)
-    if steps is not None:  # None: the caller fills them in (the site build, when a page first needs them)
-        series.steps = steps(t, threshold=threshold, code=code)  # or kept ones (the memo: report/site.py)
-    if verdicts:
+    if whole:
+        series.steps = find_steps(t, threshold=threshold, code=code)
         judge_recent(series, threshold=threshold, code=code, judge=judge)
     return series
 

@@ -90,7 +90,7 @@ def write(site: Site, previous: dict[str, str], *, keep_unchanged: bool) -> tupl
         out.file(f"assets/{site.assets[key]}", site.static[name])
     out.file("data/commits.js", _commits_js(site))
     # A Compare table page per label, with the metric tables beyond time.
-    shas = [np.asarray(shas, dtype="S40") for shas in site.shas]
+    shas = [np.asarray(x, dtype="S40") for x in site.shas]
     for label, ids in site.labels.items():
         layout = layout_for(ids)
         chunks = data_files.LabelChunks(site.series, layout, site.threshold, shas)

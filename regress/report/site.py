@@ -170,7 +170,7 @@ def _series(
     shas = [c.commit.sha for c in s.history]
     inputs = verdict_cache.steps_inputs(digests, shas, threshold=threshold, code=code)  # the noise's too
     judge = CachedCompare(store, memo, s.machine, s.env, digests=digests)  # the memo's verdicts, else judged
-    summarize(s, threshold=threshold, code=code, steps=None, verdicts=False)
+    summarize(s, threshold=threshold, code=code, whole=False)
     levels = functools.cache(lambda: trusted_levels.series(s.table, threshold=threshold, code=code))
     cores = min([c.fingerprint.cores for c in s.history if c.fingerprint.cores] or [0])
     apart = runs.apart_for(s.table, code, cores=cores)  # one allowance for the steps and the verdicts
