@@ -3,8 +3,7 @@
 One `Series` per machine and environment (never joined with another). Per
 commit and benchmark, `Series.tracks` holds the chart's numbers (the level
 the differ and the change points use, and the rounds' quartiles for the
-band) and torch's Compare figures (median, quartiles, significant figures).
-A Compare cell's colour is the differ's verdict (`diff.compare`) against the
+band). A Compare cell's colour is the differ's verdict (`diff.compare`) against the
 benchmark's previous measured commit, for the newest `VERDICT_COMMITS`
 commits of each series only (`Series.verdicts`); older tables are uncoloured.
 """
@@ -37,25 +36,6 @@ class Track:
     level: np.ndarray  # the differ's: the fastest round's fastest block (charts)
     lo: np.ndarray  # quartiles of the round values, one value per round (chart band)
     hi: np.ndarray
-    rows: np.ndarray  # its rows of the series' figures table
-    pooled: np.ndarray = field(repr=False)  # the table's torch figures (q1, median, q3, significant figures) x rows
-
-    # torch's, every block of every round pooled: read from the table when asked.
-    @property
-    def median(self) -> np.ndarray:
-        return self.pooled[1, self.rows]
-
-    @property
-    def q1(self) -> np.ndarray:
-        return self.pooled[0, self.rows]
-
-    @property
-    def q3(self) -> np.ndarray:
-        return self.pooled[2, self.rows]
-
-    @property
-    def figures(self) -> np.ndarray:  # torch's significant_figures
-        return self.pooled[3, self.rows].astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -103,12 +83,11 @@ def summarize(
     threshold: float,
     code: dict[str, str] | None = None,
     judge=compare,
-    steps=find_steps,
-    verdicts: bool = True,
+    whole: bool = True,
 ) -> Series:
     """Fill in tracks, failures, change points and recent verdicts from the series' `Table` (built from the
-    history when the series came without one). The chart's levels are `levels.chart`'s. `steps` None, or
-    no `verdicts`: those are left for the caller (`judge_recent`)."""
+    history when the series came without one). The chart's levels are `levels.chart`'s. Without `whole`, the
+    change points and verdicts are left for the caller (the site's, kept in the memo: report/site.py)."""
     t = series.table if series.table is not None else Table.of(series.history, site=True)
     series.table, series.history = t, t.history
     ids, pos, bench = t.ids, t.pos, t.bench
@@ -133,12 +112,9 @@ def summarize(
         level = t.level[i]
         line = _fitted_at(fitted.get(bid), pos[i], level)
         moved = line / level  # the band moves with its level: the rounds' quartiles, shift taken out
-        series.tracks[bid] = Track(
-            pos[i].astype(np.int64), line, t.band[0, i] * moved, t.band[1, i] * moved, i, t.torch
-        )
-    if steps is not None:  # None: the caller fills them in (the site build, when a page first needs them)
-        series.steps = steps(t, threshold=threshold, code=code)  # or kept ones (the memo: report/site.py)
-    if verdicts:
+        series.tracks[bid] = Track(pos[i].astype(np.int64), line, t.band[0, i] * moved, t.band[1, i] * moved)
+    if whole:
+        series.steps = find_steps(t, threshold=threshold, code=code)
         judge_recent(series, threshold=threshold, code=code, judge=judge)
     return series
 
@@ -172,12 +148,11 @@ def judge_recent(
     series: Series,
     *,
     threshold: float,
-    newest: int | None = None,
     code: dict[str, str] | None = None,
     judge=compare,
     apart=None,
 ) -> None:
-    """The differ's verdicts for the newest `newest` (VERDICT_COMMITS) commits of the series.
+    """The differ's verdicts for the newest VERDICT_COMMITS commits of the series.
 
     Each benchmark measured at a commit is judged against its previous
     measured commit, with the whole of both commits' results handed to
@@ -185,8 +160,7 @@ def judge_recent(
     compare PREV COMMIT` says. `apart`: the history's allowance between
     separate runs (`runs.apart_for`), where the caller has it.
     """
-    count = VERDICT_COMMITS if newest is None else newest
-    first = max(0, len(series.history) - count)
+    first = max(0, len(series.history) - VERDICT_COMMITS)
     series.judged_from = first
     wanted: dict[int, dict[int, list[BenchmarkId]]] = {}  # commit -> previous commit -> benchmarks
     for bid, t in series.tracks.items():
@@ -197,8 +171,8 @@ def judge_recent(
             wanted.setdefault(head, {}).setdefault(base, []).append(bid)
     history = series.history
     code = code or {}
-    cores = min([c.fingerprint.cores for c in history if c.fingerprint.cores] or [0])
     if apart is None:  # as `regress compare` judges separate runs
+        cores = min([c.fingerprint.cores for c in history if c.fingerprint.cores] or [0])
         apart = runs.apart_for(series.table if series.table is not None else history, code, cores=cores)
     series.apart = apart
     for head in sorted(wanted):

@@ -9,7 +9,7 @@ the pieces, and a closed chunk is written once). A history shorter than CHUNK
 is one file, inline in its page (`write`).
 
 A file is kept while its digest (of what it is made from, not of its JSON)
-stands. A chart's values go in as the page shows them (`round6_array`). A
+stands. A chart's values go in as the page shows them (`pages.round6`). A
 label's tables are plain: the verdicts colouring the newest VERDICT_COMMITS
 commits are laid over them from the page's own data (`LabelChunks.overlay`),
 so a verdict window that slides on moves no file. A data file is a script
@@ -28,7 +28,7 @@ from markupsafe import Markup
 
 from regress.report.data import Series
 from regress.report.files import script_json
-from regress.report.label_data import LabelInputs, Layout, judged_cells, label_inputs, label_tables, round6_array
+from regress.report.label_data import LabelInputs, Layout, judged_cells, label_inputs, label_tables
 from regress.report.tables import UNIT_ENGLISH
 
 # Positions a closed chunk holds: 1 to 20 of them a page up to 10,000 commits.
@@ -122,7 +122,7 @@ class _Files:
         keys = self.listed()
         srcs = [rel(slug, self.chunking.name(k), self.kind) for k in keys]
         for k, src in zip(keys, srcs):
-            pages.page(src, self.digest(version, slug, k), lambda k=k: self.script(k), counted=False)
+            pages.page(src, self.digest(version, slug, k), self.script, k, counted=False)
         return srcs, None
 
 
@@ -135,17 +135,6 @@ class Line:
     at: np.ndarray  # history positions, ascending
     columns: dict[str, np.ndarray]  # parallel to `at`
     text: Callable[[float], str] | None = None  # a metric's point as text (its "text" column, from "y")
-    # The columns shown (and digested) at 6 significant figures, each rounded whole once.
-    rounded: bool = False
-    _shown: dict = field(default_factory=dict, compare=False, repr=False)  # rounded once: digested, then written
-
-    def column(self, name: str, a: int, b: int) -> np.ndarray:
-        """A column's values a to b as the file holds them."""
-        if not self.rounded:
-            return np.ascontiguousarray(self.columns[name][a:b])
-        if name not in self._shown:
-            self._shown[name] = round6_array(self.columns[name])
-        return self._shown[name][a:b]
 
 
 @dataclass
@@ -176,14 +165,14 @@ class Chunks(_Files):
             h.update(np.ascontiguousarray(line.at[a:b]).tobytes())
             for name in line.columns:
                 h.update(name.encode())
-                h.update(line.column(name, a, b).tobytes())
+                h.update(np.ascontiguousarray(line.columns[name][a:b]).tobytes())
         return h.hexdigest()
 
     def content(self, k: int) -> dict:
         """File k's values: {"series": {name: columns}, "metrics": {metric: {name: columns}}}."""
         data: dict = {"series": {}, "metrics": {}}
         for line, a, b in self.parts.get(k, []):
-            cols = {"at": line.at[a:b].tolist(), **{n: line.column(n, a, b).tolist() for n in line.columns}}
+            cols = {"at": line.at[a:b].tolist(), **{n: c[a:b].tolist() for n, c in line.columns.items()}}
             if line.text is not None:
                 cols["text"] = [line.text(y) for y in cols["y"]]
             if line.kind == "series":
@@ -193,23 +182,16 @@ class Chunks(_Files):
         return data
 
 
-def sha_array(s) -> np.ndarray:
-    """A series' commits' shas, by history position (a digest takes a file's in one slice)."""
-    return np.asarray([c.commit.sha for c in s.history], dtype="S40")
-
-
 class LabelChunks(_Files):
     """One label's tables over every series, by data file."""
 
     kind = "label"
 
-    def __init__(
-        self, series: list[Series], layout: Layout, threshold: float, shas: list[np.ndarray] | None = None
-    ) -> None:
-        """`layout`: the label's tables' rows and columns; `shas`: per series, `sha_array`'s, made once for
-        every label."""
+    def __init__(self, series: list[Series], layout: Layout, threshold: float, shas: list[np.ndarray]) -> None:
+        """`layout`: the label's tables' rows and columns; `shas`: per series, its commits' shas by history
+        position (an array of "S40": a digest takes a file's in one slice), made once for every label."""
         self.layout, self.threshold = layout, threshold
-        self.shas = {id(s): a for s, a in zip(series, shas or [sha_array(s) for s in series])}
+        self.shas = {id(s): a for s, a in zip(series, shas)}
         self.chunking = Chunking(max(len(s.history) for s in series))
         # Per series with tables: its inputs, and each file's rows of them.
         self.parts: list[tuple[Series, LabelInputs, dict[int, range]]] = []
@@ -258,7 +240,7 @@ class LabelChunks(_Files):
             r = rows.get(k)
             if r is None:
                 continue
-            tables = label_tables(s, self.layout, threshold=self.threshold, inputs=inputs, rows=r, verdicts=False)
+            tables = label_tables(s, self.layout, inputs=inputs, rows=r)
             for t in tables:
                 t["sha"] = s.history[t.pop("c")].commit.sha
                 t["unit_name"] = UNIT_ENGLISH.get(t["unit"], "")

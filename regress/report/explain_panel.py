@@ -24,7 +24,6 @@ TOP = 25
 
 @dataclass(frozen=True)
 class Panel:
-    key: tuple  # (series name, step sha, benchmark id)
     rel: str  # the page, relative to the site root
     name: str
     series: str
@@ -36,7 +35,8 @@ class Panel:
 
 
 def collect(results: Path, series: list) -> dict[tuple, Panel]:
-    """Panels for every change point whose two commits have stored profiles of its benchmark."""
+    """Panels for every change point whose two commits have stored profiles of its benchmark, by
+    (series name, step sha, benchmark id)."""
     panels = {}
     for s in series:
         for st in s.steps:
@@ -51,7 +51,6 @@ def collect(results: Path, series: list) -> dict[tuple, Panel]:
             slug = hashlib.sha1(repr(key).encode()).hexdigest()[:16]
             traces = ((f"explain/traces/{slug}-base.json", b.trace), (f"explain/traces/{slug}-head.json", h.trace))
             panels[key] = Panel(
-                key,
                 f"explain/{slug}.html",
                 str(st.id),
                 s.name,
@@ -62,11 +61,6 @@ def collect(results: Path, series: list) -> dict[tuple, Panel]:
                 traces,
             )
     return panels
-
-
-def href(panels: dict[tuple, Panel], series_name: str, sha: str, bid, root: str) -> str:
-    p = panels.get((series_name, sha, bid))
-    return root + p.rel if p is not None else ""
 
 
 def write(site, panels: dict[tuple, Panel], write_file) -> None:

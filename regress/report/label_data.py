@@ -11,9 +11,11 @@ import numpy as np
 from regress.analysis.diff import Verdict
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId
-from regress.report import shown
 from regress.report.data import BIG_CHANGE, Series
 from regress.report.tables import format_tables
+
+# Significant figures of a shown level (as `fmt_time` and the chart's hover, `.4s`, write it).
+FIGURES = 4
 
 
 @dataclass(frozen=True)
@@ -84,8 +86,8 @@ def label_inputs(series: Series, layout: Layout) -> LabelInputs | None:
         if t is None:
             continue
         where = np.searchsorted(order, t.commits)
-        medians[where, k] = shown.values(t)  # the level, as the verdict colouring the cell
-        figures[where, k] = shown.FIGURES
+        medians[where, k] = t.level  # the level, as the verdict colouring the cell
+        figures[where, k] = FIGURES
     columns = np.asarray([layout.columns.index(bid.description) if bid is not None else -1 for bid in cells])
     rows = np.searchsorted(order, [f.commit for fs in fails for f in fs]).tolist()
     failed = [(r, k, f.message[:300]) for r, (k, f) in zip(rows, ((k, f) for k, fs in enumerate(fails) for f in fs))]
@@ -93,24 +95,16 @@ def label_inputs(series: Series, layout: Layout) -> LabelInputs | None:
 
 
 def label_tables(
-    series: Series,
-    layout: Layout,
-    *,
-    threshold: float,
-    inputs: LabelInputs | None = None,
-    rows: range | None = None,
-    verdicts: bool = True,
+    series: Series, layout: Layout, *, inputs: LabelInputs | None = None, rows: range | None = None
 ) -> list[dict[str, Any]]:
-    """For each commit of the series that measured this label: its Compare table.
+    """For each commit of the series that measured this label: its Compare table, plain (the page lays
+    the newest commits' verdicts over it: `judged_cells`).
 
-    Each entry: {"c": commit index in history, "unit": ..., "judged": whether
-    the commit is among the newest VERDICT_COMMITS (its colours are verdicts),
-    "cells": [...]} with one cell per layout position: None (not measured), or
-    [text, class, title]: the shown level (`shown`) in the table's unit, and
-    the verdict's (`judged_cells`), "" where there is none. A failed cell is
-    ["failed", "fail", message]. `threshold`: the verdicts'. `inputs`:
-    `label_inputs`'s, if made; `rows`: only these of its rows (a data file's).
-    Without `verdicts`, plain cells and no "judged".
+    Each entry: {"c": commit index in history, "unit": ..., "cells": [...]}
+    with one cell per layout position: None (not measured), or [text, "", ""]:
+    the level in the table's unit. A failed cell is ["failed", "fail",
+    message]. `inputs`: `label_inputs`'s, if made; `rows`: only these of its
+    rows (a data file's).
     """
     inputs = label_inputs(series, layout) if inputs is None else inputs
     if inputs is None:
@@ -126,14 +120,6 @@ def label_tables(
     for r, k, message in inputs.failed:
         if r in rows:
             tables[r - rows.start]["cells"][k] = ["failed", "fail", message]
-    if verdicts:  # the newest commits' verdicts over their cells, as the page lays them (`judged_cells`)
-        over = judged_cells(series, inputs)
-        for t in tables:
-            t["judged"] = t["c"] >= series.judged_from
-            for k, v in enumerate(over.get(t["c"], ())):
-                cell = t["cells"][k]
-                if v is not None and cell is not None and cell[1] != "fail":
-                    t["cells"][k] = [cell[0], *v]
     return tables
 
 
@@ -155,23 +141,3 @@ def judged_cells(series: Series, inputs: LabelInputs) -> dict[int, list[list[str
                 cells.append([verdict_class(v), f"{v.verdict} against {history[base].commit.short}: {v.reason}"])
         out[ci] = cells
     return out
-
-
-def round6(values) -> list[float]:
-    """Values to 6 significant figures, as floats whose JSON form is short."""
-    return round6_array(values).tolist()
-
-
-def round6_array(values) -> np.ndarray:
-    """`round6` as an array. n / 10**k is the double nearest to the decimal n×10⁻ᵏ, so its repr
-    has at most 6 digits."""
-    a = np.asarray(values, dtype=np.float64)
-    if a.size == 0:
-        return a
-    with np.errstate(divide="ignore", invalid="ignore"):
-        k = np.clip(5 - np.floor(np.log10(np.abs(a))), -22, 22)
-    k = np.where(np.isfinite(k), k, 0)
-    p = 10.0 ** np.abs(k)
-    up = k >= 0
-    r = np.round(np.where(up, a * p, a / p))
-    return np.where(up, r / p, r * p)

@@ -42,12 +42,8 @@ class Index:
         self._arrays: dict[tuple[int, BenchmarkId, Metric], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._by_id: dict[tuple[int, int], dict[BenchmarkId, BenchmarkResult]] = {}
 
-    def last(self, k: int, bid: BenchmarkId, metric: Metric, n: int = 2) -> list[tuple[int, float, int]]:
-        """The k-th series' newest n (commit index, level, table row) of `bid` for `metric`, oldest first."""
-        return list(zip(*(a[-n:].tolist() for a in self.arrays(k, bid, metric))))
-
     def arrays(self, k: int, bid: BenchmarkId, metric: Metric) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """`levels` as arrays: commit indices, levels, table rows."""
+        """The k-th series' commit indices, levels and table rows of `bid` for `metric`, oldest first."""
         key = (k, bid, metric)
         if key not in self._arrays:  # the chart and the label tables both ask
             t = self.series[k].table
@@ -67,15 +63,11 @@ class Index:
             self._by_id[at] = t.load(at[1]).by_id()
         return self._by_id[at][t.ids[int(t.bench[row])]]
 
-    def unit(self, k: int, row: int) -> str:
-        return self.series[k].table.units.get(row, "")
 
-
-def bench(series: list, bid: BenchmarkId, index: Index | None = None) -> tuple[list[dict], list[Line]]:
+def bench(series: list, bid: BenchmarkId, index: Index) -> tuple[list[dict], list[Line]]:
     """Per metric this benchmark has: its axis (title, note, the scale its values are divided by on
     the chart) and, per series, a line of its level per commit (`data_files`: a point's commit is
     at its position `at` in the series' history, named in data/commits.js)."""
-    index = Index(series) if index is None else index
     out, lines = [], []
     for metric in BEYOND_TIME:
         found, unit = [], ""
@@ -83,7 +75,7 @@ def bench(series: list, bid: BenchmarkId, index: Index | None = None) -> tuple[l
             at, y, rows = index.arrays(k, bid, metric)
             if len(at):
                 if metric == Metric.TRACKED:
-                    unit = index.unit(k, int(rows[-1]))
+                    unit = s.table.units.get(int(rows[-1]), "")
                 found.append((s.name, at, y))
         if not found:
             continue
@@ -103,19 +95,19 @@ def bench(series: list, bid: BenchmarkId, index: Index | None = None) -> tuple[l
 
 
 def label_tables(
-    series: list, ids: list[BenchmarkId], *, threshold_for: Callable[[Metric], float], index: Index | None = None
+    series: list, ids: list[BenchmarkId], *, threshold_for: Callable[[Metric], float], index: Index
 ) -> list[dict]:
     """Per metric, a table of the label's benchmarks: newest level per series, the change
     against the previous measured commit and its verdict (the metric's own rule, with the
     project's threshold for it: `Config.threshold_for`, as `regress compare --metric` judges)."""
-    index = Index(series) if index is None else index
     tables = []
     for metric in BEYOND_TIME:
         threshold = threshold_for(metric)
         rows = []
         for k, s in enumerate(series):
             for bid in ids:
-                have = index.last(k, bid, metric)
+                # The newest two (commit index, level, table row), oldest first.
+                have = list(zip(*(a[-2:].tolist() for a in index.arrays(k, bid, metric))))
                 if not have:
                     continue
                 head = index.result(k, have[-1][2])

@@ -38,8 +38,8 @@ from regress.analysis import table as figures_table
 from regress.analysis.table import Table
 from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
-from regress.report import detects, verdict_cache
-from regress.report.builder import MANIFEST, SITE_FORMAT, Site
+from regress.report import detects, pages, verdict_cache
+from regress.report.builder import SITE_FORMAT, Site
 from regress.report.data import Series, judge_recent, summarize
 from regress.report.verdict_cache import STEPS, CachedCompare
 from regress.storage import series_figures, summary
@@ -106,13 +106,14 @@ def build(
             all_series,
             templates,
             plotly,
+            results=store.root,
             repo_url=repo_url,
             threshold=threshold,
             threshold_for=threshold_for or DEFAULT.threshold_for,
             title=title or "regress",
             baseline=baseline,
         )
-        written, kept = site.write(previous, keep_unchanged=incremental, results=store.root)
+        written, kept = pages.write(site, previous, keep_unchanged=incremental)
     except OSError as exc:
         raise RegressError(
             f"cannot write the site to {out}: {exc.strerror} ({exc.filename}); check the folder and free space"
@@ -169,30 +170,27 @@ def _series(
     shas = [c.commit.sha for c in s.history]
     inputs = verdict_cache.steps_inputs(digests, shas, threshold=threshold, code=code)  # the noise's too
     judge = CachedCompare(store, memo, s.machine, s.env, digests=digests)  # the memo's verdicts, else judged
-    try:
-        summarize(s, threshold=threshold, code=code, steps=None, verdicts=False)
-        levels = functools.cache(lambda: trusted_levels.series(s.table, threshold=threshold, code=code))
-        cores = min([c.fingerprint.cores for c in s.history if c.fingerprint.cores] or [0])
-        apart = runs.apart_for(s.table, code, cores=cores)  # one allowance for the steps and the verdicts
+    summarize(s, threshold=threshold, code=code, whole=False)
+    levels = functools.cache(lambda: trusted_levels.series(s.table, threshold=threshold, code=code))
+    cores = min([c.fingerprint.cores for c in s.history if c.fingerprint.cores] or [0])
+    apart = runs.apart_for(s.table, code, cores=cores)  # one allowance for the steps and the verdicts
 
-        def steps() -> list[changepoints.Step]:  # judged through the kept verdicts across candidate steps
-            kept = memo.values(changepoints.CHECKPOINT)
-            found = changepoints.candidates(s.table, threshold=threshold, code=code, kept=kept, levels=levels())
-            return changepoints.find_steps(
-                s.table, threshold=threshold, code=code, judge_one=judge.across, found=found, apart=apart
-            )
+    def steps() -> list[changepoints.Step]:  # judged through the kept verdicts across candidate steps
+        kept = memo.values(changepoints.CHECKPOINT)
+        found = changepoints.candidates(s.table, threshold=threshold, code=code, kept=kept, levels=levels())
+        return changepoints.find_steps(
+            s.table, threshold=threshold, code=code, judge_one=judge.across, found=found, apart=apart
+        )
 
-        s.steps = memo.get(STEPS, inputs, steps, verdict_cache.steps_tree, verdict_cache.steps_from_tree)
-        judge_recent(s, threshold=threshold, code=code, judge=judge, apart=apart)
-        noise = detect_each.kept_noise(memo, inputs, s.table, threshold=threshold, code=code, levels=levels)
-        least, most = rounds
-        s.detects = detects.of_series(store, s, threshold=threshold, rounds=least, most_rounds=most, noise=noise)
-        pairs = runs.pairs_found(s.table, code)  # the verdicts' same-code pairs, for `regress compare`
-        if pairs is not None:
-            kept = files_digest(digests, shas, sorted(code.items()))
-            memo.get(run_pairs.PAIRS, kept, lambda: pairs, run_pairs.pairs_tree, run_pairs.pairs_from_tree)
-    finally:
-        judge.close()
+    s.steps = memo.get(STEPS, inputs, steps, verdict_cache.steps_tree, verdict_cache.steps_from_tree)
+    judge_recent(s, threshold=threshold, code=code, judge=judge, apart=apart)
+    noise = detect_each.kept_noise(memo, inputs, s.table, threshold=threshold, code=code, levels=levels)
+    least, most = rounds
+    s.detects = detects.of_series(store, s, threshold=threshold, rounds=least, most_rounds=most, noise=noise)
+    pairs = runs.pairs_found(s.table, code)  # the verdicts' same-code pairs, for `regress compare`
+    if pairs is not None:
+        kept = files_digest(digests, shas, sorted(code.items()))
+        memo.get(run_pairs.PAIRS, kept, lambda: pairs, run_pairs.pairs_tree, run_pairs.pairs_from_tree)
     return s
 
 
@@ -203,7 +201,7 @@ def _read_manifest(out: Path) -> dict[str, str]:
     """{relative path: digest of what it shows} of the site already in `out`."""
     if out.exists() and not out.is_dir():
         raise RegressError(f"{out} is a file, not a folder; pass --out a folder for the site")
-    path = out / MANIFEST
+    path = out / pages.MANIFEST
     if not path.is_file():
         if (out / "index.html").exists():
             raise RegressError(

@@ -17,7 +17,6 @@ from __future__ import annotations
 import numpy as np
 
 from regress.core.blocks import log10_f32 as _log10_f32
-from regress.core.blocks import summarize_times  # noqa: F401 - kept here for the report's callers
 
 UNITS = ("ns", "us", "ms", "s")
 UNIT_SCALE = np.array([1e-9, 1e-6, 1e-3, 1.0])

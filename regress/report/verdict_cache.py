@@ -158,13 +158,23 @@ class CachedCompare:
         brought up to date), else `judge(apart, only)`'s, each allowance it asks for recorded, and kept.
         `tally`: counted in hits, misses and partial (a bare comparison is not: `__call__`)."""
         tree = self.memo.find(kind, key) if key is not None else None
-        rows, asked, moved = self._read(tree, apart)
+        # moved: the benchmarks whose allowance moved since; None (judge every benchmark) where nothing is
+        # kept, it does not read back, or it asked for allowances this comparison is not given.
+        kept: list[Verdict] = []
+        asked: dict[BenchmarkId, Allowance] = {}
+        moved: set[BenchmarkId] | None = None
         try:
-            if moved:  # kept but for the benchmarks whose allowance moved: those are judged again
-                rows = [r for r in rows if BenchmarkId(*r[0]) not in moved]
-                asked = {b: a for b, a in asked.items() if b not in moved}
-            kept = verdicts_of(rows, asked, apart)
-        except (ValueError, KeyError, TypeError):  # garbled: made afresh, and replaced
+            if tree is not None:
+                rows, asked = _rows(tree)
+                if asked and apart is None:
+                    asked = {}
+                else:
+                    moved = {b for b, a in asked.items() if _moved(a, apart(b))}
+                    if moved:  # kept but for the benchmarks whose allowance moved: those are judged again
+                        rows = [r for r in rows if BenchmarkId(*r[0]) not in moved]
+                        asked = {b: a for b, a in asked.items() if b not in moved}
+                    kept = verdicts_of(rows, asked, apart)
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError):  # garbled: made afresh, and replaced
             kept, asked, moved = [], {}, None
         if moved is not None and not moved:
             self.hits += tally
@@ -193,21 +203,6 @@ class CachedCompare:
         self.memo.check(
             kind, to_tree(verdicts, dict(sorted(asked.items()))), to_tree(again, dict(sorted(fresh.items())))
         )
-
-    @staticmethod
-    def _read(tree, apart) -> tuple[list[list], dict[BenchmarkId, Allowance], set[BenchmarkId] | None]:
-        """A kept entry's rows, the allowances they asked for, and the benchmarks whose allowance moved
-        since; moved is None (judge every benchmark) where nothing is kept, it does not read back, or
-        it asked for allowances this comparison is not given."""
-        if tree is None:
-            return [], {}, None
-        try:
-            rows, asked = _rows(tree)
-        except (ValueError, KeyError, TypeError, AttributeError, IndexError):
-            return [], {}, None  # garbled: made afresh, and replaced
-        if asked and apart is None:
-            return [], {}, None
-        return rows, asked, {b for b, a in asked.items() if _moved(a, apart(b))}
 
     def __call__(self, base, head, *, threshold: float, before=None, after=None, apart=None, same_code: str = ""):
         """`diff.compare(base, head, ...)`. Kept twice: whole, and bare (`compare` without the
@@ -246,6 +241,3 @@ class CachedCompare:
         key = self._key((table.history[before], table.history[after]), threshold, f"across {bid_fields(bid)}")
         found = self._kept(key, apart, judge, kind=ACROSS)
         return found[0] if found else None
-
-    def close(self) -> None:
-        self.light.clear()

@@ -9,6 +9,7 @@ import factories
 import numpy as np
 
 from regress.analysis import stats
+from regress.core.blocks import summarize_times
 from regress.core.records import (
     BenchmarkResult,
     CommitResult,
@@ -17,12 +18,7 @@ from regress.core.records import (
 )
 from regress.report.data import Series, summarize
 from regress.report.label_data import label_tables, layout_for
-from regress.report.tables import (
-    format_tables,
-    select_unit,
-    summarize_times,
-    trim_sigfig,
-)
+from regress.report.tables import format_tables, select_unit, trim_sigfig
 
 
 def _commit(i: int, results) -> CommitResult:
@@ -60,7 +56,7 @@ def test_label_tables_show_the_level_in_torchs_units():
 
     series = summarize(Series("m", "e", history), threshold=0.05)
     grid = layout_for(sorted(series.ids))
-    tables = label_tables(series, grid, threshold=0.05)
+    tables = label_tables(series, grid)
     assert [t["c"] for t in tables] == list(range(12))
     for table in tables:
         commit = history[table["c"]]
@@ -75,7 +71,8 @@ def test_label_tables_show_the_level_in_torchs_units():
             # the figures, then to the column's decimals (those of its least precise cell).
             digit = max(Decimal(1).scaleb(value.as_tuple().exponent), Decimal(1).scaleb(value.adjusted() - 3))
             assert abs(float(value) * scale - levels[bid]) <= float(digit) * scale * 1.001, (bid, text, levels[bid])
-    figures = np.concatenate([t.figures for t in series.tracks.values()])
+    figures = series.table.torch[3]  # torch's significant figures of each measurement
+    figures = figures[~np.isnan(figures)].astype(int)
     assert set(figures.tolist()) == {1, 2, 3, 4}  # every precision torch can pick was exercised
 
 

@@ -36,10 +36,10 @@ from regress.core.records import (
     TaskSpec,
 )
 from regress.report import data as report_data
-from regress.report import label_data
+from regress.report import pages
 from regress.report import site as report
 from regress.report.data import Series, summarize
-from regress.report.label_data import label_tables, layout_for, verdict_class
+from regress.report.label_data import judged_cells, label_inputs, label_tables, layout_for, verdict_class
 from regress.storage.store import Store
 
 N_COMMITS = 14
@@ -126,7 +126,14 @@ def site(history, tmp_path_factory) -> Path:
 def _tables(history: list[CommitResult]) -> tuple[Series, list, list[dict]]:
     series = summarize(Series(MACHINE, ENV, history), threshold=0.05)
     grid = layout_for([s.id for s in SPECS.values()])
-    return series, grid, label_tables(series, grid, threshold=0.05)
+    tables = label_tables(series, grid)
+    over = judged_cells(series, label_inputs(series, grid))  # the verdicts over the cells, as the page lays them
+    for t in tables:
+        t["judged"] = t["c"] >= series.judged_from
+        for k, v in enumerate(over.get(t["c"], ())):
+            if v is not None and t["cells"][k] is not None and t["cells"][k][1] != "fail":
+                t["cells"][k] = [t["cells"][k][0], *v]
+    return series, grid, tables
 
 
 def _cell(grid, table: dict, bid) -> list:
@@ -148,9 +155,9 @@ def _shas(site: Path, s: dict) -> list[str]:
 
 def test_cells_are_coloured_by_verdicts_not_by_medians(history):
     _, results = history
-    series, grid, tables = _tables(results)
+    _, grid, tables = _tables(results)
     assert [t["c"] for t in tables] == list(range(N_COMMITS)) and all(t["judged"] for t in tables)
-    steady, jumpy = series.tracks[STEADY], series.tracks[JUMPY]
+    median = lambda bid, at: results[at].by_id()[bid].median  # torch's, every block pooled
 
     # STEADY at SLOW_AT: 2x slower in every round: a regression, the strong class.
     v = {x.id: x for x in compare(results[SLOW_AT - 1], results[SLOW_AT], threshold=0.05)}
@@ -159,11 +166,11 @@ def test_cells_are_coloured_by_verdicts_not_by_medians(history):
     assert cls == "up2"
     assert title == f"regression against {_sha(SLOW_AT - 1)[:10]}: {v[STEADY].reason}"
     assert title.startswith(f"regression against {_sha(SLOW_AT - 1)[:10]}: +") and "slower" in title
-    assert steady.median[SLOW_AT] / steady.median[SLOW_AT - 1] > 1.9
+    assert median(STEADY, SLOW_AT) / median(STEADY, SLOW_AT - 1) > 1.9
 
     # JUMPY at JUMP_AT: the median more than 1.5x up (the old colouring said "up2"), but its
     # rounds disagree and its level did not move: the differ says noisy, and so does the cell.
-    assert jumpy.median[JUMP_AT] / jumpy.median[JUMP_AT - 1] > 1.5
+    assert median(JUMPY, JUMP_AT) / median(JUMPY, JUMP_AT - 1) > 1.5
     v = {x.id: x for x in compare(results[JUMP_AT - 1], results[JUMP_AT], threshold=0.05)}
     assert v[JUMPY].verdict == "noisy"
     _, cls, title = _cell(grid, tables[JUMP_AT], JUMPY)
@@ -215,10 +222,10 @@ def test_chart_line_is_the_level_and_change_points_sit_on_it(history, site):
     (s,) = chart_data(page)["series"]
     assert _shas(site, s) == [_sha(i) for i in range(N_COMMITS)]
     levels = [stats.level(stats.round_values(cr.by_id()[STEADY])) for cr in results]
-    assert s["level"] == label_data.round6(levels)
+    assert s["level"] == pages.round6(levels).tolist()
     quartiles = [stats.spread(stats.round_values(cr.by_id()[STEADY])) for cr in results]
-    assert s["lo"] == label_data.round6([q[0] for q in quartiles])
-    assert s["hi"] == label_data.round6([q[1] for q in quartiles])
+    assert s["lo"] == pages.round6([q[0] for q in quartiles]).tolist()
+    assert s["hi"] == pages.round6([q[1] for q in quartiles]).tolist()
     # Not the median: the median of a round's blocks is above its fastest block.
     medians = [cr.by_id()[STEADY].median for cr in results]
     assert all(m > y * 1.001 for m, y in zip(medians, s["level"]))

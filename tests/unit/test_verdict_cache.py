@@ -36,7 +36,6 @@ def cached(folder, verify: bool = False) -> tuple[dict, CachedCompare]:
     with Memo(folder, verify=verify) as m:
         judge = CachedCompare(store, m, MACHINE, ENV)
         series = summarize(Series(MACHINE, ENV, summary.history(store, MACHINE, ENV)), threshold=0.05, judge=judge)
-        judge.close()
     return series.verdicts, judge
 
 

@@ -1,0 +1,429 @@
+"""The site rendered from its model (`builder.Site`), in one loop (`write`): the chart, label and overview
+pages, their data files, the change points as JSON and the feed, each page with a digest of what it
+shows, so that `--incremental` keeps a page whose digest is the last build's."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from regress import __version__
+from regress.core.kinds import Kind
+from regress.core.records import BenchmarkId, CommitResult
+from regress.core.units import fmt_time, percent
+from regress.report import data_files, detects, explain_panel
+from regress.report import metrics as report_metrics
+from regress.report.builder import SITE_FORMAT, Site
+from regress.report.data import BIG_CHANGE, VERDICT_COMMITS, Step, compare
+from regress.report.data_files import Chunks, Line
+from regress.report.files import script_json
+from regress.report.files import write as write_file
+from regress.report.label_data import layout_for
+from regress.report.links import bench_slug, iso, label_slug
+
+MANIFEST = ".regress-site.json"
+MAX_CHANGES_ON_OVERVIEW = 100
+
+
+class Pages:
+    """The files one build writes, each recorded in the manifest (with its digest, for pages)."""
+
+    def __init__(self, out: Path, previous: dict[str, str], *, keep_unchanged: bool) -> None:
+        self.out, self.previous, self.keep_unchanged = out, previous, keep_unchanged
+        self.files: dict[str, str] = {}
+        self.written = self.kept = 0
+        self._listed: dict[str, set[str]] = {}  # folder -> the files in it, listed once
+
+    def _exists(self, rel: str) -> bool:
+        folder, _, name = rel.rpartition("/")
+        names = self._listed.get(folder)
+        if names is None:
+            try:
+                with os.scandir(self.out / folder) as it:
+                    names = {e.name for e in it if e.is_file()}
+            except OSError:
+                names = set()
+            self._listed[folder] = names
+        return name in names
+
+    def page(self, rel: str, digest: str | None, render, *args, counted: bool = True) -> None:
+        """A page: kept when incremental and its digest is the last build's, else `render(*args)`ed and
+        written. `counted`: False for a page's data file (a chart's chunk of points), left out of the counts."""
+        if self.keep_unchanged and digest is not None and self.previous.get(rel) == digest and self._exists(rel):
+            self.kept += counted
+        else:
+            write_file(self.out / rel, render(*args))
+            self.written += counted
+            folder, _, name = rel.rpartition("/")
+            self._listed.get(folder, set()).add(name)
+        self.files[rel] = digest or ""
+
+    def file(self, rel: str, content: str | bytes) -> None:
+        """A file written every build (assets, data, feeds): not counted as a page."""
+        write_file(self.out / rel, content)
+        self.files[rel] = ""
+
+
+def write(site: Site, previous: dict[str, str], *, keep_unchanged: bool) -> tuple[int, int]:
+    """Write the site's files; returns (pages written, pages kept as they were).
+
+    previous: the manifest of the site already in the folder. Its files that
+    this build does not write are removed; with `keep_unchanged`, its pages
+    whose digest is the same now are kept as they are.
+    """
+    out = Pages(site.out, previous, keep_unchanged=keep_unchanged)
+    site.out.mkdir(parents=True, exist_ok=True)
+    plotly_rel = f"assets/{site.assets['plotly']}"
+    target = site.out / plotly_rel
+    if not (target.is_file() and target.stat().st_size == site.plotly_path.stat().st_size):
+        write_file(target, site.plotly_path.read_bytes())
+    out.files[plotly_rel] = ""
+    for name, key in (("regress.css", "css"), ("regress.js", "js")):
+        out.file(f"assets/{site.assets[key]}", site.static[name])
+    out.file("data/commits.js", _commits_js(site))
+    # A Compare table page per label, with the metric tables beyond time.
+    shas = [np.asarray(x, dtype="S40") for x in site.shas]
+    for label, ids in site.labels.items():
+        layout = layout_for(ids)
+        chunks = data_files.LabelChunks(site.series, layout, site.threshold, shas)
+        srcs, inline = chunks.write(out, site.version, label_slug(label))
+        metrics = report_metrics.label_tables(
+            site.series, ids, threshold_for=site.threshold_for, index=site.metric_index
+        )
+        names, judged = chunks.names, chunks.overlay()
+        sections = [{"name": name, "judged": judged[name]} for name in names]
+        data = script_json({"sections": sections, "judged_commits": VERDICT_COMMITS, "metrics": metrics})
+        digest = hashlib.sha1(f"{site.version} {data} {label} {ids} {srcs} {inline}".encode()).hexdigest()
+        out.page(site.label_href[label], digest, label_page, site, label, layout, names, data, srcs, inline)
+    # A chart page per benchmark; what each can detect, for the line under its title, in one file.
+    out.file(detects.REL, detects.script(site.series, site.threshold))
+    for bid in site.ids:
+        shell, points = bench_data(site, bid)
+        slug = shell["slug"] = bench_slug(bid)  # its line under the title in data/detects.js
+        srcs, inline = points.write(out, site.version, slug)
+        data = script_json(shell)
+        digest = hashlib.sha1(f"{site.version} {data} {srcs} {inline}".encode()).hexdigest()
+        out.page(site.bench_href[bid], digest, bench_page, site, bid, data, srcs, inline)
+    explain_panel.write(site, site.panels, out.file)
+    out.page("index.html", None, overview, site)
+    out.file("regressions.json", regressions_json(site))
+    out.file("regressions.atom", feed(site))
+    for rel in set(previous) - set(out.files):  # pages of benchmarks and labels that are gone
+        stale = site.out / rel
+        if ".." not in Path(rel).parts and stale.is_file():
+            stale.unlink()
+    manifest = {"format": SITE_FORMAT, "regress": __version__, "files": out.files}
+    write_file(site.out / MANIFEST, json.dumps(manifest, indent=0, sort_keys=True))
+    return out.written, out.kept
+
+
+def _commits_js(site: Site) -> str:
+    """Every commit's sha, subject, author and date, and per series by history position each commit's
+    sha and the runs behind its level (the chart pages' points name these by position)."""
+    table = {c.sha: [i, c.short, c.subject, c.author, iso(c.committed_at)] for i, c in enumerate(site.commits)}
+    series = {s.name: {"sha": shas, "runs": runs[0]} for s, shas, runs in zip(site.series, site.shas, site.runs)}
+    data = {"repo": site.repo_url, "commits": table, "series": series}
+    return f"window.REGRESS_COMMITS = {script_json(data)};\n"
+
+
+def round6(values) -> np.ndarray:
+    """Values to 6 significant figures, as floats whose JSON form is short: n / 10**k is the double
+    nearest to the decimal n×10⁻ᵏ, so its repr has at most 6 digits."""
+    a = np.asarray(values, dtype=np.float64)
+    if a.size == 0:
+        return a
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = np.clip(5 - np.floor(np.log10(np.abs(a))), -22, 22)
+    k = np.where(np.isfinite(k), k, 0)
+    p = 10.0 ** np.abs(k)
+    up = k >= 0
+    r = np.round(np.where(up, a * p, a / p))
+    return np.where(up, r / p, r * p)
+
+
+def short_name(bid: BenchmarkId) -> str:
+    """The benchmark without its label (shown under the label's heading)."""
+    return str(bid)[len(bid.label) + 3 :]
+
+
+def bench_data(site: Site, bid: BenchmarkId) -> tuple[dict, Chunks]:
+    """The chart's data: per series its failures and change points (each drawn on the line at its
+    commit's level, or at its level after where the commit has no point), and its points in data
+    files: the level the differ and the change points use, the rounds' quartiles, each metric's values."""
+    out, lines = [], []
+    for s, shas, (_, models, which) in zip(site.series, site.shas, site.runs):
+        track = s.tracks.get(bid)
+        failed = s.failed.get(bid, [])
+        counted = s.counts.get(bid, [])
+        if track is None and not failed and not counted:
+            continue
+        commits = track.commits if track is not None else np.zeros(0, dtype=np.int64)
+        levels = track.level if track is not None else np.zeros(0)
+        fails = []
+        for f in failed:  # drawn at the level of the last measurement before it (or after it)
+            k = int(np.searchsorted(commits, f.commit))
+            y = levels[k - 1] if k > 0 else (levels[0] if len(levels) else 0.0)
+            fails.append([shas[f.commit], round6([y]).tolist()[0], f.message[:500]])
+        steps = []
+        for st in s.steps:
+            if st.id == bid:
+                k = int(np.searchsorted(commits, st.index))
+                on = k < len(commits) and commits[k] == st.index
+                y = round6([levels[k] if on else st.after]).tolist()[0]
+                steps.append([st.sha, *round6([st.before, st.after, st.ratio]).tolist(), st.direction, y])
+        cpus = sorted(set().union(*(models[k] for k in np.unique(which[commits]).tolist())))
+        instr = [[shas[c], n] for c, n in counted]
+        out.append({"name": s.name, "cpus": cpus, "failed": fails, "steps": steps, "instr": instr})
+        if track is not None:
+            # Positions in the series' history: its commits and their runs are named once,
+            # for every page, in data/commits.js.
+            shown = {"level": levels, "lo": track.lo, "hi": track.hi}  # as the chart shows them: 6 figures
+            lines.append(Line("series", s.name, commits, {k: round6(v) for k, v in shown.items()}))
+    metrics, metric_lines = report_metrics.bench(site.series, bid, site.metric_index)  # metrics beyond time
+    longest = max(len(s.history) for s in site.series)
+    return {"series": out, "metrics": metrics}, Chunks.of(lines + metric_lines, longest)
+
+
+def _instruction_rows(site: Site, bid: BenchmarkId) -> list[dict]:
+    """Newest first, per series, with the change against the previous count."""
+    rows = []
+    for s, shas in zip(site.series, site.shas):
+        counted = s.counts.get(bid, [])
+        for k in range(len(counted) - 1, max(-1, len(counted) - 31), -1):
+            ci, n = counted[k]
+            prev = counted[k - 1][1] if k > 0 else None
+            rows.append(
+                {
+                    "series": s.name,
+                    "commit": site.commit(shas[ci]),
+                    "count": f"{n:,}",
+                    "change": f"{(n / prev - 1) * 100:+.2f}%" if prev else "",
+                }
+            )
+    return rows
+
+
+def bench_page(site: Site, bid: BenchmarkId, data, chunks: list[str], inline=None) -> str:
+    steps = [site.change_row(ch, "../") for ch in site.changes if ch["step"].id == bid]
+    return site.env.get_template("bench.html").render(
+        **site.context("../"),
+        bid=bid,
+        name=str(bid),
+        label_href="../" + site.label_href[bid.label],
+        steps=steps,
+        instructions=_instruction_rows(site, bid),
+        data=data,
+        chunks=chunks,
+        inline=inline,
+    )
+
+
+def label_page(site: Site, label: str, layout, names: list[str], data, chunks: list[str], inline=None) -> str:
+    """`names`: the series with tables of this label; the tables are in `chunks` (report/data_files.py),
+    or in the page's `inline` chunk script."""
+    return site.env.get_template("label.html").render(
+        **site.context("../"),
+        label=label,
+        layout=layout,
+        sections=names,
+        chunks=chunks,
+        inline=inline,
+        hrefs={bid: "../" + site.bench_href[bid] for bid in site.labels[label]},
+        threshold_pct=f"{site.threshold * 100:g}%",
+        big_pct=f"{(BIG_CHANGE - 1) * 100:g}%",
+        big_faster_pct=f"{(1 - 1 / BIG_CHANGE) * 100:.0f}%",
+        verdict_commits=VERDICT_COMMITS,
+        data=data,
+    )
+
+
+def _result_at(table, i: int):
+    """The result at history position i (None outside the history)."""
+    return table.load(i) if 0 <= i < len(table.history) else None
+
+
+def overview(site: Site) -> str:
+    series = []
+    for s in site.series:
+        # The results (rounds and all) of the few commits compared here; the history holds headers.
+        n = len(s.history)
+        at = functools.partial(_result_at, s.table)
+        newest = at(n - 1)
+        found = next((i for i, cr in enumerate(s.history) if cr.commit.sha == site.baseline), None)
+        base = at(0) if not site.baseline else at(found) if found is not None else None
+        base = newest if base is not None and base.commit.sha == newest.commit.sha else base
+        judged = s.compared.get((n - 2, n - 1))
+        # Judged already (the recent verdicts'): its base's header is all it shows of it, no rounds read.
+        previous = (None if n < 2 else s.history[n - 2]) if judged is not None else at(n - 2)
+        comparisons = [
+            _comparison(
+                site,
+                "previous",
+                "Against the previous measured commit",
+                previous,
+                newest,
+                "This is the only commit measured on this series.",
+                before=at(n - 3) if judged is None else None,
+                judged=judged,
+            ),
+            _comparison(
+                site,
+                "baseline",
+                "Against the baseline" + ("" if site.baseline else " (the oldest measured commit)"),
+                base if base is not newest else None,
+                newest,
+                "The newest commit is the baseline."
+                if base is newest
+                else f"The baseline {site.baseline[:10] if site.baseline else ''} was not measured on this series.",
+            ),
+        ]
+        series.append(
+            {
+                "name": s.name,
+                "machine": s.machine,
+                "env": s.env,
+                "newest": newest.commit,
+                "comparisons": comparisons,
+                "n_commits": len(s.history),
+                "first": s.history[0].commit.committed_at,
+                "last": newest.commit.committed_at,
+                "fp": newest.fingerprint,
+            }
+        )
+    labels = []
+    # The newest commit's verdicts against the commit before it: each benchmark's figure beside its level.
+    newest_verdicts = [s.verdicts.get(len(s.history) - 1, {}) for s in site.series]
+    cores = [s.history[-1].fingerprint.cores for s in site.series]
+    for label, ids in site.labels.items():
+        benchmarks = []
+        for bid in ids:
+            latest, figures = [], []
+            for s, recent, n in zip(site.series, newest_verdicts, cores):
+                track = s.tracks.get(bid)
+                latest.append(fmt_time(float(track.level[-1]), "") if track is not None else "")
+                figures.append(detects.cell(recent.get(bid, (0, None))[1], site.threshold, n))
+            benchmarks.append(
+                {
+                    "name": str(bid),
+                    "short": short_name(bid),
+                    "href": site.bench_href[bid],
+                    "latest": latest,
+                    "detects": figures,
+                }
+            )
+        labels.append({"name": label, "href": site.label_href[label], "benchmarks": benchmarks})
+    return site.env.get_template("index.html").render(
+        **site.context(""),
+        built_at=time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        n_commits=len(site.commits),
+        series=series,
+        benchmarks=site.ids,
+        labels=labels,
+        changes=[site.change_row(ch, "") for ch in site.changes[:MAX_CHANGES_ON_OVERVIEW]],
+        n_changes=len(site.changes),
+        threshold_pct=f"{site.threshold * 100:g}%",
+    )
+
+
+def _comparison(
+    site: Site,
+    kind: str,
+    title: str,
+    base: CommitResult | None,
+    head: CommitResult,
+    missing: str,
+    before: CommitResult | None = None,
+    judged: list | None = None,
+) -> dict:
+    """`judged`: the verdicts of this very comparison, where the recent verdicts already made them
+    (`data.judge_recent`: as `regress compare` judges, with the history's allowance for separate runs)."""
+    if base is None:
+        return {"kind": kind, "title": title, "base": None, "missing": missing}
+    # As `regress compare` judges it: with the commit before base as history, when there is one.
+    verdicts = judged if judged is not None else compare(base, head, threshold=site.threshold, before=before)
+    counts = Counter(v.verdict for v in verdicts)
+    notable = sorted(
+        (v for v in verdicts if v.verdict != Kind.UNCHANGED),
+        key=lambda v: (v.verdict.rank, -abs((v.ratio or 1) - 1)),
+    )
+    return {
+        "kind": kind,
+        "title": title,
+        "base": base.commit,
+        "counts": sorted(counts.items(), key=lambda kv: kv[0].rank),
+        "notable": [
+            {
+                "name": str(v.id),
+                "href": site.bench_href.get(v.id, ""),
+                "base": fmt_time(v.base_level, ""),
+                "head": fmt_time(v.head_level, ""),
+                "change": percent(v.ratio),
+                "verdict": v.verdict,
+                "reason": v.reason,  # the differ's own words; they quote the interval and p where there is one
+                "detects": detects.cell(v, site.threshold, head.fingerprint.cores),
+            }
+            for v in notable
+        ],
+    }
+
+
+def regressions_json(site: Site) -> str:
+    rows = []
+    for ch in site.changes:
+        st: Step = ch["step"]
+        c = ch["commit"]
+        rows.append(
+            {
+                "machine": ch["series"].machine,
+                "env": ch["series"].env,
+                "sha": c.sha,
+                "subject": c.subject,
+                "author": c.author,
+                "committed_at": iso(c.committed_at),
+                "url": f"{site.repo_url}/commit/{c.sha}" if site.repo_url else None,
+                "benchmark": dataclasses.asdict(st.id),
+                "name": str(st.id),
+                "before": st.before,
+                "after": st.after,
+                "ratio": st.ratio,
+                "direction": st.direction,
+                "span": st.span,
+                "total_ratio": st.total,
+                "chart": site.bench_href[st.id],
+            }
+        )
+    data = {"format": 1, "generator": f"regress {__version__}", "threshold": site.threshold, "changes": rows}
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+def feed(site: Site) -> str:
+    entries = []
+    for ch in site.changes:
+        if ch["step"].direction != "regression":
+            continue
+        row = site.change_row(ch, "")
+        st: Step = ch["step"]
+        row["key"] = hashlib.sha1(f"{ch['series'].name} {st.sha} {st.id!r}".encode()).hexdigest()
+        row["updated"] = _rfc3339(ch["commit"].committed_at)
+        row["slower"] = f"{(st.ratio - 1) * 100:.1f}%"
+        entries.append(row)
+    newest = max((c.committed_at for c in site.commits), default=0)
+    return site.env.get_template("feed.atom").render(
+        title=site.title,
+        feed_id=hashlib.sha1(site.title.encode()).hexdigest()[:16],
+        updated=_rfc3339(newest),
+        entries=entries,
+        repo_url=site.repo_url,
+    )
+
+
+def _rfc3339(ts: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
