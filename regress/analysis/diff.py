@@ -4,14 +4,16 @@ reference workload say applied (`context`). Pure: CommitResults in, Verdicts out
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection
 from dataclasses import replace
 
-from regress.analysis import context, modes, runs, stats
+from regress.analysis import modes, runs, stats
 from regress.analysis.judge import iqr
 from regress.analysis.verdict import Figures, Side, Verdict, any_regression, order_key, pair  # noqa: F401 - re-exported
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
+from regress.core.units import percent as pct
 
 
 def _side(r: BenchmarkResult) -> Side:
@@ -78,7 +80,7 @@ def compare(
     only: Collection[BenchmarkId] | None = None,
 ) -> list[Verdict]:
     """Every benchmark of either commit (or those of `only`: theirs unchanged), grouped by label then threads,
-    worst first. `before` / `after`: the measured commits next to base and head, for `context.blip`; `apart`:
+    worst first. `before` / `after`: the measured commits next to base and head, for `blip`; `apart`:
     BenchmarkId -> runs.Allowance; `same_code`: base's sha when both commits hold identical measured code."""
     if threshold < 0:
         raise ValueError("threshold must not be negative")
@@ -93,17 +95,17 @@ def compare(
     ]
     if same_code:
         return sorted(verdicts, key=order_key)
-    machine = context.machine_shift(base, head, threshold=threshold)
+    machine = machine_shift(base, head, threshold=threshold)
     if machine is not None:
-        verdicts = [context.machine_not_commit(v, machine, threshold) for v in verdicts]
+        verdicts = [machine_not_commit(v, machine, threshold) for v in verdicts]
     if base is not None and head is not None and (before is not None or after is not None):
         found = _found(base, head, before, after)
-        verdicts = [context.blip(v, base, head, before, after, threshold, cores, apart, found) for v in verdicts]
+        verdicts = [blip(v, base, head, before, after, threshold, cores, apart, found) for v in verdicts]
     return sorted(verdicts, key=order_key)
 
 
 def _found(*results: CommitResult | None):
-    """(result, id) -> its benchmark of that id, each of `results` indexed once (`context.blip`'s `found`)."""
+    """(result, id) -> its benchmark of that id, each of `results` indexed once (`blip`'s `found`)."""
     index = {id(r): (r, r.by_id()) for r in results if r is not None}  # the result kept: its id stays its own
     return lambda r, bid: (index[id(r)][1] if id(r) in index else r.by_id()).get(bid)
 
@@ -124,9 +126,7 @@ def with_neighbours(
         return verdicts
     cores = stats.cores_of((base, head))
     found = _found(base, head, before, after)
-    return sorted(
-        (context.blip(v, base, head, before, after, threshold, cores, apart, found) for v in verdicts), key=order_key
-    )
+    return sorted((blip(v, base, head, before, after, threshold, cores, apart, found) for v in verdicts), key=order_key)
 
 
 def judge_one(
@@ -136,5 +136,125 @@ def judge_one(
     cores = stats.cores_of((base, head))
     b, h = base.by_id().get(bid), head.by_id().get(bid)
     v = _pair(bid, b, h, base, head, threshold, cores, apart, machine=machine_of(base, head))
-    machine = context.machine_shift(base, head, threshold=threshold)
-    return v if machine is None else context.machine_not_commit(v, machine, threshold)
+    machine = machine_shift(base, head, threshold=threshold)
+    return v if machine is None else machine_not_commit(v, machine, threshold)
+
+
+_OPPOSITE = {Kind.REGRESSION: Kind.IMPROVEMENT, Kind.IMPROVEMENT: Kind.REGRESSION}
+
+
+def may_blip(v: Verdict) -> bool:
+    """Whether the neighbours can change `v` (`blip` moves only a change): the others need no neighbour read."""
+    return v.verdict in _OPPOSITE
+
+
+def blip(
+    v: Verdict,
+    base: CommitResult,
+    head: CommitResult,
+    before: CommitResult | None,
+    after: CommitResult | None,
+    threshold: float,
+    cores: int,
+    apart=None,
+    found=None,
+) -> Verdict:
+    """A move made by one odd commit whose neighbours agree is that commit's luck, not a change: head is odd
+    when the commit after it is level with base (and head to it is no further move the same way), base when
+    the commit before it is level with head. `found(result, id)`: the result's benchmark of that id."""
+    if not may_blip(v):
+        return v
+    found = found or (lambda x, bid: x.by_id().get(bid))
+
+    def judged(x: CommitResult, y: CommitResult) -> Verdict | None:
+        rx, ry = found(x, v.id), found(y, v.id)
+        if rx is None or ry is None or not rx.ok or not ry.ok:
+            return None
+        return runs.judge_together(rx, ry, threshold=threshold, cores=cores, apart=apart)
+
+    for odd, x, y in ((head, base, after), (base, before, head)):  # the odd commit's neighbour against the other side
+        if x is None or y is None:
+            continue
+        level = judged(x, y)
+        undone = judged(head, y) if odd is head else judged(x, base)  # the odd commit against its neighbour
+        # The move did not last and was not carried further: the odd commit's own luck.
+        if _level(level, v) and undone is not None and undone.verdict != v.verdict:
+            return replace(
+                v,
+                verdict=Kind.NOISY,
+                reason=runs.with_basis(
+                    f"{pct(v.ratio)}, but a blip: {odd.commit.short} alone differs, while {x.commit.short} and "
+                    f"{y.commit.short} on either side of it agree (a commit's measurement can sit a few percent "
+                    "off its neighbours however many rounds it gets); the history calls it no change",
+                    v.reason,
+                ),
+                rounds_needed=None,
+            )
+    return v
+
+
+# A neighbour is level with the other side of a move when its comparison rules out this share of the move.
+LEVEL_SHARE = 0.5
+
+
+def _level(w: Verdict | None, move: Verdict) -> bool:
+    """`w` (the neighbour against the other side) says they are level: unchanged, or, where a side's floor
+    is unsettled (`noisy`), an estimate within LEVEL_SHARE of `move`'s size."""
+    if w is None:
+        return False
+    if w.verdict == Kind.UNCHANGED:
+        return True
+    if w.verdict != Kind.NOISY or w.ratio is None or move.ratio is None:
+        return False
+    return abs(math.log(w.ratio)) <= LEVEL_SHARE * abs(math.log(move.ratio))
+
+
+# The reference workload must move at least this share of the threshold for the machine to be blamed.
+MACHINE_SHARE = 0.5
+
+
+def machine_shift(base: CommitResult | None, head: CommitResult | None, *, threshold: float) -> stats.Shift | None:
+    """How much slower (or faster) the machine was while head was measured, by the reference workload
+    timed in the same rounds; None when it did not move beyond MACHINE_SHARE of the threshold, or either
+    commit has too few reference rounds."""
+    if base is None or head is None:
+        return None
+    b = [stats.round_value(s) for s in base.reference]
+    h = [stats.round_value(s) for s in head.reference]
+    # Measured together: the machine of the runs both sides share is the one that matters.
+    common = {s.run for s in base.reference} & {s.run for s in head.reference} - {""}
+    if common:
+        bc = [stats.round_value(s) for s in base.reference if s.run in common]
+        hc = [stats.round_value(s) for s in head.reference if s.run in common]
+        if min(len(bc), len(hc)) >= stats.FEWEST_ROUNDS_TO_JUDGE:
+            b, h = bc, hc
+    if len(b) < stats.FEWEST_ROUNDS_TO_JUDGE or len(h) < stats.FEWEST_ROUNDS_TO_JUDGE:
+        return None
+    s = stats.shift(b, h)
+    if s.significant and abs(math.log(s.ratio)) >= math.log1p(MACHINE_SHARE * threshold):
+        return s
+    return None
+
+
+def machine_not_commit(v: Verdict, machine: stats.Shift, threshold: float) -> Verdict:
+    """A move no bigger than the machine's own (by the threshold) is the machine's, not the commit's."""
+    if v.verdict not in (Kind.REGRESSION, Kind.IMPROVEMENT) or v.ratio is None:
+        return v
+    slower = machine.ratio > 1
+    if (v.verdict == Kind.REGRESSION) != slower:
+        return v
+    beyond = abs(math.log(v.ratio)) - abs(math.log(machine.ratio))
+    if beyond >= math.log1p(threshold):
+        return v
+    word = "slower" if slower else "faster"
+    return replace(
+        v,
+        verdict=Kind.NOISY,
+        reason=runs.with_basis(
+            f"{pct(v.ratio)}, but the machine itself was {pct(machine.ratio)} {word} while head was measured "
+            f"(the reference workload timed in the same rounds, 95% interval {pct(machine.low)} to {pct(machine.high)}): "
+            "the machine moved, not the code; measure both in one run with `regress compare BASE HEAD --measure`",
+            v.reason,
+        ),
+        rounds_needed=None,
+    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from regress.analysis import diff, metrics, run_pairs, runs
+from regress.analysis import diff, metrics, runs
 from regress.analysis import table as figures_table
 from regress.analysis.table import Table
 from regress.core.config import Config
@@ -127,11 +127,11 @@ class History:
         code = self.code(shas)
         digests = summary.digests(self.session.store, self.cfg.machine_name, self.env)
         return self.memo.get(
-            run_pairs.PAIRS,
+            runs.PAIRS,
             memo.files_digest(digests, shas, sorted(code.items())),
             lambda: runs.same_code_pairs(self.table(), code),
-            run_pairs.pairs_tree,
-            run_pairs.pairs_from_tree,
+            runs.pairs_tree,
+            runs.pairs_from_tree,
         )
 
 

@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from regress.analysis import changepoints, detect_each, run_pairs, runs, trusted_levels
+from regress.analysis import changepoints, detect_each, runs, trusted_levels
 from regress.analysis import table as figures_table
 from regress.analysis.table import Table
 from regress.core.config import DEFAULT
@@ -190,7 +190,7 @@ def _series(
     pairs = runs.pairs_found(s.table, code)  # the verdicts' same-code pairs, for `regress compare`
     if pairs is not None:
         kept = files_digest(digests, shas, sorted(code.items()))
-        memo.get(run_pairs.PAIRS, kept, lambda: pairs, run_pairs.pairs_tree, run_pairs.pairs_from_tree)
+        memo.get(runs.PAIRS, kept, lambda: pairs, runs.pairs_tree, runs.pairs_from_tree)
     return s
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from regress.analysis import context
+from regress.analysis import diff
 from regress.analysis.changepoints import Step, judge_across
 from regress.analysis.diff import compare, with_neighbours
 from regress.analysis.runs import Allowance
@@ -222,7 +222,7 @@ class CachedCompare:
         def judge(apart, only):
             # The benchmarks whose allowance moved are judged again alone; else the kept bare verdicts.
             made = bare(apart, only) if only is not None else self._kept(bare_key, apart, bare, kind=BARE, tally=False)
-            if base is None or head is None or not any(map(context.may_blip, made)):
+            if base is None or head is None or not any(map(diff.may_blip, made)):
                 return made  # no neighbour can move any of them: none read
             light = self._light((base, head, before, after))
             return with_neighbours(made, *light, threshold=threshold, apart=apart)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from factories import bench, commit, rounds_of
 
-from regress.analysis import diff, run_pairs, runs, stats
+from regress.analysis import diff, runs, stats
 from regress.core.records import BenchmarkId
 from regress.storage import summary
 from regress.storage.store import Store
@@ -139,7 +139,7 @@ def test_the_run_keys_unique_is_numpys():
     for n in (0, 1, 2, 7, 100, 5000):
         for span in (1, 3, 50, 10**12):
             values = rng.integers(0, span, size=n, dtype=np.int64)
-            found, counts = run_pairs.unique(values, counts=True)
+            found, counts = runs.unique(values, counts=True)
             expected, expected_counts = np.unique(values, return_counts=True)
             assert np.array_equal(found, expected) and np.array_equal(counts, expected_counts)
-            assert np.array_equal(run_pairs.unique(values), np.unique(values))
+            assert np.array_equal(runs.unique(values), np.unique(values))

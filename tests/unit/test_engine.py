@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from factories import bench, commit, rounds_of
 
-from regress.analysis import changepoints, context, diff, trusted_levels
+from regress.analysis import changepoints, diff, trusted_levels
 from regress.core.config import Config
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitInfo, Settings, TaskSpec
 from regress.core.reporter import Reporter
@@ -168,7 +168,7 @@ def test_results_without_reference_rounds_are_judged_as_before():
     base = commit("a", bench(BASE))
     head = commit("b", bench(slowed(BASE, 1.08)))
     assert diff.compare(base, head)[0].verdict == "regression"
-    assert context.machine_shift(base, head, threshold=0.05) is None
+    assert diff.machine_shift(base, head, threshold=0.05) is None
 
 
 def test_change_points_leave_out_a_commit_measured_on_a_slow_machine():
