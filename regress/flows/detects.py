@@ -1,4 +1,4 @@
-"""What each benchmark can detect at a stored commit (`analysis/detect_each.py`), with what the history says.
+"""What each benchmark can detect at a stored commit (`analysis/detectable.py`), with what the history says.
 
 `regress show` asks it of the commit shown, `regress regressions --format json` of the newest measured
 commit. The commit's rounds are the summary's light copy (its file only where there is none); the
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from regress.analysis import detect_each
-from regress.analysis.detect_each import Seen
+from regress.analysis import detectable
+from regress.analysis.detectable import Seen
 from regress.core.records import CommitInfo, CommitResult
 from regress.flows.comparison import History
 from regress.storage import summary
@@ -35,7 +35,7 @@ def _results(session: Session, env: str, shas: list[str]) -> dict[str, CommitRes
 
 
 class _Plan(TypedDict):
-    """`detect_each.each`'s threshold and round plan."""
+    """`detectable.each`'s threshold and round plan."""
 
     threshold: float
     rounds: int
@@ -58,24 +58,24 @@ def at_commit(
     sha = result.commit.sha
     shas = [c.commit.sha for c in known.listed]
     if sha not in shas:  # not in the history (WORKTREE, say): its own rounds alone
-        return detect_each.each(result, **plan)
+        return detectable.each(result, **plan)
     table = known.table()
     position = next((i for i, c in enumerate(table.history) if c.commit.sha == sha), None)
     if position is None:
-        return detect_each.each(result, **plan)
+        return detectable.each(result, **plan)
     previous = table.history[position - 1].commit.sha if position > 0 else None
     before = _results(session, env, [previous]).get(previous) if previous is not None else None
     code = known.code(shas)
     digests = summary.digests(session.store, cfg.machine_name, env)
     inputs = files_digest(digests, shas, threshold, sorted(code.items()))
-    noise = detect_each.kept_noise(known.memo, inputs, table, threshold=threshold, code=code)
-    return detect_each.each(
+    noise = detectable.kept_noise(known.memo, inputs, table, threshold=threshold, code=code)
+    return detectable.each(
         result,
         **plan,
         before=before,
         history=noise,
         apart=known.apart(result, result),
-        across_runs=not detect_each.shares_a_run(table, position),
+        across_runs=not detectable.shares_a_run(table, position),
     )
 
 

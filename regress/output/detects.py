@@ -1,11 +1,10 @@
 """What each benchmark can detect, as every output writes it: a verdict's figure ("3.1%") and what would
-help where it can't catch the threshold; a commit's figures (`analysis/detect_each.py`) as `show`'s lines
+help where it can't catch the threshold; a commit's figures (`analysis/detectable.py`) as `show`'s lines
 and `regressions --format json`'s list."""
 
 from __future__ import annotations
 
-from regress.analysis.detect_each import Seen
-from regress.analysis.detectable import Detectable
+from regress.analysis.detectable import Detectable, Seen
 from regress.analysis.verdict import Verdict
 
 # A figure this close above the threshold still reaches it (as `Detectable.reaches` rounds).
@@ -48,7 +47,7 @@ def note(v: Verdict, threshold: float, cores: int = 0) -> str:
     return f"{said}; {advice(v, threshold, cores)}"
 
 
-# -- a commit's figures (`detect_each`) -------------------------------------
+# -- a commit's figures (`detectable.each`) -------------------------------------
 
 
 def line(s: Seen) -> str:

@@ -1,4 +1,4 @@
-"""What each benchmark can detect, on the site: the newest commit's figures per series (`analysis/detect_each.py`)
+"""What each benchmark can detect, on the site: the newest commit's figures per series (`analysis/detectable.py`)
 for the chart pages' line under the title, and a verdict's figure for the overview's tables.
 
 The chart pages read theirs from one file written at every build, `data/detects.js`, so a new commit
@@ -7,8 +7,8 @@ leaves every chart page as it was; regress.js sets the line's text (never HTML).
 
 from __future__ import annotations
 
-from regress.analysis import detect_each
-from regress.analysis.detect_each import Seen
+from regress.analysis import detectable
+from regress.analysis.detectable import Seen
 from regress.analysis.verdict import Verdict
 from regress.core.records import BenchmarkId
 from regress.output import detects
@@ -23,7 +23,7 @@ def of_series(
     store, s, *, threshold: float, rounds: int, most_rounds: int, noise: dict[BenchmarkId, float]
 ) -> dict[BenchmarkId, Seen]:
     """Each benchmark's figures at the series' newest commit (`s`: a `data.Series` with its recent verdicts;
-    `noise`: its history's, `detect_each.noise_of`)."""
+    `noise`: its history's, `detectable.series_noise`)."""
     n = len(s.history)
     if not n:
         return {}
@@ -33,8 +33,8 @@ def of_series(
     if newest is None:
         return {}
     before = (light.get(shas[0]) or store.load(s.machine, s.env, shas[0])) if n > 1 else None
-    across = s.table is not None and not detect_each.shares_a_run(s.table, n - 1)
-    found = detect_each.each(
+    across = s.table is not None and not detectable.shares_a_run(s.table, n - 1)
+    found = detectable.each(
         newest,
         threshold=threshold,
         rounds=rounds,

@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from regress.analysis import changepoints, detect_each, runs, trusted_levels
+from regress.analysis import changepoints, detectable, runs, trusted_levels
 from regress.analysis import table as figures_table
 from regress.analysis.table import Table
 from regress.core.config import DEFAULT
@@ -184,7 +184,7 @@ def _series(
 
     s.steps = memo.get(STEPS, inputs, steps, verdict_cache.steps_tree, verdict_cache.steps_from_tree)
     judge_recent(s, threshold=threshold, code=code, judge=judge, apart=apart)
-    noise = detect_each.kept_noise(memo, inputs, s.table, threshold=threshold, code=code, levels=levels)
+    noise = detectable.kept_noise(memo, inputs, s.table, threshold=threshold, code=code, levels=levels)
     least, most = rounds
     s.detects = detects.of_series(store, s, threshold=threshold, rounds=least, most_rounds=most, noise=noise)
     pairs = runs.pairs_found(s.table, code)  # the verdicts' same-code pairs, for `regress compare`

@@ -1,4 +1,4 @@
-"""What each benchmark can detect, from rounds of known spread: a commit's figures (`analysis/detect_each.py`)
+"""What each benchmark can detect, from rounds of known spread: a commit's figures (`analysis/detectable.py`)
 and how the pull-request comment shows a verdict's figure and names the benchmarks out of reach.
 
 The rounds are spread evenly from a floor to a known height above it (`_spread`), so each figure is fixed:
@@ -14,7 +14,7 @@ from factories import bench, commit, in_run
 from markdown_it import MarkdownIt
 from test_comment_markdown import BASE, HEAD, parse, tables
 
-from regress.analysis import detect_each, diff
+from regress.analysis import detectable, diff
 from regress.core.kinds import Kind
 from regress.output import detects, pr_comment
 from regress.output.verdicts import md_cell
@@ -39,8 +39,8 @@ def _commit(sha: str, *, scale: float = 1.0, cores: int = 2, run: str = "r1", fe
     )
 
 
-def _seen(result, **kw) -> dict[str, detect_each.Seen]:
-    return {s.id.sub_label: s for s in detect_each.each(result, **PLAN, **kw)}
+def _seen(result, **kw) -> dict[str, detectable.Seen]:
+    return {s.id.sub_label: s for s in detectable.each(result, **PLAN, **kw)}
 
 
 def test_the_figures_follow_the_rounds_spread_threads_and_cores():
@@ -88,12 +88,12 @@ def test_too_few_rounds_say_so_unless_the_commit_before_lends_its_own():
 def test_the_history_figure_is_never_finer_than_the_series_noise_lets_a_step_show():
     rng = np.random.default_rng(0)
     levels = {bid: (1e-4 * np.exp(rng.normal(0, 0.03, 40))).tolist() for bid in _commit("a").by_id()}
-    noise = detect_each.history_noise(levels)
+    noise = detectable.history_noise(levels)
     assert all(0.015 < n < 0.045 for n in noise.values())  # 3% from commit to commit: a noisy series
     quiet = _seen(_commit("a"))["calm"].found
     seen = _seen(_commit("a"), history=noise)["calm"].found
     assert quiet.history is None and seen.history is not None and seen.history > 0.05 > seen.paired
-    assert detect_each.history_noise({next(iter(levels)): [1e-4, 1e-4]}) == {}  # two levels tell nothing
+    assert detectable.history_noise({next(iter(levels)): [1e-4, 1e-4]}) == {}  # two levels tell nothing
 
 
 def _verdicts() -> list:
