@@ -1,5 +1,5 @@
 """Every benchmark of two commits paired and judged (`judge`), then what the neighbouring commits and the
-reference workload say applied (`context`). Pure: CommitResults in, Verdicts out.
+reference workload say applied (`with_neighbours`: a blip of one odd commit, or the machine moving). Pure: CommitResults in, Verdicts out.
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ def load(session: Session, sides: Sides) -> tuple[CommitResult | None, CommitRes
     """What is stored for both sides (None where a side has nothing).
 
     The summary's light copy where it was made from the file as it is now: every verdict reads the
-    rounds' values, which it holds exactly (`storage/light.py`); decoding two files of 800 KB each (200
+    rounds' values, which it holds exactly (`storage/summary.py`); decoding two files of 800 KB each (200
     benchmarks) was a fifth of a compare's time.
     """
     for env in (sides.base_env, sides.head_env):
@@ -84,7 +84,7 @@ class History:
 
         As the summary's light results, which `listed` has just checked against their files: the blip rule
         reads only their verdicts, and a verdict is judged from the rounds' values and runs, which a light
-        result holds exactly (`storage/light.py`); the files, 12 ms each to decode, only where one is missing.
+        result holds exactly (`storage/summary.py`); the files, 12 ms each to decode, only where one is missing.
         """
         near = [None if r is None else r.commit.sha for r in neighbours(self.listed, base, head)]
         store, machine = self.session.store, self.cfg.machine_name

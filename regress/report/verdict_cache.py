@@ -8,7 +8,7 @@ hold, is recorded for each benchmark that asked for it and compared again on
 reading: the benchmarks whose allowance moved are judged again, alone
 (`diff.compare(only=...)`), the rest kept, their notes of how many pairs the
 allowance came from brought up to date. A miss judges the history's light
-copies (`storage/light.py`), decoding no file. Where the memo verifies, every
+copies (`storage/summary.py`), decoding no file. Where the memo verifies, every
 comparison that read kept verdicts is judged again whole and must say the same.
 
 A series' change points are kept too (kind STEPS, `steps_inputs`).
