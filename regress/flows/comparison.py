@@ -88,8 +88,8 @@ class History:
         """
         near = [None if r is None else r.commit.sha for r in neighbours(self.listed, base, head)]
         store, machine = self.session.store, self.cfg.machine_name
-        light = summary.light_of(store, machine, self.env, [sha for sha in near if sha is not None])
-        before, after = (None if sha is None else light.get(sha) or store.load(machine, self.env, sha) for sha in near)
+        light = summary.light_or_file(store, machine, self.env, [sha for sha in near if sha is not None])
+        before, after = (None if sha is None else light.get(sha) for sha in near)
         return before, after
 
     def table(self) -> Table:

@@ -25,13 +25,7 @@ LOOK_BACK = 10
 def _results(session: Session, env: str, shas: list[str]) -> dict[str, CommitResult]:
     """The commits' light copies, each file read only where the summary has none."""
     store, machine = session.store, session.cfg.machine_name
-    found = summary.light_of(store, machine, env, shas)
-    for sha in shas:
-        if sha not in found:
-            loaded = store.load(machine, env, sha)
-            if loaded is not None:
-                found[sha] = loaded
-    return found
+    return summary.light_or_file(store, machine, env, shas)
 
 
 class _Plan(TypedDict):

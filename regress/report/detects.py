@@ -28,11 +28,11 @@ def of_series(
     if not n:
         return {}
     shas = [c.commit.sha for c in s.history[-2:]]
-    light = summary.light_of(store, s.machine, s.env, shas)
-    newest = light.get(shas[-1]) or store.load(s.machine, s.env, shas[-1])
+    light = summary.light_or_file(store, s.machine, s.env, shas)
+    newest = light.get(shas[-1])
     if newest is None:
         return {}
-    before = (light.get(shas[0]) or store.load(s.machine, s.env, shas[0])) if n > 1 else None
+    before = light.get(shas[0]) if n > 1 else None
     across = s.table is not None and not detectable.shares_a_run(s.table, n - 1)
     found = detectable.each(
         newest,

@@ -147,10 +147,9 @@ class CachedCompare:
         summary; a file only where the summary has none."""
         missing = [c for c in sides if c is not None and c.commit.sha not in self.light]
         if missing:
-            found = summary.light_of(self.store, self.machine, self.env, [c.commit.sha for c in missing])
+            found = summary.light_or_file(self.store, self.machine, self.env, [c.commit.sha for c in missing])
             for c in missing:
-                sha = c.commit.sha
-                self.light[sha] = found.get(sha) or self.store.load(c.machine, c.env, sha) or c
+                self.light[c.commit.sha] = found.get(c.commit.sha) or c
         return [None if c is None else self.light[c.commit.sha] for c in sides]
 
     def _kept(self, key: str | None, apart, judge, *, kind: str = WHOLE, tally: bool = True) -> list[Verdict]:

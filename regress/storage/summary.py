@@ -278,6 +278,15 @@ def light_of(store, machine: str, env: str, shas: list[str]) -> dict[str, record
     return out
 
 
+def light_or_file(store, machine: str, env: str, shas: list[str]) -> dict[str, records.CommitResult]:
+    """sha -> its light result (`light_of`), else its result file decoded, for those of `shas` with either."""
+    out = light_of(store, machine, env, shas)
+    for sha in dict.fromkeys(shas):
+        if sha not in out and (loaded := store.load(machine, env, sha)) is not None:
+            out[sha] = loaded
+    return out
+
+
 def light_now(store, machine: str, env: str, sha: str) -> records.CommitResult | None:
     """sha's light result when its entry was made from its file as the file is now (as `history` checks
     it); None when there is no such entry or the file is elsewhere: then the file is what to read."""
