@@ -26,7 +26,7 @@ TAIL = 3
 # Same-direction steps closer than this (in commits) are one gradual slide.
 SLIDE_GAP = 4
 # A slide's first cut is its start when it moves the level by at least this share of the slide's largest cut.
-SLIDE_SHARE = 0.25
+SLIDE_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,8 @@ class Candidate:
     id: BenchmarkId
     start: int  # history position of its first commit at the new level
     end: int  # of its last (== start for a clean step)
-    prior: int  # the last position before `start` that measured the benchmark (compare's base)
+    prior: int  # compare's base: the last position before `start` that measured the benchmark, or `_typical`'s
+    head: int  # compare's head: `end`, or `_typical`'s
     ratio: float  # the whole move: the level after its last cut / before its first
     own_before: float  # log levels just either side of its first cut (`own_change`)
     own_after: float
@@ -103,8 +104,8 @@ def find_steps(
     for c in found:
         # Compare across the move must agree; where it can't tell, the history's own test stands.
         agrees = None
-        if table.row(c.prior, c.id) is not None and table.row(c.end, c.id) is not None:
-            v = (judge_one or judge_across)(table, c.prior, c.end, c.id, threshold, apart)
+        if table.row(c.prior, c.id) is not None and table.row(c.head, c.id) is not None:
+            v = (judge_one or judge_across)(table, c.prior, c.head, c.id, threshold, apart)
             agrees = None if v is None else v.verdict == ("regression" if c.ratio > 1 else "improvement")
         if agrees is False or (
             agrees is None and not (c.p_value < stats.ALPHA and abs(math.log(c.ratio)) >= math.log1p(threshold))
@@ -147,7 +148,7 @@ def candidates(
     clipped = [calibrated(np.log(np.asarray(found, dtype=float))) for _, found in found_series.values()]
     all_cuts = breakpoints_of(clipped, kept=kept)
     out: list[Candidate] = []
-    for (bid, (positions, _)), (logs, _), cuts in zip(found_series.items(), clipped, all_cuts):
+    for (bid, (positions, found)), (logs, _), cuts in zip(found_series.items(), clipped, all_cuts):
         # A move compare across it could call a change: the same bar as compare's.
         smallest = max(
             math.log1p(stats.MIN_ESTIMATE_SHARE * threshold), stats.Z * stats.drift_for(bid.num_threads, cores)
@@ -160,13 +161,17 @@ def candidates(
             after = logs[bounds[b + 1] : bounds[b + 2]]
             moves.append((a, b, before, after))
         for k, (a, b, before, after) in enumerate(moves):
-            lb, la = stats.median(before), stats.median(after)
-            if abs(la - lb) < smallest:
-                continue
             if _blip(moves, k, threshold):
                 continue
             if bounds[b + 2] == len(logs) and len(after) < TAIL:
-                continue  # the newest commits: an outlier pair until a third agrees
+                # The newest commits are an outlier pair until a third agrees: a move ends before them.
+                if a == b:
+                    continue
+                b -= 1
+                after = logs[bounds[b + 1] : bounds[b + 2]]
+            lb, la = stats.median(before), stats.median(after)
+            if abs(la - lb) < smallest:
+                continue
             p = stats.mann_whitney_p(after, before)
             # A slide begins where the level first moves by half the threshold and by a share of its largest cut.
             sizes = [abs(float(np.subtract(*own_change(logs, bounds, j)))) for j in range(a, b + 1)]
@@ -176,13 +181,27 @@ def candidates(
                 sizes.pop(0)
             start, end = positions[cuts[a]], positions[cuts[b]]
             own_before, own_after = own_change(logs, bounds, a)
-            # Across the step: the last commit before its first that measured the benchmark.
-            prior = next(
-                (j for j in range(start - 1, positions[cuts[a] - 1] - 1, -1) if _ok(table, j, bid)),
-                positions[cuts[a] - 1],
-            )
-            out.append(Candidate(bid, start, end, prior, math.exp(la - lb), own_before, own_after, p))
+            # Compare across the move: the commits either side of it, but one that is an outlier of its own
+            # level (beyond both levels, by the threshold) gives way to a typical commit of that level.
+            first, last, raw = cuts[a], cuts[b], np.log(np.asarray(found, dtype=float))
+            near = _typical(raw, max(bounds[a], first - NEAR), first, first - 1, own_after, threshold)
+            prior = positions[near]
+            if near == first - 1:  # the last commit before its first that measured the benchmark
+                prior = next((j for j in range(start - 1, prior - 1, -1) if _ok(table, j, bid)), prior)
+            head = positions[_typical(raw, last, min(bounds[b + 2], last + NEAR), last, own_before, threshold)]
+            out.append(Candidate(bid, start, end, prior, head, math.exp(la - lb), own_before, own_after, p))
     return out
+
+
+def _typical(raw: np.ndarray, lo: int, hi: int, next_to: int, other: float, threshold: float) -> int:
+    """`next_to`, the commit of [lo, hi) beside the move, unless its level is an outlier of theirs: farther than
+    the threshold from their median, on the far side of it from `other` (the level across the move). Then the
+    commit of [lo, hi) whose level is nearest their median."""
+    middle = stats.median(raw[lo:hi])
+    off = float(raw[next_to]) - middle
+    if abs(off) <= math.log1p(threshold) or (off > 0) == (other > middle):
+        return next_to
+    return min(range(lo, hi), key=lambda i: (abs(float(raw[i]) - middle), abs(i - next_to)))
 
 
 def _ok(table: Table, position: int, bid: BenchmarkId) -> bool:

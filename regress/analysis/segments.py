@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import math
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -17,6 +18,10 @@ from regress.analysis import stats
 PENALTY = 20.0
 # Running-median window and clipping distance (noise units) that tame outliers.
 WINDOW = 5
+# The levels either side of a level that it may belong to instead (`robust`).
+SIDE = 3
+# How far ahead a level's clipping reads.
+REACH = max(WINDOW // 2, SIDE)
 CLIP = 3.0
 # Commits on a new level before it counts: 2, so one outlier is never a step.
 MIN_SEGMENT = 2
@@ -43,12 +48,16 @@ def noise_scale(logs: np.ndarray) -> float:
 
 
 def robust(logs: np.ndarray, scale: float) -> np.ndarray:
-    """Clip each level to within CLIP noise units of its neighbours' running median: a wild commit
-    weighs like an ordinary one, while a step moves the running median with it."""
+    """Clip each level to within CLIP noise units of its neighbours' running median: a wild commit weighs
+    like an ordinary one, while a step moves the running median with it. A level as near the levels just
+    before it or just after it (`either_side`; CLIP noise units of a difference, so times sqrt 2) stays put:
+    the commit beside a step, where an outlier on the step's far side drags the running median across."""
     if len(logs) < 3:
         return logs
-    local = running_median(logs)
-    return np.clip(logs, local - CLIP * scale, local + CLIP * scale)
+    local, (before, after) = running_median(logs), either_side(logs)
+    edge = CLIP * scale
+    belongs = np.minimum(np.abs(logs - before), np.abs(logs - after)) <= edge * math.sqrt(2)
+    return np.where(belongs, logs, np.clip(logs, local - edge, local + edge))
 
 
 def running_median(logs: np.ndarray) -> np.ndarray:
@@ -57,6 +66,18 @@ def running_median(logs: np.ndarray) -> np.ndarray:
     half = WINDOW // 2
     padded = np.pad(np.asarray(logs, dtype=float), half, mode="reflect")
     return np.median(np.lib.stride_tricks.sliding_window_view(padded, WINDOW), axis=1)
+
+
+def either_side(logs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per level, the median of the SIDE levels just before it and of those just after it (fewer at the
+    ends; where a side has none, the other side's)."""
+    half = SIDE
+    padded = np.pad(np.asarray(logs, dtype=float), half, constant_values=np.nan)
+    windows = np.lib.stride_tricks.sliding_window_view(padded, half)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an end's empty side
+        before, after = np.nanmedian(windows[: len(logs)], axis=1), np.nanmedian(windows[half + 1 :], axis=1)
+    return np.where(np.isnan(before), after, before), np.where(np.isnan(after), before, after)
 
 
 class Kept(Protocol):
@@ -90,8 +111,8 @@ def breakpoints_of(series: list[tuple[np.ndarray, float]], *, kept: Kept | None 
     and the anchor (RESUME_BACK, ANCHOR); the cuts are the same with or without them."""
     z = [np.asarray(c, dtype=float) / scale for c, scale in series]
     centred = [v - np.median(v[:CALIBRATION]) if len(v) else v for v in z]
-    # Final points: all but the last WINDOW // 2, whose clipping reads levels still to come.
-    final = [len(v) - WINDOW // 2 if len(v) > CALIBRATION + WINDOW else 0 for v in centred]
+    # Final points: all but the last REACH, whose clipping reads levels still to come.
+    final = [len(v) - REACH if len(v) > CALIBRATION + WINDOW else 0 for v in centred]
     anchor = [(t - ANCHOR) // ANCHOR * ANCHOR if t >= 2 * ANCHOR else 0 for t in final]
     resume: list[Checkpoint | None] = [None] * len(centred)
     if kept is not None:

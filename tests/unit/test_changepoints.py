@@ -169,3 +169,36 @@ def test_benchmark_using_every_core_needs_a_bigger_step():
     on_four = [CommitResult(**{**c.__dict__, "fingerprint": Fingerprint("box", cores=4)}) for c in on_two]
     assert find_steps(on_two) == []
     assert [s.index for s in find_steps(on_four)] == [30]
+
+
+def test_a_wobble_in_the_newest_two_commits_does_not_swallow_the_step_before_it():
+    # Eval p14: a 3x improvement at commit 4, then the newest two commits 7% lower still. The search cuts at
+    # both, and the cuts are one slide; the newest pair is not a level yet, so the move ends before it
+    # (it used to be dropped whole).
+    levels = [135e-6] * 4 + [44.2e-6, 44.3e-6, 42.6e-6, 42.4e-6, 39.6e-6, 40.0e-6]
+    (step,) = find_steps(history(levels, noise=0.003))
+    assert step.index == 4 and step.direction == "improvement" and step.end_sha != f"{8:040x}"
+    assert step.ratio == pytest.approx(44e-6 / 135e-6, rel=0.05)
+
+
+def test_an_outlier_just_past_a_step_does_not_move_it():
+    # Fabricated history 2: -10% at commit 37 and a +30% outlier commit two later. The running median that
+    # clips outliers straddles both and used to pull commit 37 up to the old level: the cut came a commit
+    # late, and compare across the wrong pair (two commits of the new level) refuted the step.
+    for seed in range(4):
+        levels = [4.0e-5] * 37 + [3.6e-5] * 23
+        levels[39] = 4.76e-5
+        (step,) = find_steps(history(levels, noise=0.004, seed=seed, rounds=10))
+        assert step.index == 37 and step.direction == "improvement"
+
+
+def test_compare_across_a_move_passes_over_an_outlier_commit_beside_it():
+    # Fabricated history 9: after the commit before a move, an outlier +60% (then two ordinary commits of the
+    # new stretch); compare against it would confirm any move. A commit between the two levels stays.
+    from regress.analysis.changepoints import _typical
+
+    raw = np.log([2.03, 2.03, 2.03, 3.29, 2.04, 2.03])
+    assert _typical(raw, 3, 6, 3, float(raw[0]), 0.05) == 4
+    raw = np.log([34.1, 34.7, 32.9, 38.7, 42.2, 42.1])  # eval p15: commit 3 is half-way, not an outlier
+    assert _typical(raw, 3, 6, 3, float(np.median(raw[:3])), 0.05) == 3
+    assert _typical(raw, 0, 3, 2, float(np.median(raw[3:])), 0.05) == 2

@@ -45,7 +45,7 @@ def test_a_grown_history_carries_on_from_the_last_search_and_finds_the_same_cuts
     first = _series(1200, seed=1)
     assert segments.breakpoints_of(first, kept=made) == segments.breakpoints_of(first)
     assert len(made.values) == 2 * len(first)  # two a series: at its newest final point, and at its anchor
-    final = 1200 - segments.WINDOW // 2
+    final = 1200 - segments.REACH
     anchor = (final - segments.ANCHOR) // segments.ANCHOR * segments.ANCHOR
     assert sorted({v["t"] for v in made.values.values()}) == [anchor, final]
     for grown, at in ((1203, final), (1200 + segments.RESUME_BACK + 1, anchor)):
@@ -56,7 +56,7 @@ def test_a_grown_history_carries_on_from_the_last_search_and_finds_the_same_cuts
         assert segments.breakpoints_of(longer, kept=kept) == segments.breakpoints_of(longer)
         # Carried on from the newest checkpoint within reach: the final one, else the anchor (the same cuts).
         assert kept.hits == len(longer)
-        assert {v["t"] for v in kept.values.values()} >= {at, grown - segments.WINDOW // 2}
+        assert {v["t"] for v in kept.values.values()} >= {at, grown - segments.REACH}
 
 
 def test_a_history_whose_newest_levels_moved_carries_on_from_its_anchor():
