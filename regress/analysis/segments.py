@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import math
-import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -71,12 +70,14 @@ def running_median(logs: np.ndarray) -> np.ndarray:
 def either_side(logs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per level, the median of the SIDE levels just before it and of those just after it (fewer at the
     ends; where a side has none, the other side's)."""
-    half = SIDE
-    padded = np.pad(np.asarray(logs, dtype=float), half, constant_values=np.nan)
-    windows = np.lib.stride_tricks.sliding_window_view(padded, half)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # an end's empty side
-        before, after = np.nanmedian(windows[: len(logs)], axis=1), np.nanmedian(windows[half + 1 :], axis=1)
+    n = len(logs)
+    padded = np.pad(np.asarray(logs, dtype=float), SIDE, constant_values=np.nan)
+    windows = np.sort(np.lib.stride_tricks.sliding_window_view(padded, SIDE), axis=1)  # NaNs last
+    count = SIDE - np.count_nonzero(np.isnan(windows), axis=1)
+    low = np.take_along_axis(windows, np.maximum((count - 1) // 2, 0)[:, None], axis=1)[:, 0]
+    high = np.take_along_axis(windows, np.minimum(count // 2, SIDE - 1)[:, None], axis=1)[:, 0]
+    middle = (low + high) / 2  # np.median's: the middle value, or the mean of the middle two
+    before, after = middle[:n], middle[SIDE + 1 :]
     return np.where(np.isnan(before), after, before), np.where(np.isnan(after), before, after)
 
 
