@@ -167,7 +167,7 @@ def _series(
     the change points, the recent verdicts, the history's noise and its same-code pairs."""
     shas = [c.commit.sha for c in s.history]
     inputs = verdict_cache.steps_inputs(digests, shas, threshold=threshold, code=code)  # the noise's too
-    judge = CachedCompare(store, memo, s.machine, s.env, digests=digests)  # the memo's verdicts, else judged
+    judge = CachedCompare(store, memo, s.machine, s.env, digests=digests)
     summarize(s, threshold=threshold, code=code, whole=False)
     levels = functools.cache(lambda: trusted_levels.series(s.table, threshold=threshold, code=code))
     cores = min([c.fingerprint.cores for c in s.history if c.fingerprint.cores] or [0])

@@ -31,7 +31,7 @@ from regress.storage.memo import Memo
 WHOLE, BARE, ACROSS, STEPS = "verdicts", "bare verdicts", "step verdicts", "steps"
 
 _FIELDS = [f.name for f in dataclasses.fields(Verdict)]
-assert _FIELDS[:2] == ["id", "verdict"]  # the row's first two are made anew (`_made`), the rest stored as they are
+assert _FIELDS[:2] == ["id", "verdict"]  # `verdicts_of` makes the first two anew; the rest are stored as they are
 _REASON = _FIELDS.index("reason")
 _STEP_FIELDS = [f.name for f in dataclasses.fields(Step)]
 
