@@ -66,8 +66,7 @@ class Site:
                 f"baseline {baseline[:10]} has no results on any machine; "
                 f"measure it with `regress run {baseline[:10]}` or pass --baseline a measured commit"
             )
-        # Benchmarks in the order of the newest results (torch orders a table by its
-        # results), then those no longer measured.
+        # Benchmarks in the order of the newest results (torch's table order), then those no longer measured.
         seen: dict[BenchmarkId, None] = {}
         for s in series:
             assert s.table is not None  # `summarize` gave every series its table
@@ -85,9 +84,9 @@ class Site:
             {"step": st, "series": s, "commit": self.commit(st.sha)} for s in series for st in s.steps
         ]
         self.changes.sort(key=lambda c: (-self.commit_index[c["commit"].sha], -abs(c["step"].ratio - 1)))
-        self.runs = [runs_of(s) for s in series]  # the runs behind each commit's level, per series
+        self.runs = [runs_of(s) for s in series]
         self.panels = explain_panel.collect(results, series)
-        self.metric_index = report_metrics.Index(series)  # each benchmark's figures beyond time, looked up once
+        self.metric_index = report_metrics.Index(series)
         self.env = jinja2.Environment(
             loader=jinja2.FunctionLoader(lambda name: (templates / name).read_text(encoding="utf-8")),
             autoescape=True,

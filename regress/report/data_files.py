@@ -2,19 +2,16 @@
 
 A page lists its data files, `data/<bench|label>/<slug>/<name>.js`; `Chunking`
 says which history positions each holds: closed chunks of CHUNK, then PIECES
-pieces of PIECE, all listed from the start (the unfilled ones empty), so the
-list changes only when a chunk closes, SETTLE commits after its last position
-(a push's paired measurement of the parent still finds that position among
-the pieces, and a closed chunk is written once). A history shorter than CHUNK
-is one file, inline in its page (`write`).
+pieces of PIECE, all listed from the start (the unfilled ones empty). A chunk
+closes SETTLE commits after its last position. A history shorter than CHUNK is
+one file, inline in its page (`write`). Why this shape: docs/scale.md.
 
 A file is kept while its digest (of what it is made from, not of its JSON)
 stands. A chart's values go in as the page shows them (`pages.round6`). A
 label's tables are plain: the verdicts colouring the newest VERDICT_COMMITS
-commits are laid over them from the page's own data (`LabelChunks.overlay`),
-so a verdict window that slides on moves no file. A data file is a script
-(`REGRESS_CHUNKS.push`), so the site opens from file://; regress.js joins
-the files back by key.
+commits are laid over them from the page's own data (`LabelChunks.overlay`).
+A data file is a script (`REGRESS_CHUNKS.push`); regress.js joins the files
+back by key.
 """
 
 from __future__ import annotations
@@ -31,7 +28,7 @@ from regress.report.files import script_json
 from regress.report.label_data import LabelInputs, Layout, judged_cells, label_inputs, label_tables
 from regress.report.tables import UNIT_ENGLISH
 
-# Positions a closed chunk holds: 1 to 20 of them a page up to 10,000 commits.
+# Positions a closed chunk holds.
 CHUNK = 500
 # Positions a piece holds, and the pieces listed (enough for CHUNK + SETTLE - 1 positions).
 PIECE = 100
@@ -189,7 +186,7 @@ class LabelChunks(_Files):
 
     def __init__(self, series: list[Series], layout: Layout, threshold: float, shas: list[np.ndarray]) -> None:
         """`layout`: the label's tables' rows and columns; `shas`: per series, its commits' shas by history
-        position (an array of "S40": a digest takes a file's in one slice), made once for every label."""
+        position (an array of "S40")."""
         self.layout, self.threshold = layout, threshold
         self.shas = {id(s): a for s, a in zip(series, shas)}
         self.chunking = Chunking(max(len(s.history) for s in series))

@@ -1,8 +1,8 @@
 """What each benchmark can detect, on the site: the newest commit's figures per series (`analysis/detectable.py`)
 for the chart pages' line under the title, and a verdict's figure for the overview's tables.
 
-The chart pages read theirs from one file written at every build, `data/detects.js`, so a new commit
-leaves every chart page as it was; regress.js sets the line's text (never HTML).
+The chart pages read theirs from `data/detects.js`, written at every build; regress.js sets the line's
+text (never HTML).
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""The site's metrics beyond time: chart series for the bench pages' metric
-switch and Compare tables for the label pages, one per metric, bytes with binary prefixes.
-
-Values are formatted here, so the browser only places text (never HTML) from them.
-"""
+"""The site's metrics beyond time: chart series for the bench pages' metric switch and Compare tables for
+the label pages, one per metric, bytes with binary prefixes. Values are formatted here: the browser only
+places text (never HTML)."""
 
 from __future__ import annotations
 

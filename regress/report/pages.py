@@ -187,7 +187,7 @@ def bench_data(site: Site, bid: BenchmarkId) -> tuple[dict, Chunks]:
             # for every page, in data/commits.js.
             shown = {"level": levels, "lo": track.lo, "hi": track.hi}  # as the chart shows them: 6 figures
             lines.append(Line("series", s.name, commits, {k: round6(v) for k, v in shown.items()}))
-    metrics, metric_lines = report_metrics.bench(site.series, bid, site.metric_index)  # metrics beyond time
+    metrics, metric_lines = report_metrics.bench(site.series, bid, site.metric_index)
     longest = max(len(s.history) for s in site.series)
     return {"series": out, "metrics": metrics}, Chunks.of(lines + metric_lines, longest)
 

@@ -7,9 +7,7 @@
                                measured commit (the newest VERDICT_COMMITS commits of a series)
     bench/<slug>.html          one per benchmark: trend chart of levels with the rounds' quartiles
                                and change points on the line (its change points and failures inline)
-    data/bench/<slug>/<k>.js   a chart's points, 500 history positions a file (`open-<j>.js`: the
-                               newest, in pieces of 100), so a new commit rewrites one small file
-                               per benchmark (report/data_files.py)
+    data/bench/<slug>/<k>.js   a chart's points, a span of history positions a file (report/data_files.py)
     data/label/<slug>/<k>.js   a label page's tables, the same way (report/data_files.py)
     data/commits.js            every commit's sha, subject, author, date (hover, links)
     assets/plotly-<v>.min.js   Plotly, copied once from the installed plotly package
@@ -169,7 +167,7 @@ def _series(
     the change points, the recent verdicts, the history's noise and its same-code pairs."""
     shas = [c.commit.sha for c in s.history]
     inputs = verdict_cache.steps_inputs(digests, shas, threshold=threshold, code=code)  # the noise's too
-    judge = CachedCompare(store, memo, s.machine, s.env, digests=digests)  # the memo's verdicts, else judged
+    judge = CachedCompare(store, memo, s.machine, s.env, digests=digests)
     summarize(s, threshold=threshold, code=code, whole=False)
     levels = functools.cache(lambda: trusted_levels.series(s.table, threshold=threshold, code=code))
     cores = min([c.fingerprint.cores for c in s.history if c.fingerprint.cores] or [0])

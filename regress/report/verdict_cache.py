@@ -1,15 +1,13 @@
 """The site's verdicts and change points, kept in the memo (`storage/memo.py`) between builds.
 
 `CachedCompare` stands in for `diff.compare` in `data.judge_recent`: it keeps
-each comparison's verdicts under a digest of all they are computed from (the
-files' content digests from the summary, the threshold, the same-code sha).
-The history-wide allowance for separate runs (`apart`), which a key cannot
-hold, is recorded for each benchmark that asked for it and compared again on
-reading: the benchmarks whose allowance moved are judged again, alone
-(`diff.compare(only=...)`), the rest kept, their notes of how many pairs the
-allowance came from brought up to date. A miss judges the history's light
-copies (`storage/summary.py`), decoding no file. Where the memo verifies, every
-comparison that read kept verdicts is judged again whole and must say the same.
+each comparison's verdicts under a digest of the files' content digests, the
+threshold and the same-code sha, with the allowance between separate runs
+(`apart`) each benchmark asked for. On reading, the benchmarks whose allowance
+moved are judged again alone (`diff.compare(only=...)`) and the rest kept, their
+allowance notes brought up to date. A miss judges the light copies
+(`storage/summary.py`). Where the memo verifies, every comparison that read
+kept verdicts is judged again whole and must say the same.
 
 A series' change points are kept too (kind STEPS, `steps_inputs`).
 """
@@ -33,7 +31,7 @@ from regress.storage.memo import Memo
 WHOLE, BARE, ACROSS, STEPS = "verdicts", "bare verdicts", "step verdicts", "steps"
 
 _FIELDS = [f.name for f in dataclasses.fields(Verdict)]
-assert _FIELDS[:2] == ["id", "verdict"]  # the row's first two are made anew (`_made`), the rest stored as they are
+assert _FIELDS[:2] == ["id", "verdict"]  # `verdicts_of` makes the first two anew; the rest are stored as they are
 _REASON = _FIELDS.index("reason")
 _STEP_FIELDS = [f.name for f in dataclasses.fields(Step)]
 
@@ -169,7 +167,7 @@ class CachedCompare:
                     asked = {}
                 else:
                     moved = {b for b, a in asked.items() if _moved(a, apart(b))}
-                    if moved:  # kept but for the benchmarks whose allowance moved: those are judged again
+                    if moved:
                         rows = [r for r in rows if BenchmarkId(*r[0]) not in moved]
                         asked = {b: a for b, a in asked.items() if b not in moved}
                     kept = verdicts_of(rows, asked, apart)
@@ -229,8 +227,7 @@ class CachedCompare:
         return self._kept(self._key((base, head, before, after), threshold, same_code), apart, judge)
 
     def across(self, table, before: int, after: int, bid: BenchmarkId, threshold: float, apart):
-        """`changepoints.judge_across`, kept the same way: a candidate step's verdict, found again
-        at every build after the history grew, without decoding its two files."""
+        """`changepoints.judge_across`'s verdict on a candidate step, kept as `__call__`'s are."""
 
         def judge(apart, only):  # one benchmark: judged again whole
             v = judge_across(table, before, after, bid, threshold, apart)

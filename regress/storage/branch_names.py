@@ -1,5 +1,4 @@
-"""The results branch's default names, apart from `results_branch` so the command line can name them
-without importing gitpython (every command's flags are declared at each start)."""
+"""The results branch's default names, importable without gitpython (the command line's flags name them)."""
 
 BRANCH = "regress-results"
 REMOTE = "origin"

@@ -187,8 +187,7 @@ def _plan(cfg: Config, root: Root) -> tuple[list[str], bool]:
 
 
 def _batched(reader: Reader, cfg: Config, shas: list[str]) -> dict[str, str]:
-    """sha -> code digest of every commit `reader` finds: the root trees from one git call, deeper paths a
-    call a level."""
+    """sha -> code digest of every commit `reader` finds."""
     roots = reader.roots(list(dict.fromkeys(shas)))
     plans = {sha: _plan(cfg, root) for sha, root in roots.items()}
     asked = list(

@@ -50,7 +50,6 @@ LEVEL = 6
 # Far above any real results file (a suite of thousands of benchmarks), far below exhausting memory.
 MAX_BYTES = 1 << 30
 
-# The record classes: the dataclasses `core/records.py` defines.
 _RECORDS = {
     name: cls
     for name, cls in vars(records).items()

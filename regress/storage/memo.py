@@ -45,7 +45,7 @@ from regress.storage.atomic import write_atomic
 
 FILE = ".summary.sqlite"
 FOLDER = ".summary.d"
-SPILL = 1 << 20  # values this long or longer are files of their own (SQLite reads a large blob 4 KB at a time)
+SPILL = 1 << 20  # values this long or longer are files of their own
 KEEP = 3  # a row none of the last KEEP writing commands used is dropped
 ORPHAN_AGE = 3600.0  # a file no row names is this old before it is removed (a command may not have committed)
 VERIFY = "REGRESS_VERIFY_CACHE"

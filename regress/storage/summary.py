@@ -45,8 +45,7 @@ _CREATE_BUCKETS = (
     "CREATE TABLE IF NOT EXISTS header_buckets (machine TEXT, env TEXT, bucket INTEGER, key TEXT, blob BLOB,"
     " PRIMARY KEY (machine, env, bucket))"
 )
-# An entry's error, commit and header sit after its light copy (on overflow pages SQLite walks to reach
-# them): this covering index holds what `commits` and `headers` read, so they do not read the light copies.
+# What `commits` and `headers` read, so they need not walk past the light copies (docs/scale.md).
 _LISTED = (
     "CREATE INDEX IF NOT EXISTS entries_listed"
     " ON entries (machine, env, sha, size, mtime_ns, digest, error, commit_info, header)"
@@ -89,8 +88,7 @@ def _light_result(r: records.BenchmarkResult, seen: dict) -> records.BenchmarkRe
         figures = (float(q1), float(median), float(q3), float(sig))
     fields = {f.name: getattr(r, f.name) for f in dataclasses.fields(records.BenchmarkResult)}
     fields["samples"] = _light_samples(r.samples)
-    # A round's memory figures without its start time: the rounds' figures are mostly equal,
-    # and one shared record for them halves what a light history costs to read.
+    # Memory figures without their start time; equal ones share one record.
     fields["memory"] = tuple(seen.setdefault(m, m) for m in (dataclasses.replace(m, started_at=0.0) for m in r.memory))
     return LightResult(**fields, torch_stats=figures)
 
@@ -156,8 +154,7 @@ def _open(root: Path) -> sqlite3.Connection:
     row = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
     if row is None or row[0] != _version():
         db.execute("BEGIN IMMEDIATE")
-        # Every table but these and the memo's (which keys its rows by the code): another regress's.
-        # `blobs` pairs a blob id with a content digest: a fact about the bytes, whatever the version.
+        # Another version's tables go, but the memo's (its rows name their code) and `blobs` (facts about bytes).
         keep = {"meta", "blobs", *memo.TABLES}
         for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
             if name not in keep and not name.startswith("sqlite_"):
@@ -333,14 +330,14 @@ def _read(store, machine: str, env: str, column: str) -> list | None:
     except (OSError, sqlite3.Error):
         return None
     was_enabled = gc.isenabled()
-    gc.disable()  # a hundred thousand small records: the cyclic collector would triple the load time
+    gc.disable()  # many small records, no cycles among them
     try:
         return _refresh(store, db, machine, env, column)
     except sqlite3.Error:
         return None
     finally:
         db.close()
-        gc.freeze()  # records hold no cycles: later collections need not walk them again and again
+        gc.freeze()  # later collections skip them
         if was_enabled:
             gc.enable()
 
@@ -412,7 +409,7 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
                     fields = (None, str(exc), None, None)
                 writes.append((machine, env, sha, size, mtime, digest, *fields))
                 blob, error = fields[at], fields[1]
-                if len(writes) >= FLUSH:  # a rebuild of 10,000 files: a batch's entries in memory at a time
+                if len(writes) >= FLUSH:  # one batch's entries in memory at a time
                     _write(db, writes, [], [], blobs)
                     writes, blobs = [], []
         if error is not None:
