@@ -145,10 +145,11 @@ def candidates(
     cores = stats.cores_of(table.history)
     found_series = levels if levels is not None else trusted_levels.series(table, threshold=threshold, code=code)
     # Levels, tests and the search (every benchmark's at once) all see outliers clipped to the edge of the noise.
-    clipped = [calibrated(np.log(np.asarray(found, dtype=float))) for _, found in found_series.values()]
+    raws = [np.log(np.asarray(found, dtype=float)) for _, found in found_series.values()]
+    clipped = [calibrated(raw) for raw in raws]
     all_cuts = breakpoints_of(clipped, kept=kept)
     out: list[Candidate] = []
-    for (bid, (positions, found)), (logs, _), cuts in zip(found_series.items(), clipped, all_cuts):
+    for (bid, (positions, _)), raw, (logs, _), cuts in zip(found_series.items(), raws, clipped, all_cuts):
         # A move compare across it could call a change: the same bar as compare's.
         smallest = max(
             math.log1p(stats.MIN_ESTIMATE_SHARE * threshold), stats.Z * stats.drift_for(bid.num_threads, cores)
@@ -183,7 +184,7 @@ def candidates(
             own_before, own_after = own_change(logs, bounds, a)
             # Compare across the move: the commits either side of it, but one that is an outlier of its own
             # level (beyond both levels, by the threshold) gives way to a typical commit of that level.
-            first, last, raw = cuts[a], cuts[b], np.log(np.asarray(found, dtype=float))
+            first, last = cuts[a], cuts[b]
             near = _typical(raw, max(bounds[a], first - NEAR), first, first - 1, own_after, threshold)
             prior = positions[near]
             if near == first - 1:  # the last commit before its first that measured the benchmark
