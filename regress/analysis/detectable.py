@@ -29,12 +29,9 @@ def _order_stats(excess: np.ndarray, n: int) -> tuple[np.ndarray, float]:
     x = np.sort(np.asarray(excess, dtype=float))
     m = len(x)
     below = np.arange(m) / m  # P(a draw < x_j), j in sorted order (ties broken by position)
-    # pmf[j, i] = P(exactly i of the n draws fall below x_j), built by the binomial recurrence
-    pmf = np.empty((m, n))
-    pmf[:, 0] = (1 - below) ** n
-    ratio = np.divide(below, 1 - below, out=np.full(m, np.inf), where=below < 1)
-    for i in range(n - 1):
-        pmf[:, i + 1] = pmf[:, i] * (n - i) / (i + 1) * ratio
+    # pmf[j, i] = P(exactly i of the n draws fall below x_j): C(n, i) below^i (1 - below)^(n - i)
+    comb = np.array([math.comb(n, i) for i in range(n)], dtype=float)
+    pmf = ((1 - below) ** n)[:, None] * comb * (below / (1 - below))[:, None] ** np.arange(n)
     at_least = np.cumsum(pmf, axis=1)  # [j, k-1]: P(k-th smallest >= x_j)
     weights = at_least - np.vstack([at_least[1:], np.zeros((1, n))])
     means = x @ weights
