@@ -158,6 +158,8 @@ def allowances(
     return given
 
 
+# A history's same-code pairs and neighbour pairs (`same_code_pairs`, `neighbour_pairs`).
+Pairs = tuple[dict[BenchmarkId, list[float]], dict[BenchmarkId, list[float]]]
 # The last history's pairs, held with the history's records, so a match is the very same records.
 _LAST: list = []
 
@@ -166,8 +168,8 @@ def _commits(history) -> list[CommitResult]:
     return history.history if isinstance(history, Table) else history
 
 
-def pairs_found(history, code: dict[str, str]) -> dict[BenchmarkId, list[float]] | None:
-    """The same-code pairs an allowance of this very history already computed, else None."""
+def pairs_found(history, code: dict[str, str]) -> Pairs | None:
+    """The pairs an allowance of this very history already computed, else None."""
     commits = _commits(history)
     if _LAST and len(_LAST[0]) == len(commits) and _LAST[1] == code and all(a is b for a, b in zip(_LAST[0], commits)):
         return _LAST[2]
@@ -185,9 +187,9 @@ def apart_for(history, code: dict[str, str], *, cores: int = 0) -> Callable[[Ben
             if found is None:
                 pairs = pairs_found(history, code)
                 if pairs is None:
-                    pairs = same_code_pairs(history, code)
+                    pairs = history_pairs(history, code)
                     _LAST[:] = [tuple(_commits(history)), dict(code), pairs]
-                found = allowances(pairs, cores=cores, neighbours=neighbour_pairs(history))
+                found = allowances(pairs[0], cores=cores, neighbours=pairs[1])
             known[bid] = found(bid)
         return known[bid]
 
@@ -267,6 +269,11 @@ def neighbour_pairs(history) -> dict[BenchmarkId, list[float]]:
     return out
 
 
+def history_pairs(history, code: dict[str, str]) -> Pairs:
+    """The history's same-code pairs and neighbour pairs: what its allowances read."""
+    return same_code_pairs(history, code), neighbour_pairs(history)
+
+
 def unique(values: np.ndarray, *, counts: bool = False):
     """np.unique of integers (sorted, and how often each occurs), by a sort (numpy 2.3's is hashed)."""
     ordered = np.sort(values)
@@ -276,12 +283,21 @@ def unique(values: np.ndarray, *, counts: bool = False):
     return (found, np.diff(np.append(np.flatnonzero(first), len(ordered)))) if counts else found
 
 
-# The memo's kind for a history's same-code pairs (kept by a site build for `regress compare`).
-PAIRS = "same-code pairs"
+# The memo's kind for a history's pairs (kept by a site build for `regress compare`).
+PAIRS = "history pairs"
 
 
-def pairs_tree(pairs: dict[BenchmarkId, list[float]]) -> dict:
-    """Pairs as the memo keeps them: each benchmark and its count, then every difference in one array."""
+def pairs_tree(pairs: Pairs) -> list[dict]:
+    """Pairs as the memo keeps them: per kind, each benchmark and its count, then every difference in one array."""
+    return [_tree(one) for one in pairs]
+
+
+def pairs_from_tree(tree: list[dict]) -> Pairs:
+    same, neighbours = (_from_tree(one) for one in tree)
+    return same, neighbours
+
+
+def _tree(pairs: dict[BenchmarkId, list[float]]) -> dict:
     values = [np.asarray(d, dtype=np.float64) for d in pairs.values()]
     return {
         "ids": [[b.label, b.sub_label, b.description, b.num_threads] for b in pairs],
@@ -290,7 +306,7 @@ def pairs_tree(pairs: dict[BenchmarkId, list[float]]) -> dict:
     }
 
 
-def pairs_from_tree(tree: dict) -> dict[BenchmarkId, list[float]]:
+def _from_tree(tree: dict) -> dict[BenchmarkId, list[float]]:
     values = tree["values"].tolist()
     out, at = {}, 0
     for bid, n in zip(tree["ids"], tree["counts"], strict=True):

@@ -115,21 +115,22 @@ class History:
 
         def given(bid):
             if "of" not in lazy:
-                lazy["of"] = runs.allowances(self._pairs(), cores=cores, neighbours=runs.neighbour_pairs(self.table()))
+                same, near = self._pairs()
+                lazy["of"] = runs.allowances(same, cores=cores, neighbours=near)
             return lazy["of"](bid)
 
         return given
 
-    def _pairs(self) -> dict:
-        """The history's same-code pairs: kept by the last site build for these very files (no history read),
-        else from the light history."""
+    def _pairs(self) -> runs.Pairs:
+        """The history's pairs: kept by the last site build for these very files (no history read), else from
+        the history's figures."""
         shas = [c.commit.sha for c in self.listed]
         code = self.code(shas)
         digests = summary.digests(self.session.store, self.cfg.machine_name, self.env)
         return self.memo.get(
             runs.PAIRS,
             memo.files_digest(digests, shas, sorted(code.items())),
-            lambda: runs.same_code_pairs(self.table(), code),
+            lambda: runs.history_pairs(self.table(), code),
             runs.pairs_tree,
             runs.pairs_from_tree,
         )

@@ -185,7 +185,7 @@ def _series(
     noise = detectable.kept_noise(memo, inputs, s.table, threshold=threshold, code=code, levels=levels)
     least, most = rounds
     s.detects = detects.of_series(store, s, threshold=threshold, rounds=least, most_rounds=most, noise=noise)
-    pairs = runs.pairs_found(s.table, code)  # the verdicts' same-code pairs, for `regress compare`
+    pairs = runs.pairs_found(s.table, code)  # the verdicts' allowances' pairs, for `regress compare`
     if pairs is not None:
         kept = files_digest(digests, shas, sorted(code.items()))
         memo.get(runs.PAIRS, kept, lambda: pairs, runs.pairs_tree, runs.pairs_from_tree)

@@ -215,7 +215,7 @@ def test_steps_are_kept_for_the_same_files_and_found_afresh_when_one_changes(fol
     assert len(calls) == 2
 
 
-def test_a_build_keeps_the_same_code_pairs_compare_would_read_the_history_for(folder):
+def test_a_build_keeps_the_pairs_compare_would_read_the_history_for(folder):
     from regress.analysis import runs
     from regress.report import site
 
@@ -234,10 +234,11 @@ def test_a_build_keeps_the_same_code_pairs_compare_would_read_the_history_for(fo
         raise AssertionError("computed again")
 
     kept = kept_pairs(never)
-    assert kept and kept == runs.same_code_pairs(Store(folder).history(MACHINE, ENV), {})
+    same, _ = kept
+    assert same and kept == runs.history_pairs(Store(folder).history(MACHINE, ENV), {})
     fabricate(folder, machines=(MACHINE,), which=[SHAPE["commits"]], **SHAPE)
     calls = []
-    kept_pairs(lambda: calls.append(1) or {})
+    kept_pairs(lambda: calls.append(1) or ({}, {}))
     assert calls == [1]  # a new file: not the kept pairs
 
 
