@@ -61,6 +61,8 @@ class Series:
     # Each of those comparisons whole, by (base, head) commit index: the overview's newest against
     # the one before it is the last of them, judged once.
     compared: dict[tuple[int, int], list[Verdict]] = field(default_factory=dict)
+    # The overview's comparisons of the newest commit, "previous" and "baseline": (the base's index, verdicts).
+    overview: dict[str, tuple[int, list[Verdict]]] = field(default_factory=dict)
     # Its figures (analysis/table.py): given by the loader, else built from `history` by summarize.
     table: Table | None = None
     # BenchmarkId -> runs.Allowance, as the recent verdicts were judged (`judge_recent`), and what each

@@ -5,7 +5,6 @@ shows, so that `--incremental` keeps a page whose digest is the last build's."""
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import json
 import os
@@ -17,12 +16,12 @@ import numpy as np
 
 from regress import __version__
 from regress.core.kinds import Kind
-from regress.core.records import BenchmarkId, CommitResult
+from regress.core.records import BenchmarkId
 from regress.core.units import fmt_time, percent
 from regress.report import data_files, detects, explain_panel
 from regress.report import metrics as report_metrics
 from regress.report.builder import SITE_FORMAT, Site
-from regress.report.data import BIG_CHANGE, VERDICT_COMMITS, Step, compare
+from regress.report.data import BIG_CHANGE, VERDICT_COMMITS, Series, Step
 from regress.report.data_files import Chunks, Line
 from regress.report.files import script_json
 from regress.report.files import write as write_file
@@ -245,43 +244,26 @@ def label_page(site: Site, label: str, layout, names: list[str], data, chunks: l
     )
 
 
-def _result_at(table, i: int):
-    """The result at history position i (None outside the history)."""
-    return table.load(i) if 0 <= i < len(table.history) else None
-
-
 def overview(site: Site) -> str:
     series = []
     for s in site.series:
-        # The results (rounds and all) of the few commits compared here; the history holds headers.
-        n = len(s.history)
-        at = functools.partial(_result_at, s.table)
-        newest = at(n - 1)
-        found = next((i for i, cr in enumerate(s.history) if cr.commit.sha == site.baseline), None)
-        base = at(0) if not site.baseline else at(found) if found is not None else None
-        base = newest if base is not None and base.commit.sha == newest.commit.sha else base
-        judged = s.compared.get((n - 2, n - 1))
-        # Judged already (the recent verdicts'): its base's header is all it shows of it, no rounds read.
-        previous = (None if n < 2 else s.history[n - 2]) if judged is not None else at(n - 2)
+        n, newest = len(s.history), s.history[-1]
+        measured = site.baseline is None or any(c.commit.sha == site.baseline for c in s.history)
         comparisons = [
             _comparison(
                 site,
+                s,
                 "previous",
                 "Against the previous measured commit",
-                previous,
-                newest,
                 "This is the only commit measured on this series.",
-                before=at(n - 3) if judged is None else None,
-                judged=judged,
             ),
             _comparison(
                 site,
+                s,
                 "baseline",
                 "Against the baseline" + ("" if site.baseline else " (the oldest measured commit)"),
-                base if base is not newest else None,
-                newest,
                 "The newest commit is the baseline."
-                if base is newest
+                if measured
                 else f"The baseline {site.baseline[:10] if site.baseline else ''} was not measured on this series.",
             ),
         ]
@@ -292,7 +274,7 @@ def overview(site: Site) -> str:
                 "env": s.env,
                 "newest": newest.commit,
                 "comparisons": comparisons,
-                "n_commits": len(s.history),
+                "n_commits": n,
                 "first": s.history[0].commit.committed_at,
                 "last": newest.commit.committed_at,
                 "fp": newest.fingerprint,
@@ -333,22 +315,12 @@ def overview(site: Site) -> str:
     )
 
 
-def _comparison(
-    site: Site,
-    kind: str,
-    title: str,
-    base: CommitResult | None,
-    head: CommitResult,
-    missing: str,
-    before: CommitResult | None = None,
-    judged: list | None = None,
-) -> dict:
-    """`judged`: the verdicts of this very comparison, where the recent verdicts already made them
-    (`data.judge_recent`: as `regress compare` judges, with the history's allowance for separate runs)."""
-    if base is None:
+def _comparison(site: Site, s: Series, kind: str, title: str, missing: str) -> dict:
+    """The overview's comparison `kind` of the series' newest commit (`Series.overview`), or `missing`."""
+    if kind not in s.overview:
         return {"kind": kind, "title": title, "base": None, "missing": missing}
-    # As `regress compare` judges it: with the commit before base as history, when there is one.
-    verdicts = judged if judged is not None else compare(base, head, threshold=site.threshold, before=before)
+    at, verdicts = s.overview[kind]
+    base, head = s.history[at], s.history[-1]
     counts = Counter(v.verdict for v in verdicts)
     notable = sorted(
         (v for v in verdicts if v.verdict != Kind.UNCHANGED),

@@ -98,7 +98,7 @@ def build(
     own = memo is None
     memo = Memo(store.root) if memo is None else memo
     try:
-        all_series = _model(store, memo, threshold, code, rounds)
+        all_series = _model(store, memo, threshold, code, rounds, baseline)
         site = Site(
             out,
             all_series,
@@ -141,9 +141,15 @@ def _check_repo_url(url: str) -> str:
 
 
 def _model(
-    store: Store, memo: Memo, threshold: float, code, rounds=(DEFAULT.min_rounds, DEFAULT.max_rounds)
+    store: Store,
+    memo: Memo,
+    threshold: float,
+    code,
+    rounds=(DEFAULT.min_rounds, DEFAULT.max_rounds),
+    baseline: str | None = None,
 ) -> list[Series]:
-    """Every series complete: its tracks, change points, recent verdicts and what each benchmark can detect."""
+    """Every series complete: its tracks, change points, recent verdicts, the overview's comparisons (against
+    `baseline`, default the oldest commit) and what each benchmark can detect."""
     series = []
     for machine in store.machines():
         for env in store.envs(machine):
@@ -154,17 +160,24 @@ def _model(
                 ids = code([c.commit.sha for c in table.history]) if code is not None else {}
                 digests = files.by_sha if files is not None else summary.digests(store, machine, env)
                 s = Series(machine, env, table.history, table=table)
-                series.append(_series(store, memo, s, ids, digests, threshold, rounds))
+                series.append(_series(store, memo, s, ids, digests, threshold, rounds, baseline))
     if not series:
         raise RegressError(f"no results in {store.root}; measure some commits first with `regress run`")
     return series
 
 
 def _series(
-    store: Store, memo: Memo, s: Series, code: dict[str, str], digests: dict[str, str], threshold: float, rounds
+    store: Store,
+    memo: Memo,
+    s: Series,
+    code: dict[str, str],
+    digests: dict[str, str],
+    threshold: float,
+    rounds,
+    baseline: str | None,
 ) -> Series:
     """One series made whole. What is kept for its very files (`digests`) is the memo's: each file's figures,
-    the change points, the recent verdicts, the history's noise and its same-code pairs."""
+    the change points, the recent verdicts and the overview's, the history's noise and its pairs."""
     shas = [c.commit.sha for c in s.history]
     inputs = verdict_cache.steps_inputs(digests, shas, threshold=threshold, code=code)  # the noise's too
     judge = CachedCompare(store, memo, s.machine, s.env, digests=digests)
@@ -182,6 +195,15 @@ def _series(
 
     s.steps = memo.get(STEPS, inputs, steps, verdict_cache.steps_tree, verdict_cache.steps_from_tree)
     judge_recent(s, threshold=threshold, code=code, judge=judge, apart=apart)
+    n, h = len(s.history), s.history
+    if n >= 2:  # the newest against the one before it: judged with the recent verdicts, else as `compare` does
+        found = s.compared.get((n - 2, n - 1))
+        if found is None:
+            found = judge(h[n - 2], h[n - 1], threshold=threshold, before=h[n - 3] if n >= 3 else None)
+        s.overview["previous"] = (n - 2, found)
+    at = 0 if baseline is None else next((i for i, c in enumerate(h) if c.commit.sha == baseline), n - 1)
+    if at < n - 1:  # and against the baseline
+        s.overview["baseline"] = (at, judge(h[at], h[n - 1], threshold=threshold))
     noise = detectable.kept_noise(memo, inputs, s.table, threshold=threshold, code=code, levels=levels)
     least, most = rounds
     s.detects = detects.of_series(store, s, threshold=threshold, rounds=least, most_rounds=most, noise=noise)
