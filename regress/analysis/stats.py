@@ -63,30 +63,37 @@ def level(values) -> float:
     return float(min(values))
 
 
+def _ordered(values) -> list[float]:
+    return np.sort(np.asarray(values, dtype=float), axis=None).tolist()
+
+
+def _gap(ordered: list[float]) -> float:
+    return math.log(ordered[min(2, len(ordered) - 1)] / ordered[0])
+
+
+def _middle(ordered: list[float]) -> float:
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
 def floor_gap(values) -> float:
     """log(third-fastest / fastest) round: how well the rounds agree on the floor."""
-    if len(values) < 2:
-        return math.inf
-    low = sorted(float(v) for v in values)
-    return math.log(low[min(2, len(low) - 1)] / low[0])
+    return _gap(_ordered(values)) if len(values) >= 2 else math.inf
 
 
 def median(values) -> float:
     """np.median of finite values to the bit (the middle value, or the mean of the two middle ones)."""
-    if isinstance(values, np.ndarray):
-        ordered = np.sort(values, axis=None).tolist()
-    else:
-        ordered = sorted(float(v) for v in values)
-    n = len(ordered)
-    if not n:
+    if not len(values):
         raise ValueError("median of no values")
-    mid = n // 2
-    return ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    return _middle(_ordered(values))
 
 
 def busyness(values) -> float:
     """log(median round / fastest round): how much of the run the machine was busy."""
-    return math.log(median(values) / min(float(v) for v in values)) if len(values) else 0.0
+    if not len(values):
+        return 0.0
+    ordered = _ordered(values)
+    return math.log(_middle(ordered) / ordered[0])
 
 
 def span(values) -> float:
@@ -139,10 +146,10 @@ def floor_diff_interval(base_logs, head_logs, level: float = 1 - ALPHA) -> tuple
     values = (hx[:, None] - bx[None, :]).ravel()
     weights = (hp[:, None] * bp[None, :]).ravel()
     order = np.argsort(values, kind="stable")
-    cdf = np.cumsum(weights[order])
+    cdf, ordered = np.cumsum(weights[order]), values[order]
     tail = (1 - level) / 2
-    low = values[order][min(int(np.searchsorted(cdf, tail)), len(cdf) - 1)]
-    high = values[order][min(int(np.searchsorted(cdf, 1 - tail)), len(cdf) - 1)]
+    low = ordered[min(int(np.searchsorted(cdf, tail)), len(cdf) - 1)]
+    high = ordered[min(int(np.searchsorted(cdf, 1 - tail)), len(cdf) - 1)]
     return float(low), float(high)
 
 
@@ -169,8 +176,9 @@ def shift(base, head, *, drift: float = DRIFT) -> Shift:
         raise ValueError("shift needs at least two rounds on each side")
     d = float(h.min() - b.min())
     low, high = floor_diff_interval(b, h)
-    b_gap, h_gap = floor_gap(base), floor_gap(head)
-    b_busy, h_busy = busyness(base), busyness(head)
+    bo, ho = _ordered(base), _ordered(head)
+    b_gap, h_gap = _gap(bo), _gap(ho)
+    b_busy, h_busy = math.log(_middle(bo) / bo[0]), math.log(_middle(ho) / ho[0])
     extra = Z * math.sqrt(
         drift**2
         + (GAP_WEIGHT * b_gap) ** 2
