@@ -196,14 +196,18 @@ def _series(
     s.steps = memo.get(STEPS, inputs, steps, verdict_cache.steps_tree, verdict_cache.steps_from_tree)
     judge_recent(s, threshold=threshold, code=code, judge=judge, apart=apart)
     n, h = len(s.history), s.history
-    if n >= 2:  # the newest against the one before it: judged with the recent verdicts, else as `compare` does
+
+    def against(base: int, before=None) -> list:  # the newest against `base`, as `regress compare` judges them
+        b, newest = h[base].commit.sha, h[n - 1].commit.sha
+        same = b if code.get(b) and code.get(b) == code.get(newest) else ""
+        return judge(h[base], h[n - 1], threshold=threshold, before=before, apart=apart, same_code=same)
+
+    if n >= 2:  # against the one before it: judged with the recent verdicts where any benchmark has one
         found = s.compared.get((n - 2, n - 1))
-        if found is None:
-            found = judge(h[n - 2], h[n - 1], threshold=threshold, before=h[n - 3] if n >= 3 else None)
-        s.overview["previous"] = (n - 2, found)
+        s.overview["previous"] = (n - 2, found if found is not None else against(n - 2, h[n - 3] if n >= 3 else None))
     at = 0 if baseline is None else next((i for i, c in enumerate(h) if c.commit.sha == baseline), n - 1)
     if at < n - 1:  # and against the baseline
-        s.overview["baseline"] = (at, judge(h[at], h[n - 1], threshold=threshold))
+        s.overview["baseline"] = (at, against(at))
     noise = detectable.kept_noise(memo, inputs, s.table, threshold=threshold, code=code, levels=levels)
     least, most = rounds
     s.detects = detects.of_series(store, s, threshold=threshold, rounds=least, most_rounds=most, noise=noise)
