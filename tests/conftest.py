@@ -176,9 +176,28 @@ def repo(tmp_path: Path) -> Repo:
 _FOLDER_MARKS = {"e2e": ("e2e",), "browser": ("e2e", "browser"), "workflows": ("e2e", "workflows")}
 
 
+def pytest_configure(config):
+    # `--dist loadfile` hands out whole files in the order of the collection, which
+    # pytest_collection_modifyitems below sets; xdist 3.8+ would reorder them by their
+    # number of tests instead (and end the run on the one-test files that take a minute).
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def _cost(path: Path, tests: int) -> int:
+    """A file's rough cost: an end-to-end test (a real CLI, git, a browser) as ten unit tests."""
+    return tests * (1 if path.parent.name == "unit" else 10)
+
+
 def pytest_collection_modifyitems(config, items):
-    """Mark each test by the folder it lives in (tests/unit is the fast loop)."""
+    """Mark each test by the folder it lives in (tests/unit is the fast loop), and put the
+    costliest files first: each xdist worker takes a whole file at a time, so the run ends
+    on short files that fill both workers, not on one long file while the other waits.
+    Only the order of the files changes; a file's own tests keep theirs."""
+    tests: dict[Path, int] = {}
     for item in items:
-        folder = Path(str(item.fspath)).parent.name
-        for mark in _FOLDER_MARKS.get(folder, ()):
+        path = Path(str(item.fspath))
+        tests[path] = tests.get(path, 0) + 1
+        for mark in _FOLDER_MARKS.get(path.parent.name, ()):
             item.add_marker(mark)
+    items.sort(key=lambda item: -_cost(Path(str(item.fspath)), tests[Path(str(item.fspath))]))
