@@ -22,7 +22,7 @@ from typing import IO
 
 from regress.core.errors import RegressError
 from regress.measure import launch
-from regress.measure.job import WorkerJob
+from regress.measure.job import JobMode, WorkerJob
 
 # The server imports torch; on a loaded machine that can take a while.
 SERVER_START_TIMEOUT = 600.0
@@ -218,20 +218,22 @@ class ServerPool:
 
     def fork(self, job: WorkerJob, report_fd: int, log: IO[bytes]) -> Forked:
         """A worker from the next server in turn. The first fork starts every server at once and waits for
-        all of them, so their imports of torch overlap one another and never a measurement; a server that
-        dies later is started again on its own."""
+        all of them, so their imports of torch overlap one another and never a measurement (a listing, which
+        measures nothing, starts only the one it forks from); a server that is not alive later is started
+        on its own."""
         self.started = None
         if self.forks == 0 and not any(s.alive for s in self.servers):
             began = time.monotonic()
+            starting = self.servers[:1] if job.mode is JobMode.LIST else self.servers
             try:
-                for server in self.servers:
+                for server in starting:
                     server.spawn()
-                for server in self.servers:
+                for server in starting:
                     server.ready()
             except ServerFailed:
                 self.close()
                 raise
-            self.started = (len(self.servers), time.monotonic() - began)
+            self.started = (len(starting), time.monotonic() - began)
         server = self.servers[self.forks % len(self.servers)]
         self.forks += 1
         restart = not server.alive

@@ -109,5 +109,10 @@ def test_default_rounds_adapt_and_rounds_after_the_first_are_cheap(repo):
     events = [json.loads(line) for line in trace.read_text().splitlines()]
     assert sum(e["event"] == "worker_start" for e in events) == max(rounds)
     assert [e["servers"] for e in events if e["event"] == "server_started"] == [SERVERS]
+    # A listing measures nothing: it starts the one server it forks from.
+    listed = repo.path / "list.jsonl"
+    repo.regress("list", env={"REGRESS_TRACE": str(listed)}, check=True)
+    events = [json.loads(line) for line in listed.read_text().splitlines()]
+    assert [e["servers"] for e in events if e["event"] == "server_started"] == [1]
     # Generous: a round of two 10 ms benchmarks plus the reference must not cost an interpreter start each.
     assert wall < 2.0 * max(rounds) + 10
