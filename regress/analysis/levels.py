@@ -223,11 +223,15 @@ def points(
         positions = np.unique(obs.position)
         first = order[np.searchsorted(obs.position, positions, sorter=order)]
         nodes = obs.node[first]
-        if bid in fitted:
-            logs = np.asarray([fitted[bid]["node"][n] for n in nodes.tolist()], dtype=float)
+        if bid in fitted:  # node -> level, as arrays: each node's level looked up by a sort, not a dict
+            by_node = fitted[bid]["node"]
+            codes = np.fromiter(by_node.keys(), dtype=np.int64, count=len(by_node))
+            level = np.fromiter(by_node.values(), dtype=float, count=len(by_node))
+            ranked = np.argsort(codes, kind="stable")
+            codes, level = codes[ranked], level[ranked]
         else:
             codes, level = alone[bid]
-            logs = level[np.searchsorted(codes, nodes)]
+        logs = level[np.searchsorted(codes, nodes)]
         out[bid] = (positions, nodes, np.round(logs, DECIMALS))
     return out
 
