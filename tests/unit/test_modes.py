@@ -160,3 +160,15 @@ def test_separate_runs_read_the_slower_sides_own_run_for_its_slow_mode():
     # And base's run being the modal one says nothing about head's: a quiet head run keeps its regression.
     modal_base = _run_of("a", "r1", modal, fast)
     assert only(diff.compare(modal_base, _run_of("b", "r2", calm, slow_x)), "x").verdict == "regression"
+
+
+def test_luck_reads_both_sides_where_the_faster_side_skipped_the_band_the_slower_landed_in():
+    # One run's real rounds (µs, range evaluation, modal neighbour, `add 64` at a no-change commit): base's rounds
+    # jump from 1.15x to 1.8x of its floor, head's all sit 1.29x up or more. The faster side alone sees no round
+    # that far up and as low as head's floor (a chance of 0); both sides' rounds, one machine's, do.
+    base = [52.0, 53.0, 57.0, 60.0, 94.0, 102.0, 110.0, 111.0, 112.0, 112.0, 136.0, 221.0]
+    head = [67.0, 86.0, 94.0, 109.0, 118.0, 120.0, 123.0, 175.0, 180.0, 182.0, 205.0]
+    got = modes.luck([base], [head])
+    assert got is not None and got.side == "head" and got.both and got.seen == len(base) + len(head)
+    assert got.chance >= modes.ALPHA
+    assert f"{got.landed} of both sides' {got.seen} rounds" in got.describe()
