@@ -13,9 +13,10 @@ bytes, in a file of its own in FOLDER that its row names.
 
 Clean-up: a command that puts a value writes, when its memo closes, in one
 transaction, what it put and which rows it used, and drops every row made by
-other code and every row none of the last KEEP writing commands used. A
-command that puts nothing writes nothing. A file no row names is removed once
-ORPHAN_AGE old.
+other code and every row none of the last KEEP writing commands used; what it
+put before that is written as it goes, once WRITE_AT bytes of it wait (a
+history's first build keeps a value per file). A command that puts nothing
+writes nothing. A file no row names is removed once ORPHAN_AGE old.
 
 Never an error: a missing folder, an unusable cache file, a garbled or cut
 row or file is a miss. With REGRESS_VERIFY_CACHE=1 (`verify`) every hit of
@@ -47,6 +48,7 @@ FILE = ".summary.sqlite"
 FOLDER = ".summary.d"
 SPILL = 1 << 20  # values this long or longer are files of their own
 KEEP = 3  # a row none of the last KEEP writing commands used is dropped
+WRITE_AT = 64 << 20  # bytes put and waiting that are written at once
 ORPHAN_AGE = 3600.0  # a file no row names is this old before it is removed (a command may not have committed)
 VERIFY = "REGRESS_VERIFY_CACHE"
 # What a garbled value raises in a decoder: a miss, never an error.
@@ -104,14 +106,18 @@ def _source_digest(files: Iterable[tuple[str, Path]]) -> str:
     return h.hexdigest()
 
 
-def imports_digest(module: str, package: Path | None = None) -> str:
+def imports_digest(module: str, package: Path | None = None, leave_out: Iterable[str] = ()) -> str:
     """A digest of the source of regress module `module` and of every regress module it imports, at any
-    depth. `package`: the regress package's folder (default: this one's)."""
+    depth, but the modules named in `leave_out` (nor what only they import). `package`: the regress package's
+    folder (default: this one's)."""
     package = package or Path(__file__).resolve().parents[1]
     seen: dict[str, Path] = {}
     todo = [module]
+    skip = set(leave_out)
     while todo:
         name = todo.pop()
+        if name in skip:
+            continue
         rel = Path(*name.split(".")[1:])
         path = package / rel / "__init__.py" if (package / rel).is_dir() else package / rel.with_suffix(".py")
         if name in seen or not path.is_file():
@@ -217,7 +223,9 @@ class Memo:
         self.verify = os.environ.get(VERIFY, "") not in ("", "0") if verify is None else verify
         self.code = code_digest()
         self._puts: dict[tuple[str, str], bytes] = {}
-        self._used: set[tuple[str, str]] = set()
+        self._waiting = 0  # bytes in _puts
+        self._wrote = False  # values put were written before `close`
+        self._used: set[tuple[str, str]] = set()  # rows read, and those put and written already
         self._db: sqlite3.Connection | None = None
         if root is None or not root.is_dir():
             return
@@ -315,9 +323,28 @@ class Memo:
         return out
 
     def put(self, kind: str, inputs: str, tree: Any) -> None:
-        """`tree` kept for `kind` and `inputs` (written when the memo closes)."""
+        """`tree` kept for `kind` and `inputs` (written when the memo closes, or once WRITE_AT bytes wait)."""
         if self._db is not None:
-            self._puts[kind, inputs] = encode(tree)
+            data = self._puts[kind, inputs] = encode(tree)
+            self._waiting += len(data)
+            if self._waiting >= WRITE_AT:
+                self._write_puts(self._db)
+
+    def _write_puts(self, db: sqlite3.Connection) -> None:
+        """The values put so far written, ahead of `close` (which marks them used)."""
+        rows, written = self._rows(self._puts)
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            db.executemany("INSERT OR REPLACE INTO memo VALUES (?, ?, ?, ?, ?, ?)", rows)
+            db.execute("COMMIT")
+        except sqlite3.Error:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            self._sweep(set(), written)  # written for rows that never were
+            self._waiting = 0  # kept in _puts, for `close` to try again
+            return
+        self._used.update(self._puts)
+        self._puts, self._waiting, self._wrote = {}, 0, True
 
     def check(self, kind: str, kept: Any, fresh: Any) -> None:
         """StaleValue where a tree read for `kind` does not encode as `fresh` does."""
@@ -338,15 +365,15 @@ class Memo:
         if db is None:
             return
         puts, used = self._puts, self._used
-        self._puts, self._used = {}, set()
+        self._puts, self._used, self._waiting = {}, set(), 0
         try:
-            if puts:
+            if puts or self._wrote:
                 self._write(db, puts, used)
         finally:
             db.close()
 
-    def _write(self, db: sqlite3.Connection, puts: dict[tuple[str, str], bytes], used: set[tuple[str, str]]) -> None:
-        assert self.root is not None  # a memo with a database has a folder
+    def _rows(self, puts: dict[tuple[str, str], bytes]) -> tuple[list[tuple], set[str]]:
+        """The memo table's rows of `puts`, and the files written for those of SPILL bytes or more."""
         rows: list[tuple] = []
         written = set()
         for (kind, inputs), data in puts.items():
@@ -356,6 +383,11 @@ class Memo:
                 rows.append((kind, inputs, self.code, name, len(data), None))
             else:
                 rows.append((kind, inputs, self.code, None, None, data))
+        return rows, written
+
+    def _write(self, db: sqlite3.Connection, puts: dict[tuple[str, str], bytes], used: set[tuple[str, str]]) -> None:
+        assert self.root is not None  # a memo with a database has a folder
+        rows, written = self._rows(puts)
         try:
             db.execute("BEGIN IMMEDIATE")
             before = _files(db)

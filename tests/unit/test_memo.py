@@ -5,6 +5,7 @@ clean-up rule; and its one encoding reads back what it was given."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import shutil
 import sqlite3
@@ -111,6 +112,25 @@ def test_a_row_that_none_of_the_last_writing_commands_used_is_dropped(tmp_path):
     for _ in range(KEEP + 2):
         assert get(tmp_path, "k", "used", 1, calls) == 1
     assert (path.stat().st_mtime_ns, path.read_bytes()) == before
+
+
+def test_values_put_are_written_once_write_at_bytes_wait_and_count_as_used_by_their_command(tmp_path, monkeypatch):
+    monkeypatch.setattr(memo, "WRITE_AT", 1000)
+    with Memo(tmp_path) as m:
+        m.put("k", "a", "x" * 600)
+        assert rows(tmp_path) == []  # 600 bytes wait
+        m.put("k", "b", "y" * 600)
+        assert rows(tmp_path) == [("k", "a"), ("k", "b")] and not m._puts  # written, not held
+        assert m.find("k", "a") == "x" * 600  # read back from the file
+        m.put("k", "c", 1)
+    assert rows(tmp_path) == [("k", "a"), ("k", "b"), ("k", "c")]
+    for k in range(KEEP - 1):  # the command that put them counts as having used them
+        with Memo(tmp_path) as m:
+            m.put("k", f"new {k}", k)
+    assert ("k", "a") in rows(tmp_path)
+    with Memo(tmp_path) as m:
+        m.put("k", "newest", 0)
+    assert ("k", "a") not in rows(tmp_path) and ("k", "c") not in rows(tmp_path)
 
 
 def test_a_large_value_is_a_file_of_its_own_which_goes_with_its_row(tmp_path):
@@ -247,14 +267,21 @@ def test_the_summarys_version_moves_with_the_code_its_entries_are_made_by_and_on
 
     package = tmp_path / "regress"
     shutil.copytree(Path(memo.__file__).resolve().parents[1], package, ignore=shutil.ignore_patterns("__pycache__"))
-    before = memo.imports_digest("regress.storage.summary", package)
-    assert before == memo.imports_digest("regress.storage.summary", package)
-    site = package / "report" / "site.py"
-    site.write_text(site.read_text() + "\n# another report\n")
-    assert memo.imports_digest("regress.storage.summary", package) == before
+    # As summary._version reads it: the memo's module (and the version it reads) left out.
+    summary_version = functools.partial(memo.imports_digest, leave_out=(memo.__name__,))
+    before, everything = (
+        summary_version("regress.storage.summary", package),
+        memo.imports_digest("regress.storage.summary", package),
+    )
+    assert before == summary_version("regress.storage.summary", package)
+    for unrelated in ("report/site.py", "storage/memo.py", "__init__.py"):  # another report, memo, version
+        path = package / unrelated
+        path.write_text(path.read_text() + "\n# another report\n")
+        assert summary_version("regress.storage.summary", package) == before, unrelated
+    assert memo.imports_digest("regress.storage.summary", package) != everything  # read where not left out
     for changed in ("core/checks.py", "core/blocks.py", "core/records.py"):  # imported by summary, at depth 1-2
         path = package / changed
         path.write_text(path.read_text() + "\n# another rule\n")
-        after = memo.imports_digest("regress.storage.summary", package)
+        after = summary_version("regress.storage.summary", package)
         assert after != before, changed
         before = after
