@@ -328,23 +328,10 @@ class Memo:
             data = self._puts[kind, inputs] = encode(tree)
             self._waiting += len(data)
             if self._waiting >= WRITE_AT:
-                self._write_puts(self._db)
-
-    def _write_puts(self, db: sqlite3.Connection) -> None:
-        """The values put so far written, ahead of `close` (which marks them used)."""
-        rows, written = self._rows(self._puts)
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            db.executemany("INSERT OR REPLACE INTO memo VALUES (?, ?, ?, ?, ?, ?)", rows)
-            db.execute("COMMIT")
-        except sqlite3.Error:
-            with contextlib.suppress(sqlite3.Error):
-                db.execute("ROLLBACK")
-            self._sweep(set(), written)  # written for rows that never were
-            self._waiting = 0  # kept in _puts, for `close` to try again
-            return
-        self._used.update(self._puts)
-        self._puts, self._waiting, self._wrote = {}, 0, True
+                if self._write(self._db, self._puts, set(), closing=False):  # else kept, for `close` to try
+                    self._used.update(self._puts)  # `close` marks them used
+                    self._puts, self._wrote = {}, True
+                self._waiting = 0
 
     def check(self, kind: str, kept: Any, fresh: Any) -> None:
         """StaleValue where a tree read for `kind` does not encode as `fresh` does."""
@@ -372,8 +359,12 @@ class Memo:
         finally:
             db.close()
 
-    def _rows(self, puts: dict[tuple[str, str], bytes]) -> tuple[list[tuple], set[str]]:
-        """The memo table's rows of `puts`, and the files written for those of SPILL bytes or more."""
+    def _write(
+        self, db: sqlite3.Connection, puts: dict[tuple[str, str], bytes], used: set[tuple[str, str]], closing=True
+    ) -> bool:
+        """`puts` written, and where `closing`, `used` and `puts` marked used and the clean-up rule applied;
+        False where SQLite refused (nothing written)."""
+        assert self.root is not None  # a memo with a database has a folder
         rows: list[tuple] = []
         written = set()
         for (kind, inputs), data in puts.items():
@@ -383,35 +374,32 @@ class Memo:
                 rows.append((kind, inputs, self.code, name, len(data), None))
             else:
                 rows.append((kind, inputs, self.code, None, None, data))
-        return rows, written
-
-    def _write(self, db: sqlite3.Connection, puts: dict[tuple[str, str], bytes], used: set[tuple[str, str]]) -> None:
-        assert self.root is not None  # a memo with a database has a folder
-        rows, written = self._rows(puts)
         try:
             db.execute("BEGIN IMMEDIATE")
             before = _files(db)
-            (last,) = db.execute("SELECT COALESCE(MAX(command), 0) FROM memo_used").fetchone()
-            command = last + 1
             db.executemany("INSERT OR REPLACE INTO memo VALUES (?, ?, ?, ?, ?, ?)", rows)
-            db.executemany(
-                "INSERT OR REPLACE INTO memo_used VALUES (?, ?, ?)", [(*key, command) for key in {*puts, *used}]
-            )
-            db.execute("DELETE FROM memo WHERE code != ?", (self.code,))
-            db.execute(
-                "DELETE FROM memo WHERE (kind, inputs) IN (SELECT kind, inputs FROM memo_used WHERE command <= ?)",
-                (command - KEEP,),
-            )
-            db.execute("DELETE FROM memo_used WHERE command <= ?", (command - KEEP,))
+            if closing:
+                (last,) = db.execute("SELECT COALESCE(MAX(command), 0) FROM memo_used").fetchone()
+                command = last + 1
+                db.executemany(
+                    "INSERT OR REPLACE INTO memo_used VALUES (?, ?, ?)", [(*key, command) for key in {*puts, *used}]
+                )
+                db.execute("DELETE FROM memo WHERE code != ?", (self.code,))
+                db.execute(
+                    "DELETE FROM memo WHERE (kind, inputs) IN (SELECT kind, inputs FROM memo_used WHERE command <= ?)",
+                    (command - KEEP,),
+                )
+                db.execute("DELETE FROM memo_used WHERE command <= ?", (command - KEEP,))
             after = _files(db)
             db.execute("COMMIT")
         except sqlite3.Error:
             with contextlib.suppress(sqlite3.Error):
                 db.execute("ROLLBACK")
             self._sweep(set(), written)  # written for rows that never were
-            return
+            return False
         if written or before - after:
             self._sweep(after, before - after)
+        return True
 
     def _write_file(self, kind: str, inputs: str, data: bytes) -> str | None:
         assert self.root is not None
