@@ -94,12 +94,12 @@ def package_digest(package: Path) -> str:
     files = [(p.relative_to(package).as_posix(), p) for p in package.rglob("*.py")]
     if templates.is_dir():
         files += [(f"templates/{p.relative_to(templates).as_posix()}", p) for p in templates.rglob("*") if p.is_file()]
-    return _source_digest(files)
+    return _source_digest(files, __version__)
 
 
-def _source_digest(files: Iterable[tuple[str, Path]]) -> str:
-    """A digest of regress's version and of these (name, path) files' bytes, in the order of their names."""
-    h = hashlib.sha256(f"regress {__version__}\0".encode())
+def _source_digest(files: Iterable[tuple[str, Path]], version: str = "") -> str:
+    """A digest of `version` and of these (name, path) files' bytes, in the order of their names."""
+    h = hashlib.sha256(f"regress {version}\0".encode())
     for name, path in sorted(files):
         data = path.read_bytes()
         h.update(f"{name}\0{len(data)}\0".encode() + data)
@@ -108,8 +108,8 @@ def _source_digest(files: Iterable[tuple[str, Path]]) -> str:
 
 def imports_digest(module: str, package: Path | None = None, leave_out: Iterable[str] = ()) -> str:
     """A digest of the source of regress module `module` and of every regress module it imports, at any
-    depth, but the modules named in `leave_out` (nor what only they import). `package`: the regress package's
-    folder (default: this one's)."""
+    depth, but the modules named in `leave_out` (nor what only they import); not of regress's version (a
+    release changes what its source changes). `package`: the regress package's folder (default: this one's)."""
     package = package or Path(__file__).resolve().parents[1]
     seen: dict[str, Path] = {}
     todo = [module]

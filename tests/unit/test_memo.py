@@ -259,7 +259,7 @@ def test_a_changed_figure_function_finds_no_stale_value(tmp_path, monkeypatch):
     site.build(store, tmp_path / "site2")  # the site of the changed code: its verdicts and steps verified
 
 
-def test_the_summarys_version_moves_with_the_code_its_entries_are_made_by_and_only_that(tmp_path):
+def test_the_summarys_version_moves_with_the_code_its_entries_are_made_by_and_only_that(tmp_path, monkeypatch):
     """The summary is rebuilt (every result file read again) when the code an entry is made by changes, at any
     depth of its imports; another part of regress may change and leave it be."""
     import shutil
@@ -274,10 +274,18 @@ def test_the_summarys_version_moves_with_the_code_its_entries_are_made_by_and_on
         memo.imports_digest("regress.storage.summary", package),
     )
     assert before == summary_version("regress.storage.summary", package)
-    for unrelated in ("report/site.py", "storage/memo.py", "__init__.py"):  # another report, memo, version
+    init = package / "__init__.py"
+    assert '__version__ = "' in init.read_text()
+    init.write_text(init.read_text().replace('__version__ = "', '__version__ = "9'))  # a release
+    assert summary_version("regress.storage.summary", package) == before
+    for unrelated in ("report/site.py", "storage/memo.py"):  # another report, another memo
         path = package / unrelated
         path.write_text(path.read_text() + "\n# another report\n")
         assert summary_version("regress.storage.summary", package) == before, unrelated
+    whole = memo.package_digest(package)
+    monkeypatch.setattr(memo, "__version__", "9" + memo.__version__)  # the running regress's release
+    assert summary_version("regress.storage.summary", package) == before
+    assert memo.package_digest(package) != whole  # the memo's code digest: the version and all the source
     assert memo.imports_digest("regress.storage.summary", package) != everything  # read where not left out
     for changed in ("core/checks.py", "core/blocks.py", "core/records.py"):  # imported by summary, at depth 1-2
         path = package / changed
