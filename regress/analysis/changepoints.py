@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from regress.analysis import diff, runs, stats, trusted_levels
+from regress.analysis import diff, runs, stats
+from regress.analysis.levels import trusted
 from regress.analysis.segments import Kept, breakpoints_of, calibrated
 from regress.analysis.table import Table, as_table
 from regress.core.errors import RegressError
@@ -139,11 +140,11 @@ def candidates(
 ) -> list[Candidate]:
     """Every move of every benchmark that the history's own evidence supports: the segmentation's cuts grouped
     into moves, past the threshold, no blip, not the newest two commits; from the table's figures alone.
-    `kept`: the search's checkpoints; `levels`: `trusted_levels.series` of this history, where the caller
+    `kept`: the search's checkpoints; `levels`: `levels.trusted` of this history, where the caller
     has them."""
     table = as_table(history)
     cores = stats.cores_of(table.history)
-    found_series = levels if levels is not None else trusted_levels.series(table, threshold=threshold, code=code)
+    found_series = levels if levels is not None else trusted(table, threshold=threshold, code=code)
     # Levels, tests and the search (every benchmark's at once) all see outliers clipped to the edge of the noise.
     raws = [np.log(np.asarray(found, dtype=float)) for _, found in found_series.values()]
     clipped = [calibrated(raw) for raw in raws]

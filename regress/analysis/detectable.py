@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from regress.analysis import modes, segments, stats, trusted_levels
+from regress.analysis import modes, segments, stats
+from regress.analysis.levels import trusted
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 
 # The share of changes of the stated size a verdict catches, by the model: 0.9 (0.8 in fact).
@@ -222,8 +223,8 @@ NOISE = "history noise"
 
 def series_noise(table, *, threshold: float, code: dict[str, str], levels=None) -> dict[BenchmarkId, float]:
     """Each benchmark's commit-to-commit noise (`history_noise`) of the trusted levels the change points segment
-    (`trusted_levels.series`, or `levels`, where the caller has them)."""
-    found = levels if levels is not None else trusted_levels.series(table, threshold=threshold, code=code)
+    (`levels.trusted`, or `levels`, where the caller has them)."""
+    found = levels if levels is not None else trusted(table, threshold=threshold, code=code)
     return history_noise({bid: values for bid, (_, values) in found.items()})
 
 

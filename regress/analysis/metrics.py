@@ -13,7 +13,7 @@ from typing import overload
 import numpy as np
 
 from regress.analysis import diff, stats
-from regress.analysis.figures import values
+from regress.analysis.table import values
 from regress.analysis.verdict import Figures, Side, Verdict, fields, order_key, pair_all
 from regress.core.kinds import COUNTED, Kind, Metric
 from regress.core.metric_specs import spec

@@ -1,19 +1,29 @@
-"""A series' figures as one table: every file's `figures`, joined in history order, from stored figures (`kept`)
-or a history in hand (`of`); `load` gives a commit's result, rounds and all. Pure.
+"""A series' figures as one table, a row per (commit, benchmark result) and per (commit, benchmark, run of an ok
+result): a file's (`of_file`: a one-commit table, as the memo keeps it per file) joined in history order (`join`),
+from stored figures in blocks (`Table.kept`) or a history in hand (`Table.of`); `load` gives a commit's result,
+rounds and all; `values`, one figure a round of a metric. Pure.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias, cast
 
 import numpy as np
 
-from regress.analysis import figures as file_figures
-from regress.analysis.figures import FileFigures
-from regress.core.records import BenchmarkId, CommitResult
+from regress.analysis import stats
+from regress.core.blocks import summarize_times
+from regress.core.kinds import COUNTED, MEMORY, FailureKind, Metric
+from regress.core.metric_specs import BEYOND_TIME, spec
+from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
+
+# A result's status: timed (a level), failed (a failure that is not a skip), other (skipped, counts only).
+TIMED, FAILED, OTHER = 0, 1, 2
+_SEP, _FIELD = "\x1d", "\x1e"
 
 
 @dataclass
@@ -24,22 +34,22 @@ class Table:
     # One row per (commit, benchmark result):
     pos: np.ndarray
     bench: np.ndarray  # index into ids
-    status: np.ndarray
-    ok: np.ndarray
-    level: np.ndarray
-    band: np.ndarray
-    torch: np.ndarray
-    instructions: np.ndarray
-    extra: np.ndarray
-    messages: dict[int, str]
-    units: dict[int, str]
+    status: np.ndarray  # int8: TIMED, FAILED, OTHER
+    ok: np.ndarray  # BenchmarkResult.ok
+    level: np.ndarray  # the fastest round (TIMED rows)
+    band: np.ndarray  # (2, rows): quartiles of the round values
+    torch: np.ndarray  # (4, rows): torch's q1, median, q3, significant figures of every block pooled
+    instructions: np.ndarray  # int64 per call, -1: none
+    extra: np.ndarray  # (len(BEYOND_TIME), rows): each metric's level, NaN: none
+    messages: dict[int, str]  # row -> its failure (FAILED rows)
+    units: dict[int, str]  # row -> its tracked value's unit
     # One row per (commit, benchmark, run) of an ok result:
     run_pos: np.ndarray
     run_bench: np.ndarray
     run: np.ndarray  # index into run_names
     run_names: list[str]
-    run_n: np.ndarray
-    low: np.ndarray
+    run_n: np.ndarray  # rounds of that run
+    low: np.ndarray  # (3, run rows): its three fastest round values, NaN-padded
     reference: np.ndarray  # per position: the reference workload's level (NaN: none)
     _index: dict = field(default_factory=dict, repr=False)  # BenchmarkId -> its place in ids
     # A benchmark's fitted levels (`levels.points`) by the digest of its observations: the chart's fit and
@@ -49,7 +59,7 @@ class Table:
     @classmethod
     def of(cls, history: list[CommitResult], *, site: bool = False) -> Table:
         """The table of a history in hand (full or light results); `site`: with what only the site shows."""
-        return cls.build(history, [file_figures.of(c, site=site) for c in history], history.__getitem__)
+        return join(history, [of_file(c, site=site) for c in history], history.__getitem__)
 
     @classmethod
     def kept(cls, kept, light: Callable[[], list[CommitResult]]) -> Table:
@@ -61,65 +71,6 @@ class Table:
             except ValueError:
                 pass  # a file's light result went missing: the light history has it all
         return cls.of(light(), site=True)
-
-    @classmethod
-    def build(cls, history: list[CommitResult], files: list[FileFigures], load) -> Table:
-        index: dict[BenchmarkId, int] = {}
-        names: dict[str, int] = {}
-        bench, pos, run_bench, run_pos, run = [], [], [], [], []
-        messages: dict[int, str] = {}
-        units: dict[int, str] = {}
-        offset = 0
-        locals_of: dict[int, tuple[tuple, np.ndarray]] = {}  # by the ids tuple's identity: files share one
-        for i, f in enumerate(files):
-            seen = locals_of.get(id(f.ids))
-            if seen is None:
-                local = np.asarray([index.setdefault(b, len(index)) for b in f.ids], dtype=np.int32)
-                locals_of[id(f.ids)] = (f.ids, local)  # the tuple held, so its id stays its own
-            else:
-                local = seen[1]
-            bench.append(local)
-            pos.append(np.full(len(f.ids), i, dtype=np.int32))
-            messages.update((offset + k, v) for k, v in f.messages.items())
-            units.update((offset + k, v) for k, v in f.units.items())
-            offset += len(f.ids)
-            run_names = np.asarray([names.setdefault(r, len(names)) for r in f.runs], dtype=np.int32)
-            run.append(run_names[f.run] if len(f.run) else np.zeros(0, dtype=np.int32))
-            run_bench.append(local[f.run_row] if len(f.run_row) else np.zeros(0, dtype=np.int32))
-            run_pos.append(np.full(len(f.run_row), i, dtype=np.int32))
-
-        def cat(name: str, dtype, width: int = 1) -> np.ndarray:
-            parts = [getattr(f, name) for f in files]
-            if not parts:
-                return np.zeros((width, 0) if width > 1 else 0, dtype=dtype)
-            return np.concatenate(parts, axis=-1).astype(dtype, copy=False)
-
-        def join(parts: list, dtype=np.int32) -> np.ndarray:
-            return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
-
-        return cls(
-            history=history,
-            load=load,
-            ids=list(index),
-            pos=join(pos),
-            bench=join(bench),
-            status=cat("status", np.int8),
-            ok=cat("ok", np.bool_),
-            level=cat("level", np.float64),
-            band=cat("band", np.float64, 2),
-            torch=cat("torch", np.float64, 4),
-            instructions=cat("instructions", np.int64),
-            extra=cat("extra", np.float64, len(file_figures.BEYOND_TIME)),
-            messages=messages,
-            units=units,
-            run_pos=join(run_pos),
-            run_bench=join(run_bench),
-            run=join(run),
-            run_names=list(names),
-            run_n=cat("run_n", np.int32),
-            low=cat("low", np.float64, 3),
-            reference=np.asarray([f.reference for f in files], dtype=np.float64),
-        )
 
     def row(self, position: int, bid: BenchmarkId) -> int | None:
         """The row of `bid` at a history position, if that commit has a result for it."""
@@ -156,14 +107,115 @@ def bounds(ascending: np.ndarray, lo: int, hi: int) -> tuple[int, int]:
     return a, b
 
 
-def compute(result: CommitResult) -> dict:
-    """A file's figures as the memo keeps them (`storage/series_figures.py`)."""
-    return file_figures.to_tree(file_figures.of(result))
-
-
 def as_table(history) -> Table:
     """A Table as it is, or the table of a history in hand."""
     return history if isinstance(history, Table) else Table.of(list(history))
+
+
+def _metric_level(r: BenchmarkResult, metric) -> float:
+    if r.failure is not None or not getattr(r, spec(metric).field):
+        return math.nan
+    got = values(r, metric)
+    return float(statistics.median(got)) if got else math.nan
+
+
+def values(r: BenchmarkResult, metric: Metric) -> tuple[float, ...]:
+    """One figure a round. Memory: the CUDA allocator's when the benchmark used CUDA, else the CPU's."""
+    if metric in MEMORY:
+        device = "cuda" if any(m.device == "cuda" for m in r.memory) else "cpu"
+        return tuple(float(getattr(m, metric.value)) for m in r.memory if m.device == device)
+    if metric == Metric.COMPILE_TIME:
+        return tuple(c.compile_time for c in r.compiled)
+    if metric in COUNTED:
+        return tuple(float(getattr(c, metric.value)) for c in r.compiled)
+    if metric == Metric.TRACKED:
+        return tuple(t.value for t in r.tracked)
+    if metric == Metric.TIME:
+        return stats.round_values(r) if r.ok else ()
+    if metric == Metric.INSTRUCTIONS:
+        return tuple(float(c.value) for c in r.counts)
+    raise ValueError(f"no values for {metric}")
+
+
+def of_file(result: CommitResult, *, site: bool = True) -> Table:
+    """The one-commit table of one (full or light) result. Without `site`, what only the site shows (the
+    rounds' quartiles, torch's statistics, the metrics beyond time: the costly part) is left NaN."""
+    rows = len(result.results)
+    status, ok, level = [OTHER] * rows, [False] * rows, [math.nan] * rows  # lists: a numpy write per item is slow
+    band = np.full((2, rows), math.nan)
+    torch = np.full((4, rows), math.nan)
+    instructions = np.full(rows, -1, dtype=np.int64)
+    extra = np.full((len(BEYOND_TIME), rows), math.nan)
+    messages: dict[int, str] = {}
+    units: dict[int, str] = {}
+    index: dict[BenchmarkId, int] = {}
+    bench = [index.setdefault(r.id, len(index)) for r in result.results]
+    run_bench, run, run_n, low = [], [], [], []
+    runs: dict[str, int] = {}
+    for k, r in enumerate(result.results):
+        ok[k] = r.ok
+        if r.counted:
+            instructions[k] = r.instructions
+        timed = [s for s in r.samples if s.raw_times]
+        values = [min(s.raw_times) / s.number_per_run for s in timed]  # each round's value (stats.round_value)
+        if r.ok and timed:
+            status[k] = TIMED
+            level[k] = min(values)
+            if site:
+                band[:, k] = stats.spread(values) or values[0]  # one round: that round
+            known = getattr(r, "torch_stats", ())  # a light result (storage/summary.py) keeps them
+            if not known and site:
+                times = np.concatenate([np.asarray(s.raw_times, dtype=np.float64) / s.number_per_run for s in timed])
+                known = tuple(float(a[0]) for a in summarize_times(times[None, :]))
+            if known:
+                torch[:, k] = known
+        elif r.failure is not None and r.failure.kind != FailureKind.SKIPPED:
+            status[k] = FAILED
+            messages[k] = str(r.failure)
+        if r.ok:
+            per_run: dict[str, list[float]] = {}
+            for s, v in zip(timed, values):
+                per_run.setdefault(s.run, []).append(v)
+            for name, of_run in per_run.items():
+                of_run.sort()
+                run_bench.append(bench[k])
+                run.append(runs.setdefault(name, len(runs)))
+                run_n.append(len(of_run))
+                low.append((of_run + [math.nan, math.nan])[:3])
+        if site and r.failure is None and (r.memory or r.compiled or r.tracked):
+            for m, metric in enumerate(BEYOND_TIME):
+                extra[m, k] = _metric_level(r, metric)
+            if r.tracked:
+                units[k] = r.tracked[-1].unit
+    reference = [min(s.raw_times) / s.number_per_run for s in result.reference if s.raw_times]
+    return Table(
+        history=[result],
+        load=[result].__getitem__,
+        ids=list(index),
+        pos=np.zeros(rows, dtype=np.int32),
+        bench=np.asarray(bench, dtype=np.int32),
+        status=np.asarray(status, dtype=np.int8),
+        ok=np.asarray(ok, dtype=bool),
+        level=np.asarray(level, dtype=np.float64),
+        band=band,
+        torch=torch,
+        instructions=instructions,
+        extra=extra,
+        messages=messages,
+        units=units,
+        run_pos=np.zeros(len(run), dtype=np.int32),
+        run_bench=np.asarray(run_bench, dtype=np.int32),
+        run=np.asarray(run, dtype=np.int32),
+        run_names=list(runs),
+        run_n=np.asarray(run_n, dtype=np.int32),
+        low=np.asarray(low, dtype=np.float64).reshape(-1, 3).T.copy(),
+        reference=np.asarray([min(reference) if reference else math.nan]),
+    )
+
+
+def compute(result: CommitResult) -> dict:
+    """A file's figures as the memo keeps them (`storage/series_figures.py`)."""
+    return to_tree(of_file(result))
 
 
 # -- blocks: a series' table joined from blocks of BLOCK commits, each kept whole in the memo (kind BLOCKS)
@@ -174,17 +226,25 @@ def as_table(history) -> Table:
 BLOCK = 100
 TAIL = 10
 BLOCKS = "figures block"  # the memo's kind
-# (name, dtype) of a table's arrays: a file's figures' own (`figures.DTYPES`), and the positions and benchmarks.
-_ROWS = ("status", "ok", "level", "band", "torch", "instructions", "extra")
-_ARRAYS: tuple[tuple[str, type], ...] = (
-    ("pos", np.int32),
-    ("bench", np.int32),
-    *((name, file_figures.DTYPES[name]) for name in _ROWS),
-    ("run_pos", np.int32),
-    ("run_bench", np.int32),
-    *((name, file_figures.DTYPES[name]) for name in ("run", "run_n", "low")),
-    ("reference", np.float64),
+# (name, dtype, width: the rows of a 2-D one, else 1) of a table's arrays: per row, per run row (_RUN), per position.
+_ARRAYS: tuple[tuple[str, type, int], ...] = (
+    ("pos", np.int32, 1),
+    ("bench", np.int32, 1),
+    ("status", np.int8, 1),
+    ("ok", np.bool_, 1),
+    ("level", np.float64, 1),
+    ("band", np.float64, 2),
+    ("torch", np.float64, 4),
+    ("instructions", np.int64, 1),
+    ("extra", np.float64, len(BEYOND_TIME)),
+    ("run_pos", np.int32, 1),
+    ("run_bench", np.int32, 1),
+    ("run", np.int32, 1),
+    ("run_n", np.int32, 1),
+    ("low", np.float64, 3),
+    ("reference", np.float64, 1),
 )
+_RUN = ("run_pos", "run_bench", "run", "run_n", "low")
 
 
 def spans(n: int) -> list[tuple[int, int]]:
@@ -202,12 +262,11 @@ def key(shas: list[str], digests: list[str]) -> str | None:
 def assemble(kept) -> Table:
     """The Table of `kept` (a `storage.series_figures.SeriesFigures`): blocks kept in its memo decoded,
     the rest joined from their files' figures (new blocks kept). ValueError where a figure does not read."""
-    cache: file_figures.IdCache = {}  # shared by every block's decoding
+    cache: IdCache = {}  # shared by every block's and file's decoding
     n = len(kept.headers)
 
     def joined(a: int, b: int):
-        files = [file_figures.from_tree(tree, cache) for tree in kept.blobs(a, b)]
-        return Table.build(kept.headers[a:b], files, None)
+        return join(kept.headers[a:b], [from_tree(tree, cache) for tree in kept.blobs(a, b)], None)
 
     def decoded(tree: dict, positions: int):
         part = from_tree(tree, cache)
@@ -225,19 +284,26 @@ def assemble(kept) -> Table:
     return join(kept.headers, parts, kept.load)
 
 
-def join(history, parts: list, load) -> Table:
-    """One table of consecutive parts (each a Table of its own positions, from 0), as `build` of all
-    their files would give: benchmarks and runs numbered in the order first seen."""
+def join(history, parts: list[Table], load) -> Table:
+    """One table of consecutive parts (each a Table of its own positions, from 0), their benchmarks and runs
+    numbered in the order first seen."""
     index: dict[BenchmarkId, int] = {}
     names: dict[str, int] = {}
-    rows = run_rows = positions = 0
-    cols: dict[str, list[np.ndarray]] = {name: [] for name, _ in _ARRAYS}
+    rows = positions = 0
+    cols: dict[str, list[np.ndarray]] = {name: [] for name, _, _ in _ARRAYS}
     messages: dict[int, str] = {}
     units: dict[int, str] = {}
+    mapped: dict[int, tuple[list, np.ndarray]] = {}  # by the ids list's identity: decoded files share one
     for p in parts:
-        ids = np.asarray([index.setdefault(b, len(index)) for b in p.ids] or [0], dtype=np.int32)
+        seen = mapped.get(id(p.ids))
+        if seen is None:  # the list held, so its id stays its own
+            seen = mapped[id(p.ids)] = (
+                p.ids,
+                np.asarray([index.setdefault(b, len(index)) for b in p.ids] or [0], dtype=np.int32),
+            )
+        ids = seen[1]
         runs = np.asarray([names.setdefault(r, len(names)) for r in p.run_names] or [0], dtype=np.int32)
-        for name, _ in _ARRAYS:
+        for name, _, _ in _ARRAYS:
             a = getattr(p, name)
             if name in ("bench", "run_bench"):
                 a = ids[a]
@@ -248,46 +314,71 @@ def join(history, parts: list, load) -> Table:
             cols[name].append(a)
         messages.update((rows + k, v) for k, v in p.messages.items())
         units.update((rows + k, v) for k, v in p.units.items())
-        rows, run_rows, positions = rows + len(p.pos), run_rows + len(p.run_pos), positions + len(p.reference)
+        rows, positions = rows + len(p.pos), positions + len(p.reference)
     arrays: dict[str, Any] = {
-        name: np.concatenate(cols[name], axis=-1).astype(dtype, copy=False) if cols[name] else np.zeros(0, dtype)
-        for name, dtype in _ARRAYS
+        name: np.concatenate(cols[name], axis=-1).astype(dtype, copy=False)
+        if cols[name]
+        else np.zeros(_shape(width, 0), dtype)
+        for name, dtype, width in _ARRAYS
     }
     return Table(
-        history=history,
-        load=load,
-        ids=list(index),
-        messages=messages,
-        units=units,
-        run_names=list(names),
-        **arrays,
+        history=history, load=load, ids=list(index), messages=messages, units=units, run_names=list(names), **arrays
     )
 
 
+def _shape(width: int, n: int) -> tuple[int, ...]:
+    return (width, n) if width > 1 else (n,)
+
+
+def id_key(b: BenchmarkId) -> str:
+    """A BenchmarkId as one string in a kept tree (`id_of` reads it back)."""
+    return _FIELD.join((b.label, b.sub_label, b.description, str(b.num_threads)))
+
+
+# A cache of the BenchmarkIds `from_tree` built, by key, and of the lists of them tables list, by _SEP + their keys.
+IdCache: TypeAlias = "dict[str, BenchmarkId | list[BenchmarkId]]"
+
+
+def id_of(key: str, cache: IdCache) -> BenchmarkId:
+    """`id_key`'s BenchmarkId, built once a cache; ValueError (or TypeError) where `key` is not one."""
+    bid = cast("BenchmarkId | None", cache.get(key))
+    if bid is None:
+        label, sub, desc, threads = key.split(_FIELD)
+        bid = cache[key] = BenchmarkId(label, sub, desc, int(threads))
+    return bid
+
+
 def to_tree(t: Table) -> dict:
-    """A block as the memo keeps it: its table (positions from 0)."""
+    """A table as the memo keeps it (a file's, or a block's: positions from 0)."""
     return {
-        "ids": [file_figures.id_key(b) for b in t.ids],
+        "ids": _SEP.join(id_key(b) for b in t.ids),
         "runs": list(t.run_names),
         "messages": {str(k): v for k, v in t.messages.items()},
         "units": {str(k): v for k, v in t.units.items()},
-        **{name: np.asarray(getattr(t, name), dtype=dtype) for name, dtype in _ARRAYS},
+        **{name: np.asarray(getattr(t, name), dtype=dtype) for name, dtype, _ in _ARRAYS},
     }
 
 
-def from_tree(tree: dict, cache: dict) -> Table:
-    """`to_tree`'s Table back (no history, no load); ValueError on anything that does not read back as one."""
+def from_tree(tree: dict, cache: IdCache | None = None) -> Table:
+    """`to_tree`'s Table back (no history, no load). `cache`: the BenchmarkIds already built (files of a series
+    share them). ValueError on anything that does not read back as one."""
+    cache = {} if cache is None else cache
     try:
-        ids = [file_figures.id_of(k, cache) for k in tree["ids"]]
-        arrays = {name: tree[name] for name, _ in _ARRAYS}
-        if any(not isinstance(a, np.ndarray) or a.dtype != dtype for (name, dtype), a in zip(_ARRAYS, arrays.values())):
-            raise ValueError("a block's arrays of another type")
+        keys = tree["ids"]
+        ids = cast("list[BenchmarkId] | None", cache.get(_SEP + keys))  # files mostly list the same
+        if ids is None:
+            ids = cache[_SEP + keys] = [id_of(k, cache) for k in (keys.split(_SEP) if keys else [])]
+        arrays = {name: tree[name] for name, _, _ in _ARRAYS}
+        for name, dtype, width in _ARRAYS:
+            a, n = arrays[name], len(tree["reference" if name == "reference" else "run_pos" if name in _RUN else "pos"])
+            if not isinstance(a, np.ndarray) or a.dtype != dtype or a.shape != _shape(width, n):
+                raise ValueError(f"a table's {name} of another type or shape")
         bench, run = arrays["bench"], arrays["run"]
         if (len(bench) and int(bench.max()) >= len(ids)) or (len(run) and int(run.max()) >= len(tree["runs"])):
-            raise ValueError("a block naming a benchmark or run it does not list")
+            raise ValueError("a table naming a benchmark or run it does not list")
         return Table(
             history=[],
-            load=None,  # type: ignore[arg-type]  # a block is never loaded: `join` gives the series' load
+            load=None,  # type: ignore[arg-type]  # a part is never loaded: `join` gives the series' load
             ids=ids,
             messages={int(k): str(v) for k, v in tree["messages"].items()},
             units={int(k): str(v) for k, v in tree["units"].items()},
@@ -295,4 +386,4 @@ def from_tree(tree: dict, cache: dict) -> Table:
             **arrays,
         )
     except (KeyError, TypeError, AttributeError, IndexError) as exc:
-        raise ValueError(f"unreadable block: {exc}") from None
+        raise ValueError(f"unreadable figures: {exc}") from None

@@ -17,8 +17,7 @@ import numpy as np
 from regress.analysis import levels, runs
 from regress.analysis.changepoints import Step, find_steps
 from regress.analysis.diff import Verdict, compare
-from regress.analysis.figures import FAILED, TIMED
-from regress.analysis.table import Table
+from regress.analysis.table import FAILED, TIMED, Table
 from regress.core.history import history_order
 from regress.core.records import BenchmarkId, CommitInfo, CommitResult
 

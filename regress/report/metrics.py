@@ -31,7 +31,7 @@ def _axis(metric: Metric, values: list[float], unit: str = "") -> tuple[float, s
 
 
 class Index:
-    """Per series, each benchmark's figures beyond time, from the series' table (`analysis/figures.py`),
+    """Per series, each benchmark's figures beyond time, from the series' table (`analysis/table.py`),
     grouped once by benchmark."""
 
     def __init__(self, series: list) -> None:

@@ -31,8 +31,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from regress.analysis import changepoints, detectable, runs, trusted_levels
+from regress.analysis import changepoints, detectable, runs
 from regress.analysis import table as figures_table
+from regress.analysis.levels import trusted
 from regress.analysis.table import Table
 from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
@@ -182,7 +183,7 @@ def _series(
     inputs = verdict_cache.steps_inputs(digests, shas, threshold=threshold, code=code)  # the noise's too
     judge = CachedCompare(store, memo, s.machine, s.env, digests=digests)
     summarize(s, threshold=threshold, code=code, whole=False)
-    levels = functools.cache(lambda: trusted_levels.series(s.table, threshold=threshold, code=code))
+    levels = functools.cache(lambda: trusted(s.table, threshold=threshold, code=code))
     cores = min([c.fingerprint.cores for c in s.history if c.fingerprint.cores] or [0])
     apart = runs.apart_for(s.table, code, cores=cores)  # one allowance for the steps and the verdicts
 

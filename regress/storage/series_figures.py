@@ -1,4 +1,4 @@
-"""A series' files as the history-wide analyses read them: each file's figures (`analysis/figures.py`),
+"""A series' files as the history-wide analyses read them: each file's figures (`analysis/table.py`),
 computed from its light result and kept in the memo (kind KIND) under the file's content digest.
 """
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from factories import bench, commit, rounds_of
 
-from regress.analysis import changepoints, diff, trusted_levels
+from regress.analysis import changepoints, diff, levels
 from regress.core.config import Config
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitInfo, Settings, TaskSpec
 from regress.core.reporter import Reporter
@@ -184,11 +184,11 @@ def test_change_points_leave_out_a_commit_measured_on_a_slow_machine():
                 reference=slowed(BASE, factor),
             )
         )
-    assert trusted_levels.machine_outliers(history, threshold=0.05) == {5, 6, 7}
+    assert levels.machine_outliers(history, threshold=0.05) == {5, 6, 7}
     assert changepoints.find_steps(history) == []
     # Without the reference the same levels make a step up and back (a blip of 3 at most) or a step.
     bare = [commit(c.commit.sha, *c.results) for c in history]
-    assert trusted_levels.series(bare)[bare[0].results[0].id][0] == list(range(10))
+    assert levels.trusted(bare)[bare[0].results[0].id][0] == list(range(10))
 
 
 def test_a_step_is_only_reported_where_compare_agrees():
@@ -212,7 +212,7 @@ def test_a_step_is_only_reported_where_compare_agrees():
     # ...but when the reference moved with it (the runner changed, say), compare calls it the
     # machine, and regressions reports no step either: half the history is too many to leave out.
     moved = history(1.08)
-    assert trusted_levels.machine_outliers(moved, threshold=0.05) == set()
+    assert levels.machine_outliers(moved, threshold=0.05) == set()
     assert diff.judge_one(moved[4], moved[5], steps[0].id).verdict == "noisy"
     assert changepoints.find_steps(moved) == []
 
@@ -309,7 +309,7 @@ def test_a_step_after_two_commits_is_found_when_compare_confirms_it():
     # read off rounds all over the place is left out.
     def unsettled(values) -> bool:  # one run row: its three fastest rounds and its count
         low = np.asarray(sorted(values)[:3], dtype=float)[:, None]
-        return bool(trusted_levels._unsettled(low, np.asarray([len(values)]))[0])
+        return bool(levels._unsettled(low, np.asarray([len(values)]))[0])
 
     assert unsettled([1.0, 1.3, 1.3]) and not unsettled([1.0, 1.107, 1.5, 1.5, 1.5])
     ragged = [v * (1.0, 1.107, 1.11, 1.5, 1.5, 1.5)[k % 6] for k, v in enumerate(slowed(BASE, 2.0))]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import factories
 import numpy as np
 
-from regress.analysis import changepoints, trusted_levels
+from regress.analysis import changepoints, levels
 
 
 def _levels(n: int) -> list[float]:
@@ -44,8 +44,8 @@ def test_999_and_1001_commits_give_the_same_steps():
 def test_levels_of_the_older_commits_do_not_depend_on_the_length_cut():
     """The trusted levels of the first 999 commits, fitted with two more pushes, stay where they were
     but for the last few (the new pushes' runs tie into them)."""
-    short = trusted_levels.series(_history(999))
-    long = trusted_levels.series(_history(1001))
+    short = levels.trusted(_history(999))
+    long = levels.trusted(_history(1001))
     ((positions_short, levels_short),) = short.values()
     ((positions_long, levels_long),) = long.values()
     assert positions_long[:999] == positions_short
@@ -56,8 +56,8 @@ def test_levels_of_the_older_commits_do_not_depend_on_the_length_cut():
 def test_a_push_leaves_the_levels_of_older_commits_as_they_were_to_the_bit():
     """A new push refits the newest few dozen levels; every older one is what it was, exactly (the
     fit's Huber scale is read from the calibration span, not from every residual: docs/statistics.md)."""
-    ((positions_short, levels_short),) = trusted_levels.series(_history(999)).values()
-    ((positions_long, levels_long),) = trusted_levels.series(_history(1000)).values()
+    ((positions_short, levels_short),) = levels.trusted(_history(999)).values()
+    ((positions_long, levels_long),) = levels.trusted(_history(1000)).values()
     assert positions_long[:999] == positions_short
     assert levels_long[: 999 - 60] == levels_short[: 999 - 60]
     assert levels_long[998] != levels_short[998]  # the push measured it again: its level moved

@@ -207,7 +207,7 @@ def test_a_changed_source_file_or_template_is_another_code_digest(tmp_path):
     shutil.copytree(package.parent / "templates", copy / "templates")
     first = memo.package_digest(copy)
     assert memo.package_digest(copy) == first
-    figures = copy / "analysis" / "figures.py"
+    figures = copy / "analysis" / "table.py"
     figures.write_text(figures.read_text() + "\n# a comment is a change too\n")
     second = memo.package_digest(copy)
     assert second != first
@@ -220,7 +220,6 @@ def test_a_changed_figure_function_finds_no_stale_value(tmp_path, monkeypatch):
     """A site build keeps each file's figures, their blocks, the steps and the verdicts; then a function the
     figures depend on changes, and with it the code digest (as any change to regress's source does): the
     next read computes everything afresh, and what it gives is the changed function's, nowhere the kept."""
-    from regress.analysis import figures as file_figures
     from regress.analysis import table as figures_table
     from regress.analysis.table import Table
     from regress.report import site
@@ -239,15 +238,18 @@ def test_a_changed_figure_function_finds_no_stale_value(tmp_path, monkeypatch):
             return Table.kept(series_figures.per_file(store, m, machine, env, figures_table.compute), list)
 
     before = read()
-    real = file_figures.of
-    monkeypatch.setattr(file_figures, "of", lambda result, **kw: dataclasses.replace(real(result, **kw), reference=7.0))
+    real = figures_table.of_file
+    seven = np.asarray([7.0])
+    monkeypatch.setattr(
+        figures_table, "of_file", lambda result, **kw: dataclasses.replace(real(result, **kw), reference=seven)
+    )
     assert read().reference.tolist() == before.reference.tolist()  # the same code digest: kept ...
     with pytest.raises(StaleValue, match="figures"):
         read(verify=True)  # ... and found out as stale where the memo verifies
     monkeypatch.setattr(memo, "code_digest", lambda: "the changed code's")
     made = []
-    counted = file_figures.to_tree
-    monkeypatch.setattr(file_figures, "to_tree", lambda f: made.append(1) or counted(f))
+    counted = figures_table.compute
+    monkeypatch.setattr(figures_table, "compute", lambda f: made.append(1) or counted(f))
     with Memo(store.root) as m:
         found = m.find_many(series_figures.KIND, [d for d in summary.digests(store, machine, env).values()])
     assert found == {}  # nothing kept is found by other code

@@ -11,7 +11,7 @@ import dataclasses
 import factories
 import numpy as np
 
-from regress.analysis import changepoints, diff, levels, runs, stats, trusted_levels
+from regress.analysis import changepoints, diff, levels, runs, stats
 from regress.core.kinds import Kind
 
 N = 24
@@ -63,7 +63,7 @@ def test_same_code_commits_are_one_level_and_no_step_lies_between_them():
     code[history[12].commit.sha] = code[history[11].commit.sha]
     found = changepoints.find_steps(history, code=code)
     assert [s.index for s in found] != [12]
-    positions, _ = trusted_levels.series(history, code=code)[found[0].id if found else history[0].results[0].id]
+    positions, _ = levels.trusted(history, code=code)[found[0].id if found else history[0].results[0].id]
     assert 12 not in positions and 11 in positions
     # compare of the two says so, and calls it unchanged.
     (v,) = diff.compare(history[11], history[12], same_code=history[11].commit.sha)

@@ -1,4 +1,4 @@
-"""Each result file's figures kept in the memo (storage/series_figures.py, analysis/figures.py): the same
+"""Each result file's figures kept in the memo (storage/series_figures.py, analysis/table.py): the same
 numbers as computed from the files, made once per file, made again for a changed file, never trusted garbled."""
 
 from __future__ import annotations

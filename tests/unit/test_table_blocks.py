@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from test_series_figures import ENV, MACHINE, same
 
-from regress.analysis import figures as file_figures
 from regress.analysis import table as figures_table
 from regress.analysis.table import Table
 from regress.storage import memo, series_figures, summary
@@ -38,11 +37,16 @@ def folder(made, tmp_path):
 
 
 def read(folder, monkeypatch=None) -> tuple[Table, int]:
-    """The table, and how many files' own figures were decoded to join it."""
+    """The table, and how many files' own figures (one-commit tables) were decoded to join it."""
     decoded = []
     if monkeypatch is not None:
-        real = file_figures.from_tree
-        monkeypatch.setattr(file_figures, "from_tree", lambda tree, ids=None: decoded.append(1) or real(tree, ids))
+        real = figures_table.from_tree
+
+        def counted(tree, ids=None):
+            decoded.extend([1] if len(tree["reference"]) == 1 else [])
+            return real(tree, ids)
+
+        monkeypatch.setattr(figures_table, "from_tree", counted)
     store = Store(folder)
     with Memo(folder, verify=False) as m:  # what is decoded is counted: no hit joined again
         table = Table.kept(series_figures.per_file(store, m, MACHINE, ENV, figures_table.compute), lambda: [])
