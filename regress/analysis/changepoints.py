@@ -1,6 +1,5 @@
-"""Steps in a benchmark's history: where its level moved and stayed moved (the segmentation's cuts, no blip,
-slides as one, where compare across agrees), and the regression steps a commit's results bring to light
-(`newly_found`, `by_culprit`). Pure; docs/statistics.md ("Change points over history").
+"""Steps in a benchmark's history: where its level moved and stayed moved, and the regression steps a commit's
+results bring to light (`newly_found`, `by_culprit`). Pure; docs/statistics.md ("Change points over history").
 """
 
 from __future__ import annotations
@@ -18,8 +17,7 @@ from regress.core.errors import RegressError
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, CommitInfo, CommitResult
 
-# The memo's kind for the search's checkpoints (`segments.breakpoints_of`).
-CHECKPOINT = "search checkpoint"
+CHECKPOINT = "search checkpoint"  # the memo's kind for the search's checkpoints (`segments.breakpoints_of`)
 # A new level held this many commits or fewer and then undone is a blip, not a step.
 BLIP = 3
 # Commits on a new level at the end of the history before it counts (nothing after can show it a blip).
@@ -90,10 +88,9 @@ def find_steps(
     found: list[Candidate] | None = None,
     kept: Kept | None = None,
 ) -> list[Step]:
-    """Every step of every benchmark over `history` (a list of results or their `Table`, oldest first), in
-    history order. `code`: sha -> code digest; `apart`: BenchmarkId -> `runs.Allowance`; `judge_one(table,
-    before, after, bid, threshold, apart)`: compare's verdict across a candidate (`judge_across`); `found`:
-    `candidates(history, ...)` when already computed; `kept`: the search's checkpoints."""
+    """Every step over `history` (results or their `Table`, oldest first), in history order: the `candidates`
+    (or `found`) that compare across agrees with (`judge_one`, as `judge_across`). `code`: sha -> code digest;
+    `apart`: BenchmarkId -> `runs.Allowance`; `kept`: the search's checkpoints."""
     table = as_table(history)
     if found is None:
         found = candidates(table, threshold=threshold, code=code, kept=kept)
@@ -138,10 +135,8 @@ def candidates(
     kept: Kept | None = None,
     levels: dict | None = None,
 ) -> list[Candidate]:
-    """Every move of every benchmark that the history's own evidence supports: the segmentation's cuts grouped
-    into moves, past the threshold, no blip, not the newest two commits; from the table's figures alone.
-    `kept`: the search's checkpoints; `levels`: `levels.trusted` of this history, where the caller
-    has them."""
+    """Every move the history's own evidence supports: the segmentation's cuts grouped into moves, past the
+    threshold, no blip, not the newest two commits. `levels`: `levels.trusted` of this history, if had."""
     table = as_table(history)
     cores = stats.cores_of(table.history)
     found_series = levels if levels is not None else trusted(table, threshold=threshold, code=code)
@@ -156,12 +151,10 @@ def candidates(
             math.log1p(stats.MIN_ESTIMATE_SHARE * threshold), stats.Z * stats.drift_for(bid.num_threads, cores)
         )
         bounds = [0, *cuts, len(logs)]
-        moves = []
-        for a, b in _groups(logs, cuts):
-            # The levels before the first cut and after the last (segments inside a slide belong to neither).
-            before = logs[bounds[a] : bounds[a + 1]]
-            after = logs[bounds[b + 1] : bounds[b + 2]]
-            moves.append((a, b, before, after))
+        # The levels before the first cut and after the last (segments inside a slide belong to neither).
+        moves = [
+            (a, b, logs[bounds[a] : bounds[a + 1]], logs[bounds[b + 1] : bounds[b + 2]]) for a, b in _groups(logs, cuts)
+        ]
         for k, (a, b, before, after) in enumerate(moves):
             if _blip(moves, k, threshold):
                 continue
@@ -196,9 +189,8 @@ def candidates(
 
 
 def _typical(raw: np.ndarray, lo: int, hi: int, next_to: int, other: float, threshold: float) -> int:
-    """`next_to`, the commit of [lo, hi) beside the move, unless its level is an outlier of theirs: farther than
-    the threshold from their median, on the far side of it from `other` (the level across the move). Then the
-    commit of [lo, hi) whose level is nearest their median."""
+    """`next_to`, unless its level is farther than the threshold from the median of [lo, hi), on the far side
+    from `other` (the level across the move): then the commit of [lo, hi) nearest that median."""
     middle = stats.median(raw[lo:hi])
     off = float(raw[next_to]) - middle
     if abs(off) <= math.log1p(threshold) or (off > 0) == (other > middle):
@@ -221,8 +213,7 @@ NEAR = 3
 
 
 def own_change(logs: np.ndarray, bounds: list[int], a: int) -> tuple[float, float]:
-    """The log levels just before and just after the cut `a` starts (the step's own change): the medians of
-    the NEAR commits either side of it within its two segments, what `compare` across the step sees."""
+    """The medians of the NEAR log levels either side of cut `a` within its two segments (the step's own change)."""
     cut = bounds[a + 1]
     before = logs[max(bounds[a], cut - NEAR) : cut]
     after = logs[cut : min(bounds[a + 2], cut + NEAR)]
@@ -230,8 +221,7 @@ def own_change(logs: np.ndarray, bounds: list[int], a: int) -> tuple[float, floa
 
 
 def judge_across(table: Table, before: int, after: int, bid: BenchmarkId, threshold: float, apart):
-    """compare's verdict on `bid` between history positions `before` and `after`, from their rounds;
-    None where either side has too few rounds to judge (or failed)."""
+    """compare's verdict on `bid` between two history positions; None where a side failed or has too few rounds."""
     base, head = table.load(before), table.load(after)
     b, a = base.by_id().get(bid), head.by_id().get(bid)
     if b is None or a is None or not b.ok or min(len(b.samples), len(a.samples)) < stats.FEWEST_ROUNDS_TO_JUDGE:
@@ -240,8 +230,7 @@ def judge_across(table: Table, before: int, after: int, bid: BenchmarkId, thresh
 
 
 def _blip(moves: list, k: int, threshold: float) -> bool:
-    """True when move k and a neighbour form an excursion that comes back: a level held for BLIP
-    commits or fewer, then undone."""
+    """Move k and a neighbour are an excursion: a level held BLIP commits or fewer, then undone."""
 
     def returns(i: int) -> bool:
         _, _, before, after = moves[i]

@@ -1,6 +1,5 @@
 """What a benchmark can detect: the smallest change its own noise lets a verdict catch, and the rounds a smaller
-one takes; and those figures for every benchmark of one commit. Pure; docs/statistics.md ("What each benchmark
-can detect").
+one takes. Pure; docs/statistics.md ("What each benchmark can detect").
 """
 
 from __future__ import annotations
@@ -13,20 +12,17 @@ import numpy as np
 
 from regress.analysis import modes, segments, stats
 from regress.analysis.levels import trusted
+from regress.analysis.table import id_key, id_of
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 
-# The share of changes of the stated size a verdict catches, by the model: 0.9 (0.8 in fact).
-Z_POWER = 1.2815515655446004  # the normal quantile of 0.9: scipy.special.ndtri(0.9)
-# The most rounds a side is ever asked for (`compare --measure`'s cap).
-MOST_ROUNDS = 40
-# A step the segmentation places needs its level held this many commits either side (changepoints.TAIL).
-HELD = 3
+Z_POWER = 1.2815515655446004  # scipy.special.ndtri(0.9): a verdict catches 0.9 of changes of the size (0.8 in fact)
+MOST_ROUNDS = 40  # the most rounds a side is ever asked for (`compare --measure`'s cap)
+HELD = 3  # a step the segmentation places holds its level this many commits either side (changepoints.TAIL)
 
 
 def _order_stats(excess: np.ndarray, n: int) -> tuple[np.ndarray, float]:
-    """The mean of each order statistic of n draws (with replacement) from `excess`, smallest first, and the
-    variance of the smallest: exactly, from the binomial chance that at most k-1 of the n draws fall below
-    each value."""
+    """The exact mean of each order statistic of n draws (with replacement) from `excess`, smallest first, and
+    the variance of the smallest."""
     x = np.sort(np.asarray(excess, dtype=float))
     m = len(x)
     below = np.arange(m) / m  # P(a draw < x_j), j in sorted order (ties broken by position)
@@ -58,8 +54,7 @@ class Noise:
         return cls(tuple(float(v) for v in fast), tuple(float(v) for v in pool))
 
     def slow_mode(self, rounds: int) -> float:
-        """The smallest change (log) whose slower side's `rounds` can't all have landed that high by luck
-        (`modes.luck`, its share from these rounds): below it, a verdict waits for more rounds."""
+        """The smallest change (log) whose slower side's `rounds` can't all have landed that high by luck (`modes.luck`)."""
         x = np.sort(np.asarray(self.every or self.excess, dtype=float))[::-1]
         m, n = len(x), max(int(rounds), 1)
         # The most rounds of m that may land that high: ((k + PRIOR) / (m + 2 PRIOR))^n < ALPHA.
@@ -154,10 +149,8 @@ def of(
     apart: float | None = None,
     within: float | None = None,
 ) -> Detectable:
-    """The three figures for one benchmark: `noise` its rounds' (`Noise.of`), `rounds`/`most_rounds` the plan's
-    minimum and most, `history_noise` its series' commit-to-commit noise (log; `segments.noise_scale`), `apart`
-    the allowance between separate runs (`runs.Allowance.sigma`) where the history's steps are judged across
-    runs, `within` the allowance between commits of one run (`runs.Allowance.within`; else the fixed one)."""
+    """The three figures for one benchmark. `history_noise`: its series' commit-to-commit noise (log); `apart`,
+    `within`: `runs.Allowance.sigma` (where the history's steps are judged across runs) and `.within`."""
     within = max(within or 0.0, stats.drift_for(threads, cores))
     paired = math.expm1(noise.detectable(rounds, within))
     most = math.expm1(noise.detectable(most_rounds, within))
@@ -183,8 +176,7 @@ def noise_of(*results) -> Noise | None:
     return Noise.of(groups)
 
 
-# A series needs this many levels before its commit-to-commit noise says anything (segments.history_scale).
-FEWEST_LEVELS = 3
+FEWEST_LEVELS = 3  # a series' levels before its commit-to-commit noise says anything
 
 
 @dataclass(frozen=True)
@@ -205,8 +197,7 @@ class Seen:
 
     @property
     def rounds_for_threshold(self) -> int | None:
-        """Rounds a side that catch a change of the threshold: the plan's minimum where it already can,
-        None where no number of rounds can (or nothing is known)."""
+        """Rounds a side that catch a change of the threshold (the plan's minimum where it can; None: none can)."""
         if self.found is None:
             return None
         return self.found.rounds if self.found.reaches else self.found.more
@@ -217,20 +208,17 @@ class Seen:
         return f"too few rounds to tell ({self.rounds} here; {need} in runs of 2 or more are needed)"
 
 
-# The memo's kind for a history's commit-to-commit noise per benchmark (`series_noise`).
-NOISE = "history noise"
+NOISE = "history noise"  # the memo's kind for `series_noise`
 
 
 def series_noise(table, *, threshold: float, code: dict[str, str], levels=None) -> dict[BenchmarkId, float]:
-    """Each benchmark's commit-to-commit noise (`history_noise`) of the trusted levels the change points segment
-    (`levels.trusted`, or `levels`, where the caller has them)."""
+    """`history_noise` of the trusted levels the change points segment (`levels.trusted`, or `levels`)."""
     found = levels if levels is not None else trusted(table, threshold=threshold, code=code)
     return history_noise({bid: values for bid, (_, values) in found.items()})
 
 
 def kept_noise(memo, inputs: str | None, table, *, threshold: float, code: dict[str, str], levels=None):
-    """`series_noise`, kept in `memo` (a `storage.memo.Memo`) under `inputs` (the digest of the history's files, the
-    threshold and the code identities)."""
+    """`series_noise`, kept in `memo` under `inputs` (the digest of the history's files, threshold and code)."""
     return memo.get(
         NOISE,
         inputs,
@@ -241,18 +229,15 @@ def kept_noise(memo, inputs: str | None, table, *, threshold: float, code: dict[
 
 
 def noise_tree(noise: dict[BenchmarkId, float]) -> dict:
-    """`series_noise`'s value as the memo keeps it."""
-    ids = [[b.label, b.sub_label, b.description, b.num_threads] for b in noise]
-    return {"ids": ids, "noise": np.asarray(list(noise.values()), dtype=float)}
+    return {"ids": [id_key(b) for b in noise], "noise": np.asarray(list(noise.values()), dtype=float)}
 
 
 def noise_from_tree(tree: dict) -> dict[BenchmarkId, float]:
-    return {BenchmarkId(*bid): float(v) for bid, v in zip(tree["ids"], tree["noise"].tolist(), strict=True)}
+    return {id_of(k, {}): float(v) for k, v in zip(tree["ids"], tree["noise"].tolist(), strict=True)}
 
 
 def history_noise(levels: Mapping[BenchmarkId, Sequence[float]]) -> dict[BenchmarkId, float]:
-    """Each series' commit-to-commit noise (log; `segments.history_scale`), from its levels oldest first;
-    left out where the series is too short to tell."""
+    """Each series' commit-to-commit noise (log; `segments.history_scale`) from its levels, if long enough."""
     out = {}
     for bid, values in levels.items():
         v = np.asarray(values, dtype=float)
@@ -280,9 +265,8 @@ def each(
     apart: Callable | None = None,
     across_runs: bool = False,
 ) -> list[Seen]:
-    """Every timed benchmark `result` measured, in its order. `before`: the commit measured before it (its
-    rounds pooled where this one's alone are too few); `history`: `history_noise`; `apart`: BenchmarkId ->
-    `runs.Allowance` (its `sigma` for the history's steps when `across_runs`)."""
+    """Every timed benchmark of `result`, in its order. `before`: the commit before it (pooled where this one's
+    rounds are too few); `history`: `history_noise`; `apart`: BenchmarkId -> `runs.Allowance`."""
     cores = result.fingerprint.cores
     earlier = before.by_id() if before is not None else {}
     out = []

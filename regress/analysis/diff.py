@@ -93,21 +93,12 @@ def compare(
         for bid in {**b, **h}
         if only is None or bid in only
     ]
-    if same_code:
-        return sorted(verdicts, key=order_key)
-    machine = machine_shift(base, head, threshold=threshold)
+    machine = None if same_code else machine_shift(base, head, threshold=threshold)
     if machine is not None:
         verdicts = [machine_not_commit(v, machine, threshold) for v in verdicts]
-    if base is not None and head is not None and (before is not None or after is not None):
-        found = _found(base, head, before, after)
-        verdicts = [blip(v, base, head, before, after, threshold, cores, apart, found) for v in verdicts]
-    return sorted(verdicts, key=order_key)
-
-
-def _found(*results: CommitResult | None):
-    """(result, id) -> its benchmark of that id, each of `results` indexed once (`blip`'s `found`)."""
-    index = {id(r): (r, r.by_id()) for r in results if r is not None}  # the result kept: its id stays its own
-    return lambda r, bid: (index[id(r)][1] if id(r) in index else r.by_id()).get(bid)
+    if same_code or base is None or head is None:
+        return sorted(verdicts, key=order_key)
+    return with_neighbours(verdicts, base, head, before, after, threshold=threshold, apart=apart)
 
 
 def with_neighbours(
@@ -123,9 +114,13 @@ def with_neighbours(
     """What `compare(base, head, before=before, after=after, apart=apart)` gives, from `compare(base, head,
     apart=apart)`'s verdicts: only the blip rule is added, so no benchmark is judged twice."""
     if before is None and after is None:
-        return verdicts
+        return sorted(verdicts, key=order_key)
     cores = stats.cores_of((base, head))
-    found = _found(base, head, before, after)
+    index = {id(r): r.by_id() for r in (base, head, before, after) if r is not None}  # each indexed once
+
+    def found(r: CommitResult, bid: BenchmarkId) -> BenchmarkResult | None:
+        return index[id(r)].get(bid)
+
     return sorted((blip(v, base, head, before, after, threshold, cores, apart, found) for v in verdicts), key=order_key)
 
 
@@ -156,15 +151,14 @@ def blip(
     after: CommitResult | None,
     threshold: float,
     cores: int,
-    apart=None,
-    found=None,
+    apart,
+    found,
 ) -> Verdict:
     """A move made by one odd commit whose neighbours agree is that commit's luck, not a change: head is odd
     when the commit after it is level with base (and head to it is no further move the same way), base when
     the commit before it is level with head. `found(result, id)`: the result's benchmark of that id."""
     if not may_blip(v):
         return v
-    found = found or (lambda x, bid: x.by_id().get(bid))
 
     def judged(x: CommitResult, y: CommitResult) -> Verdict | None:
         rx, ry = found(x, v.id), found(y, v.id)

@@ -21,13 +21,10 @@ from regress.core.records import BenchmarkId
 # RUN_PRIOR against a measurement's weight.
 RIDGE = 1e-6
 RUN_PRIOR = 0.1
-# Reweighted solves, Huber's constant (in units of the residuals' scaled MAD), and
-# the smallest residual scale (log units) below which nothing is down-weighted.
-REWEIGHTS = 3
-HUBER = 2.0
-MIN_SCALE = 0.002
-# Fitted log levels are stated to this many decimals: the fit's rounding error is left out.
-DECIMALS = 9
+REWEIGHTS = 3  # reweighted solves
+HUBER = 2.0  # Huber's constant, in units of the residuals' scaled MAD
+MIN_SCALE = 0.002  # the residual scale (log units) below which nothing is down-weighted
+DECIMALS = 9  # fitted log levels are stated to this many decimals: the fit's rounding error is left out
 
 
 @dataclass(frozen=True)
@@ -55,14 +52,8 @@ class Observations:
         return h.hexdigest()
 
     def only(self, keep: np.ndarray) -> Observations:
-        return Observations(
-            self.position[keep],
-            self.node[keep],
-            self.run[keep],
-            self.cpu[keep],
-            self.log_level[keep],
-            cpu_names=self.cpu_names,
-        )
+        p, n, r, c, y = (a[keep] for a in (self.position, self.node, self.run, self.cpu, self.log_level))
+        return Observations(p, n, r, c, y, self.cpu_names)
 
 
 def _codes(names: list[str]) -> tuple[dict[str, int], list[str]]:
@@ -71,8 +62,7 @@ def _codes(names: list[str]) -> tuple[dict[str, int], list[str]]:
 
 
 def observed(table, code: dict[str, str], rows: np.ndarray, off: set[int]) -> dict[BenchmarkId, Observations]:
-    """Per benchmark, its observations in the given run rows (a mask over the table's), in the table's order,
-    less a lone run's at the positions `off` (measured while the machine was off its usual speed)."""
+    """Per benchmark, its observations in the given run rows (a mask), less a lone run's at the positions `off`."""
     t = as_table(table)
     rows = np.flatnonzero(rows)
     if not len(rows):
@@ -127,8 +117,7 @@ class _Part:
 
 
 def in_calibration(position: np.ndarray) -> np.ndarray:
-    """Which of these observations lie in the calibration span: the first `segments.CALIBRATION` history
-    positions that have any (Huber's scale is read from these)."""
+    """Which observations lie in the first `segments.CALIBRATION` measured positions (Huber's scale's)."""
     if not len(position):
         return np.zeros(0, dtype=bool)
     seen = np.zeros(int(position.max()) + 1, dtype=bool)
@@ -138,9 +127,8 @@ def in_calibration(position: np.ndarray) -> np.ndarray:
 
 
 def fit_many(batch: list[Observations]) -> list[dict[str, dict[int, float]]]:
-    """Per benchmark's observations of a batch: the log level per node code ("node") and each CPU model's
-    shift ("cpu"): least squares on y = level[node] + model[cpu] + own[run] (`Design`), then a few
-    reweighted solves (Huber). The batch is one system."""
+    """Per benchmark of a batch (one system): the log level per node code ("node") and each CPU model's shift
+    ("cpu"): least squares on y = level[node] + model[cpu] + own[run] (`Design`), reweighted (Huber)."""
     parts, ys, node_at, node_col, rest_at, rest_col, pulls, blocks = [], [], [], [], [], [], [], []
     free_nodes = free_rest = start = 0
     for obs in batch:
@@ -211,8 +199,7 @@ def points(
     table, code: dict[str, str], rows: np.ndarray, off: set[int]
 ) -> dict[BenchmarkId, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per benchmark measured in the given run rows: its positions (ascending), their nodes and the fitted
-    log levels there, every benchmark fitted at once over the whole history (`fit_many`).
-    `off`: positions whose lone runs are left out (measured while the machine was off its usual speed)."""
+    log levels there (`fit_many`, or `separate`). `off`: positions whose lone runs are left out."""
     found = observed(table, code, rows, off)
     alone = {bid: levels for bid, obs in found.items() if (levels := separate(obs)) is not None}
     linked = {bid: obs.digest() for bid, obs in found.items() if bid not in alone}
@@ -239,9 +226,8 @@ def points(
 
 
 def separate(obs: Observations) -> tuple[np.ndarray, np.ndarray] | None:
-    """`fit_many`'s node levels (node codes ascending, their log levels) in closed form, for a benchmark whose
-    every run measured one node, on one CPU model: its runs' means pooled, each weighed by W prior / (W +
-    prior), with the same Huber reweighting. None for any other benchmark."""
+    """`fit_many`'s node levels (codes ascending, log levels) in closed form where every run measured one node on
+    one CPU model (runs' means pooled, each weighed W prior / (W + prior)); else None."""
     runs, run = np.unique(obs.run, return_inverse=True)
     nodes, node = np.unique(obs.node, return_inverse=True)
     run_node = np.full(len(runs), -1, dtype=np.int64)
@@ -267,20 +253,17 @@ def separate(obs: Observations) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 def chart(history, code: dict[str, str] | None = None) -> dict[BenchmarkId, tuple[np.ndarray, np.ndarray]]:
-    """Per benchmark: the history positions it was measured at (ascending) and its level there (seconds)
-    with every run's shift taken out, from every run."""
+    """Per benchmark: its positions (ascending) and its level there (seconds), every run's shift taken out."""
     table = as_table(history)
     found = points(table, code or {}, np.ones(len(table.run_pos), dtype=bool), set())
     return {bid: (positions, np.exp(logs)) for bid, (positions, _, logs) in found.items()}
 
 
-# A commit's level is left out when its second-fastest round sits this far above its fastest.
-UNSETTLED = 0.20
+UNSETTLED = 0.20  # a run's level is left out when its second-fastest round sits this far above its fastest
 
 
 def machine_outliers(history, *, threshold: float) -> set[int]:
-    """History positions whose reference workload's floor (timed in every round) is more than the
-    threshold away from the history's median one: measured while the machine was off its usual speed."""
+    """Positions whose reference workload's floor is more than the threshold from the history's median one."""
     floors = {i: f for i, f in enumerate(as_table(history).reference.tolist()) if not math.isnan(f)}
     if len(floors) < 3:
         return set()
@@ -291,10 +274,9 @@ def machine_outliers(history, *, threshold: float) -> set[int]:
 def trusted(
     history, *, threshold: float = 0.05, code: dict[str, str] | None = None
 ) -> dict[BenchmarkId, tuple[list[int], list[float]]]:
-    """Per benchmark: the history positions where it has a trustworthy level, and that level with every run's
-    shift taken out (`levels`). Left out: unsettled runs (UNSETTLED), and a lone run's commit measured while
-    the machine was off (`machine_outliers`). Commits of identical code (`code`: sha -> digest) in a row are
-    one point, at the first. `history`: a list of results or their `Table`."""
+    """Per benchmark: the positions where it has a trustworthy level, and that level (`points`), less unsettled
+    runs (UNSETTLED) and a lone run's commit while the machine was off (`machine_outliers`); identical code
+    (`code`: sha -> digest) in a row is one point."""
     table = as_table(history)
     off = machine_outliers(table, threshold=threshold)
     trusted = ~((table.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & _unsettled(table.low, table.run_n))
@@ -323,8 +305,8 @@ DENSE_CELLS = 2_000_000
 
 
 class Design:
-    """The 0/1 design matrix of observations (rows) by free columns, each (row, column) given once. `counts`:
-    each block's number of rows, in order; `block_cols`: each block's columns (no row has another's)."""
+    """The 0/1 design matrix of observations by free columns. `counts`: each block's rows, in order;
+    `block_cols`: each block's columns."""
 
     def __init__(
         self,

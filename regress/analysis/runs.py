@@ -13,14 +13,12 @@ import numpy as np
 from regress.analysis import modes, stats
 from regress.analysis.judge import judge
 from regress.analysis.stats import by_run
-from regress.analysis.table import Table, as_table
+from regress.analysis.table import Table, as_table, id_key, id_of
 from regress.analysis.verdict import Verdict
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 
-# Pairs a benchmark (else its kind) needs before the history's allowance is trusted over the fixed one.
-MIN_PAIRS = 8
-# An allowance the history gives is rounded up to this (log units), as it is shown.
-STEP = 0.001
+MIN_PAIRS = 8  # pairs a benchmark (else its kind) needs before the history's allowance is trusted over the fixed one
+STEP = 0.001  # an allowance the history gives is rounded up to this (log units), as it is shown
 
 
 def only_runs(result: BenchmarkResult, runs: set[str]) -> BenchmarkResult:
@@ -74,9 +72,8 @@ def judge_together(
     apart: Callable[[BenchmarkId], Allowance] | None = None,
     machine: Callable[[tuple[str, ...]], np.ndarray] | None = None,
 ) -> Verdict:
-    """compare's judgement of one benchmark: paired, the rounds of the runs that measured both sides with the
-    allowance within a run; apart, every round with the allowance `apart` gives for the shift between runs.
-    `machine(runs)`: `modes.machine` of the two commits' rounds of those runs (() for every run)."""
+    """compare's judgement of one benchmark: paired, in the runs that measured both sides (the allowance within
+    a run), else apart (`apart`'s allowance between runs). `machine(runs)`: `modes.machine` of those runs."""
     b, h, paired = together(base, head)
     if paired:
         given = apart(head.id) if apart is not None else None
@@ -98,8 +95,7 @@ def _runs(result: BenchmarkResult) -> tuple[str, ...]:
     return tuple(sorted({s.run for s in result.samples}))
 
 
-# How a verdict's sides were compared ends its reason, after this (`with_basis` keeps it).
-_BASIS = "; "
+_BASIS = "; "  # how a verdict's sides were compared ends its reason, after this (`with_basis` keeps it)
 _BASES = ("paired in ", "separate runs: ")
 
 
@@ -130,9 +126,8 @@ def allowances(
     cores: int = 0,
     neighbours: dict[BenchmarkId, list[float]] | None = None,
 ) -> Callable[[BenchmarkId], Allowance]:
-    """BenchmarkId -> its `Allowance`: the scaled MAD about zero of its own `pairs` when it has MIN_PAIRS, else
-    of every benchmark's of its kind (using every core, or not), never below the fixed allowance; `within`
-    the same from the `neighbours` (`neighbour_pairs`)."""
+    """BenchmarkId -> its `Allowance`: `_sigma` of its own `pairs` when it has MIN_PAIRS, else of its kind's (using
+    every core, or not); `within` the same from the `neighbours` (`neighbour_pairs`)."""
     neighbours = neighbours or {}
     pooled: dict[tuple[bool, bool], tuple[float, int]] = {}
 
@@ -158,10 +153,8 @@ def allowances(
     return given
 
 
-# A history's same-code pairs and neighbour pairs (`same_code_pairs`, `neighbour_pairs`).
-Pairs = tuple[dict[BenchmarkId, list[float]], dict[BenchmarkId, list[float]]]
-# The last history's pairs, held with the history's records, so a match is the very same records.
-_LAST: list = []
+Pairs = tuple[dict[BenchmarkId, list[float]], dict[BenchmarkId, list[float]]]  # same-code, neighbour pairs
+_LAST: list = []  # the last history's pairs, held with its records, so a match is the very same records
 
 
 def _commits(history) -> list[CommitResult]:
@@ -196,13 +189,11 @@ def apart_for(history, code: dict[str, str], *, cores: int = 0) -> Callable[[Ben
     return given
 
 
-# A neighbouring pair counts when both floors are settled this well (log: fastest to second-fastest round).
-SETTLED = 0.025
+SETTLED = 0.025  # a neighbouring pair counts when both floors are settled this well (log: fastest to second)
 
 
 def same_code_pairs(history, code: dict[str, str]) -> dict[BenchmarkId, list[float]]:
-    """Per benchmark: log differences between two runs' levels of the same code (`code`: sha -> code digest),
-    one per pair of consecutive runs with enough rounds. `history`: a list of results or their `Table`."""
+    """Per benchmark: log differences between consecutive runs' levels of the same code (`code`: sha -> digest)."""
     t = as_table(history)
     node_ids: dict[str, int] = {}
     node_of = np.asarray(
@@ -248,9 +239,7 @@ def same_code_pairs(history, code: dict[str, str]) -> dict[BenchmarkId, list[flo
 
 
 def neighbour_pairs(history) -> dict[BenchmarkId, list[float]]:
-    """Per benchmark: log differences between neighbouring commits measured by one run (a range run's, a
-    paired push's parent and head), each run's fastest rounds, settled floors only (SETTLED). `history`: a
-    list of results or their `Table`."""
+    """Per benchmark: log differences between neighbouring commits one run measured, settled floors only."""
     t = as_table(history)
     named = np.asarray([bool(r) for r in t.run_names], dtype=bool)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -283,12 +272,11 @@ def unique(values: np.ndarray, *, counts: bool = False):
     return (found, np.diff(np.append(np.flatnonzero(first), len(ordered)))) if counts else found
 
 
-# The memo's kind for a history's pairs (kept by a site build for `regress compare`).
-PAIRS = "history pairs"
+PAIRS = "history pairs"  # the memo's kind for a history's pairs (kept by a site build for `regress compare`)
 
 
 def pairs_tree(pairs: Pairs) -> list[dict]:
-    """Pairs as the memo keeps them: per kind, each benchmark and its count, then every difference in one array."""
+    """Pairs as the memo keeps them: per kind, each benchmark and its count, every difference in one array."""
     return [_tree(one) for one in pairs]
 
 
@@ -300,7 +288,7 @@ def pairs_from_tree(tree: list[dict]) -> Pairs:
 def _tree(pairs: dict[BenchmarkId, list[float]]) -> dict:
     values = [np.asarray(d, dtype=np.float64) for d in pairs.values()]
     return {
-        "ids": [[b.label, b.sub_label, b.description, b.num_threads] for b in pairs],
+        "ids": [id_key(b) for b in pairs],
         "counts": [len(d) for d in values],
         "values": np.concatenate(values) if values else np.zeros(0),
     }
@@ -309,8 +297,8 @@ def _tree(pairs: dict[BenchmarkId, list[float]]) -> dict:
 def _from_tree(tree: dict) -> dict[BenchmarkId, list[float]]:
     values = tree["values"].tolist()
     out, at = {}, 0
-    for bid, n in zip(tree["ids"], tree["counts"], strict=True):
-        out[BenchmarkId(*bid)] = values[at : at + n]
+    for key, n in zip(tree["ids"], tree["counts"], strict=True):
+        out[id_of(key, {})] = values[at : at + n]
         at += n
     if at != len(values):
         raise ValueError("pairs and their index disagree")

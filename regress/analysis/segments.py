@@ -13,19 +13,14 @@ import numpy as np
 
 from regress.analysis import stats
 
-# Penalty per change point, in squared units of the history's noise.
-PENALTY = 20.0
+PENALTY = 20.0  # per change point, in squared units of the history's noise
 # Running-median window and clipping distance (noise units) that tame outliers.
 WINDOW = 5
-# The levels either side of a level that it may belong to instead (`robust`).
-SIDE = 3
-# How far ahead a level's clipping reads.
-REACH = max(WINDOW // 2, SIDE)
 CLIP = 3.0
-# Commits on a new level before it counts: 2, so one outlier is never a step.
-MIN_SEGMENT = 2
-# The noise scale never falls below this (log units).
-MIN_NOISE = 0.002
+SIDE = 3  # the levels either side of a level that it may belong to instead (`robust`)
+REACH = max(WINDOW // 2, SIDE)  # how far ahead a level's clipping reads
+MIN_SEGMENT = 2  # commits on a new level before it counts: one outlier is never a step
+MIN_NOISE = 0.002  # the noise scale's floor (log units)
 # The calibration span: a benchmark's noise scale, the search's centre and the level fit's Huber scale are read
 # from its first this many levels (docs/statistics.md, "The calibration span").
 CALIBRATION = 500
@@ -47,10 +42,8 @@ def noise_scale(logs: np.ndarray) -> float:
 
 
 def robust(logs: np.ndarray, scale: float) -> np.ndarray:
-    """Clip each level to within CLIP noise units of its neighbours' running median: a wild commit weighs
-    like an ordinary one, while a step moves the running median with it. A level as near the levels just
-    before it or just after it (`either_side`; CLIP noise units of a difference, so times sqrt 2) stays put:
-    the commit beside a step, where an outlier on the step's far side drags the running median across."""
+    """Each level clipped to within CLIP noise units of its neighbours' running median, unless it is as near
+    the levels just before or just after it (`either_side`; a difference's CLIP units, so times sqrt 2)."""
     if len(logs) < 3:
         return logs
     local, (before, after) = running_median(logs), either_side(logs)
@@ -60,16 +53,14 @@ def robust(logs: np.ndarray, scale: float) -> np.ndarray:
 
 
 def running_median(logs: np.ndarray) -> np.ndarray:
-    """The median of each level's WINDOW neighbours, mirrored at the ends (d c b | a b c d | c b a):
-    scipy.ndimage.median_filter(size=WINDOW, mode="mirror") to the bit."""
+    """scipy.ndimage.median_filter(size=WINDOW, mode="mirror") to the bit."""
     half = WINDOW // 2
     padded = np.pad(np.asarray(logs, dtype=float), half, mode="reflect")
     return np.median(np.lib.stride_tricks.sliding_window_view(padded, WINDOW), axis=1)
 
 
 def either_side(logs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per level, the median of the SIDE levels just before it and of those just after it (fewer at the
-    ends; where a side has none, the other side's)."""
+    """Per level, the medians of the SIDE levels just before and just after it (at the ends, fewer or the other's)."""
     n = len(logs)
     padded = np.pad(np.asarray(logs, dtype=float), SIDE, constant_values=np.nan)
     windows = np.sort(np.lib.stride_tricks.sliding_window_view(padded, SIDE), axis=1)  # NaNs last
@@ -82,8 +73,7 @@ def either_side(logs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Kept(Protocol):
-    """Where the search keeps its checkpoints between calls (a store of derived values): by content key.
-    Where `verify`, a search carried on from a kept checkpoint is done afresh too, and `check`ed."""
+    """Where the search keeps its checkpoints, by content key; where `verify`, a resumed search is `check`ed."""
 
     verify: bool
 
@@ -106,10 +96,8 @@ def calibrated(logs: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def breakpoints_of(series: list[tuple[np.ndarray, float]], *, kept: Kept | None = None) -> list[list[int]]:
-    """Per (clipped log levels, noise scale): the start of every segment after the first, of the optimal
-    partition (`search`) of the levels in noise units centred on the calibration span's median. `kept`:
-    checkpoints by the digest of the points they covered, resumed from and made at the newest final point
-    and the anchor (RESUME_BACK, ANCHOR); the cuts are the same with or without them."""
+    """Per (clipped log levels, noise scale): the cuts of the optimal partition (`search`) of the levels in noise
+    units, centred on the calibration span's median. `kept`: checkpoints (RESUME_BACK, ANCHOR): the same cuts."""
     z = [np.asarray(c, dtype=float) / scale for c, scale in series]
     centred = [v - np.median(v[:CALIBRATION]) if len(v) else v for v in z]
     # Final points: all but the last REACH, whose clipping reads levels still to come.
@@ -150,19 +138,12 @@ PACK = 32
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """The programme's state after the first `t` points of a series, to carry on from when the series
-    only grew: the starts still in play, and the best last start for every point so far."""
+    """The programme's state after the first `t` points of a series, to carry on from when the series grew."""
 
     t: int
     digest: str  # of those t points, the penalty and min_size: resumed only where they are the same
     slots: dict[str, np.ndarray]  # per field of the state, its value in each start still in play
     back: np.ndarray  # back[u], u <= t: the start of the last segment of the best partition of u points
-
-
-def digest(x: np.ndarray, t: int, penalty: float, min_size: int) -> str:
-    return hashlib.blake2b(
-        np.ascontiguousarray(x[:t], dtype=float).tobytes() + f" {penalty!r} {min_size}".encode()
-    ).hexdigest()
 
 
 def digests(x: np.ndarray, ts: Iterable[int], penalty: float, min_size: int) -> dict[int, str]:
@@ -212,9 +193,8 @@ def search(
     resume: list[Checkpoint | None] | None = None,
     keep_at: Sequence[tuple[int, ...]] | None = None,
 ) -> tuple[list[list[int]], list[list[Checkpoint]]]:
-    """Per series: the start of every segment after the first, of its optimal partition; each carried on from
-    its `resume` checkpoint where that was made from the same first points, and checkpointed after each of
-    its `keep_at` point counts past it. The cuts are the same either way."""
+    """Per series: the start of every segment after the first, of its optimal partition, carried on from a
+    `resume` checkpoint of the same first points; checkpointed at each `keep_at` point count past it."""
     count = len(series)
     if count == 0:
         return [], []
@@ -222,7 +202,7 @@ def search(
     longest = int(lengths.max())
     resume = list(resume or [None] * count)
     for b, (x, c) in enumerate(zip(series, resume)):
-        if c is not None and not (c.t <= len(x) and c.digest == digest(x, c.t, penalty, min_size)):
+        if c is not None and not (c.t <= len(x) and c.digest == digests(x, [c.t], penalty, min_size)[c.t]):
             resume[b] = None
     t0 = np.asarray([c.t if c is not None else 0 for c in resume], dtype=np.int64)
     wanted = np.zeros((count, longest + 1), dtype=bool)  # [series, point count]: a checkpoint after it
@@ -300,7 +280,10 @@ def search(
                 slots = {name: arr[b, used].copy() for name, arr in zip(FIELDS, now)}
                 kept[b].append(
                     Checkpoint(
-                        int(t[b]), digest(series[b], int(t[b]), penalty, min_size), slots, back[b, : t[b] + 1].copy()
+                        int(t[b]),
+                        digests(series[b], [int(t[b])], penalty, min_size)[int(t[b])],
+                        slots,
+                        back[b, : t[b] + 1].copy(),
                     )
                 )
     out = []

@@ -13,27 +13,22 @@ import numpy as np
 from regress.core import blocks
 from regress.core.records import BenchmarkResult, Sample
 
-# Two-sided level: the interval is 1 - ALPHA, and p < ALPHA exactly when it excludes 1.
-ALPHA = 0.05
+ALPHA = 0.05  # two-sided: the interval is 1 - ALPHA, and p < ALPHA exactly when it excludes 1
 # A regression or improvement needs its estimate to be at least this share of the threshold, besides an
 # interval that excludes no change and reaches the threshold.
 MIN_ESTIMATE_SHARE = 0.5
-# Below this many rounds a side has no trustworthy floor (the gap needs three).
-FEWEST_ROUNDS_TO_JUDGE = 3
-# Rounds per commit that meet the documented error rates on a shared 2-core machine.
-RECOMMENDED_ROUNDS = 10
+FEWEST_ROUNDS_TO_JUDGE = 3  # below it a side has no trustworthy floor (the gap needs three)
+RECOMMENDED_ROUNDS = 10  # per commit: the documented error rates on a shared 2-core machine
 # Drift of the floor (one standard deviation, log scale) that rounds of one run can't show: between commits of
 # one run; for a benchmark using every core (it can't get out of a neighbour's way); between separate runs
 # while the history holds no same-code pairs to measure it by (`runs.allowances`).
 DRIFT = 0.01
 DRIFT_ALL_CORES = 0.05
 DRIFT_APART = 0.015
-# A benchmark using every core whose rounds in one run span more than this switches between modes.
-MODE_SPAN = 2.0
+MODE_SPAN = 2.0  # a benchmark using every core whose rounds in one run span more switches between modes
 # How much of each side's floor gap (fastest to third-fastest round) and busyness counts as extra uncertainty.
 GAP_WEIGHT = 0.25
 BUSY_WEIGHT = 0.05
-quartiles = blocks.quartiles
 
 # The two-sided critical value at ALPHA, and the normal's 0.75 quantile: scipy.special.ndtri(1 - ALPHA / 2)
 # and ndtri(0.75) (tests/unit/test_normal.py).
@@ -59,7 +54,7 @@ def by_run(result: BenchmarkResult) -> dict[str, list[float]]:
 
 
 def level(values) -> float:
-    """A benchmark's level at a commit: its fastest round."""
+    """A benchmark's level at a commit: its fastest round (the floor)."""
     return float(min(values))
 
 
@@ -110,7 +105,7 @@ def spread(values) -> tuple[float, float] | None:
     """Quartiles of the round values (None below 2 rounds)."""
     if len(values) < 2:
         return None
-    q1, _, q3 = quartiles(sorted(float(v) for v in values))
+    q1, _, q3 = blocks.quartiles(sorted(float(v) for v in values))
     return q1, q3
 
 
@@ -131,8 +126,7 @@ class Shift:
 
 
 def _min_distribution(logs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Exact distribution of the minimum of a bootstrap resample of `logs`: at or above the j-th smallest
-    value with probability ((n - j + 1) / n) ** n."""
+    """The exact distribution of a bootstrap resample's minimum: the j-th smallest or above, ((n - j + 1) / n) ** n."""
     x = np.sort(logs)
     n = len(x)
     at_least = ((n - np.arange(n)) / n) ** n

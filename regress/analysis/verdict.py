@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Any
 
 from regress.core.kinds import FailureKind, Kind
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult, Failure
@@ -40,32 +40,11 @@ class Verdict:
         object.__setattr__(self, "verdict", Kind(self.verdict))
 
 
-class _Levels(TypedDict):
-    id: BenchmarkId
-    base_level: float | None
-    head_level: float | None
-    base_iqr: float | None
-    head_iqr: float | None
-    ratio: float | None
-    p_value: float | None
-    base_rounds: int
-    head_rounds: int
-
-
-class VerdictFields(_Levels, total=False):
-    """The `Verdict` fields that a way of judging gathers before it settles the kind and the reason:
-    `Verdict(verdict=..., reason=..., **fields)`."""
-
-    ci_low: float | None
-    ci_high: float | None
-    detectable: float | None
-    detect_rounds: int | None
-
-
 def fields(
     bid: BenchmarkId, b, h, b_level: float, h_level: float, ratio: float | None, iqrs=(None, None)
-) -> VerdictFields:
-    """What a way of judging gathers first of sides with values `b` and `h` (no p-value yet)."""
+) -> dict[str, Any]:
+    """The `Verdict` fields a way of judging gathers first of sides with values `b` and `h` (no p-value yet):
+    `Verdict(verdict=..., reason=..., **fields)`."""
     return {
         "id": bid,
         "base_level": b_level,
