@@ -18,14 +18,10 @@ from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, CommitInfo, CommitResult
 
 CHECKPOINT = "search checkpoint"  # the memo's kind for the search's checkpoints (`segments.breakpoints_of`)
-# A new level held this many commits or fewer and then undone is a blip, not a step.
-BLIP = 3
-# Commits on a new level at the end of the history before it counts (nothing after can show it a blip).
-TAIL = 3
-# Same-direction steps closer than this (in commits) are one gradual slide.
-SLIDE_GAP = 4
-# A slide's first cut is its start when it moves the level by at least this share of the slide's largest cut.
-SLIDE_SHARE = 0.5
+BLIP = 3  # a new level held this many commits or fewer and then undone is a blip, not a step
+TAIL = 3  # commits on a new level at the end of the history before it counts (nothing after can show it a blip)
+SLIDE_GAP = 4  # same-direction steps closer than this (in commits) are one gradual slide
+SLIDE_SHARE = 0.5  # a slide's first cut is its start when it moves the level this share of its largest cut
 
 
 @dataclass(frozen=True)
@@ -208,8 +204,7 @@ def _total(ratio: float, own: float, slide: bool, threshold: float) -> float | N
     return ratio if slide or abs(math.log(ratio) - own) > math.log1p(threshold / 4) else None
 
 
-# A step's own change is read from this many commits either side of it, at most.
-NEAR = 3
+NEAR = 3  # a step's own change is read from this many commits either side of it, at most
 
 
 def own_change(logs: np.ndarray, bounds: list[int], a: int) -> tuple[float, float]:
@@ -240,8 +235,7 @@ def _blip(moves: list, k: int, threshold: float) -> bool:
     return (k + 1 < len(moves) and returns(k)) or (k > 0 and returns(k - 1))
 
 
-# A step found again this many history positions away from where it was is the same step.
-MOVED = 2
+MOVED = 2  # a step found again this many history positions away from where it was is the same step
 
 
 @dataclass(frozen=True)

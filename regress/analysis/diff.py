@@ -1,5 +1,5 @@
-"""Every benchmark of two commits paired and judged (`judge`), then what the neighbouring commits and the
-reference workload say applied (`with_neighbours`: a blip of one odd commit, or the machine moving). Pure: CommitResults in, Verdicts out.
+"""Every benchmark of two commits paired and judged, then what the reference workload (the machine moving) and
+the neighbouring commits (`with_neighbours`: a blip) say applied. Pure.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ def _side(r: BenchmarkResult) -> Side:
     return Side(stats.level(values), iqr(values), len(values))
 
 
-# Wall times: a result's samples, each round's fastest block (see `stats`).
 TIMES = Figures("samples", lambda r: r.ok, _side)
 
 
@@ -48,8 +47,7 @@ def _pair(
 
 
 def machine_of(base: CommitResult | None, head: CommitResult | None):
-    """runs -> both commits' every benchmark's rounds of those runs against their floors (`modes.machine`),
-    made once per set of runs and shared by every benchmark of the comparison."""
+    """runs -> `modes.machine` of both commits' rounds of those runs, made once per set of runs."""
     made: dict[tuple[str, ...], object] = {}
 
     def of(run_ids: tuple[str, ...]):
@@ -79,9 +77,9 @@ def compare(
     same_code: str = "",
     only: Collection[BenchmarkId] | None = None,
 ) -> list[Verdict]:
-    """Every benchmark of either commit (or those of `only`: theirs unchanged), grouped by label then threads,
-    worst first. `before` / `after`: the measured commits next to base and head, for `blip`; `apart`:
-    BenchmarkId -> runs.Allowance; `same_code`: base's sha when both commits hold identical measured code."""
+    """Every benchmark of either commit (or of `only`), by label then threads, worst first. `before` / `after`:
+    the commits next to base and head (`blip`); `apart`: BenchmarkId -> runs.Allowance; `same_code`: base's sha
+    where both hold identical code."""
     if threshold < 0:
         raise ValueError("threshold must not be negative")
     b = base.by_id() if base is not None else {}
@@ -187,8 +185,7 @@ def blip(
     return v
 
 
-# A neighbour is level with the other side of a move when its comparison rules out this share of the move.
-LEVEL_SHARE = 0.5
+LEVEL_SHARE = 0.5  # a neighbour is level with a move's other side when it rules out this share of the move
 
 
 def _level(w: Verdict | None, move: Verdict) -> bool:
@@ -203,14 +200,12 @@ def _level(w: Verdict | None, move: Verdict) -> bool:
     return abs(math.log(w.ratio)) <= LEVEL_SHARE * abs(math.log(move.ratio))
 
 
-# The reference workload must move at least this share of the threshold for the machine to be blamed.
-MACHINE_SHARE = 0.5
+MACHINE_SHARE = 0.5  # the reference workload must move this share of the threshold for the machine to be blamed
 
 
 def machine_shift(base: CommitResult | None, head: CommitResult | None, *, threshold: float) -> stats.Shift | None:
-    """How much slower (or faster) the machine was while head was measured, by the reference workload
-    timed in the same rounds; None when it did not move beyond MACHINE_SHARE of the threshold, or either
-    commit has too few reference rounds."""
+    """How the machine moved while head was measured, by the reference workload of the same rounds; None within
+    MACHINE_SHARE of the threshold, or with too few reference rounds."""
     if base is None or head is None:
         return None
     b = [stats.round_value(s) for s in base.reference]

@@ -1,6 +1,5 @@
-"""Judge one benchmark between two commits from its rounds: a change needs an interval that excludes no change
-and reaches the threshold; a real change smaller than it is `unchanged`, an interval a threshold-sized change
-could hide in is `noisy`, with why and what would help. docs/statistics.md ("The verdict").
+"""Judge one benchmark between two commits from its rounds, with why and what would help. docs/statistics.md
+("The verdict").
 """
 
 from __future__ import annotations
@@ -50,8 +49,7 @@ def _why_noisy(
 def _sees(
     base: BenchmarkResult, head: BenchmarkResult, threshold: float, drift: float
 ) -> tuple[float, int | None, str] | None:
-    """What this comparison can detect (`detectable`): the smallest change at its rounds, the rounds a side
-    that catch the threshold (None: no number does), and the clause its reason ends with."""
+    """What this comparison can detect: the smallest change, the rounds a side for the threshold, the clause."""
     noise = detectable.noise_of(base, head)
     if noise is None:
         return None
@@ -68,7 +66,7 @@ def _sees(
 
 @dataclass(frozen=True)
 class Decision:
-    """What the rounds of two sides decide, before any wording: `judge`'s core, and the round plan's."""
+    """What the rounds of two sides decide, before any wording (`judge`'s core, and the round plan's)."""
 
     kind: Kind
     why: str  # FEW, MODE_SWITCH, SMALL, SLOW_MODE, CHANGE, REAL_BUT_SMALL, WITHIN, UNSTABLE
@@ -100,9 +98,8 @@ def decide(
     h_runs: Sequence[Sequence[float]] | None = None,
     pool=None,
 ) -> Decision:
-    """The verdict two sides' round values give (`b_runs`, `h_runs`: the same grouped by run; one run each
-    when None; `pool`: the run's other benchmarks' relative rounds, `modes.machine`). Pure, and cheap enough
-    for the round plan to ask after every round."""
+    """The verdict two sides' round values give (`b_runs`, `h_runs`: grouped by run; `pool`: `modes.machine`).
+    Cheap enough for the round plan to ask after every round."""
     b_runs, h_runs = b_runs or [bv], h_runs or [hv]
     have = min(len(bv), len(hv))
     if have < stats.FEWEST_ROUNDS_TO_JUDGE:
@@ -144,9 +141,8 @@ def judge(
     drift: float | None = None,
     pool=None,
 ) -> Verdict:
-    """Verdict for one benchmark measured successfully at both commits (`decide`, worded). `cores`: the
-    machine's (0: unknown); `drift`: the allowance for the shift between runs, when the history says
-    (`runs.allowances`); `pool`: `modes.machine`'s rounds, for the slow-mode test."""
+    """`decide`, worded, for a benchmark measured at both commits. `drift`: the allowance between runs, where
+    the history says (`runs.allowances`); `pool`: `modes.machine`'s rounds."""
     bv, hv = stats.round_values(base), stats.round_values(head)
     b_level, h_level = stats.level(bv), stats.level(hv)
     ratio = h_level / b_level

@@ -1,6 +1,5 @@
-"""Verdicts on the metrics beyond wall time: instruction counts, memory, torch.compile figures, tracked values.
-Each by its rule (`metric_specs`): exact ones against a small threshold (dynamo's counts none), identical figures
-`unchanged`; time-like ones by the same interval test as wall times. Pure.
+"""Verdicts on the metrics beyond wall time, each by its rule (`metric_specs`): exact ones against a small
+threshold, time-like ones by the interval test of wall times. Pure.
 """
 
 from __future__ import annotations
@@ -115,8 +114,7 @@ def only(result: CommitResult | None, metric: Metric) -> CommitResult | None:
 
 
 def steps(history: list[CommitResult], metric: Metric, *, threshold: float) -> list:
-    """Change points of an exact-by-rule series: each pair of neighbouring measured commits whose verdict is a
-    change."""
+    """Change points of an exact-by-rule series: neighbouring measured commits whose verdict is a change."""
     from regress.analysis.changepoints import Step
 
     last: dict[BenchmarkId, BenchmarkResult] = {}
@@ -138,9 +136,8 @@ def steps(history: list[CommitResult], metric: Metric, *, threshold: float) -> l
     return out
 
 
-# -- instruction counts: exact figures, judged without a significance test.
+# -- instruction counts: nearly deterministic, judged without a significance test.
 
-# Counts are nearly deterministic: a far smaller change is real than with wall times.
 _THRESHOLD = spec(Metric.INSTRUCTIONS).threshold
 
 
@@ -149,8 +146,8 @@ def _count_values(r: BenchmarkResult) -> tuple[int, ...]:
 
 
 def judge_counts(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = _THRESHOLD) -> Verdict:
-    """Instruction counts of two commits: the median of each side's callgrind runs, no significance test; a
-    side whose own runs disagree by more than half the threshold is `noisy`."""
+    """Instruction counts of two commits: the medians of their callgrind runs; runs disagreeing by more than
+    half the threshold are `noisy`."""
     b, h = _count_values(base), _count_values(head)
     b_level, h_level = float(np.median(b)), float(np.median(h))
     spread = {side: (max(v) - min(v)) / min(v) if min(v) > 0 else 0.0 for side, v in (("base", b), ("head", h))}

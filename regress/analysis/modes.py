@@ -12,34 +12,24 @@ import numpy as np
 
 from regress.core import blocks
 
-# A change is called only when all the slower side's rounds landing in a slow mode by luck is less likely
-# than this (at 0.005 a modal push history got one false step in 80).
-ALPHA = 0.001
-# A round counts as landing "that far" above its floor from this share of the log ratio on.
-SHRINK = 0.9
-# Pseudo-counts (Jeffreys): a share from a handful of rounds is never exactly zero.
-PRIOR = 0.5
-# The run's every benchmark's rounds weigh like this many of the benchmark's own.
-MACHINE_WEIGHT = 5.0
-# A slow mode's rounds reach down to their log ratio over this, no further.
-REACH = 1.5
-# The most rounds a side is asked for (beyond it, no plan or measurement can settle it).
-MOST = 40
-# With modes, a floor is the fast mode's once this many rounds landed in it.
-FAST_ROUNDS = 2
+ALPHA = 0.001  # a change needs all the slower side's rounds landing in a slow mode by luck less likely than this
+SHRINK = 0.9  # a round lands "that far" above its floor from this share of the log ratio on
+PRIOR = 0.5  # pseudo-counts (Jeffreys): a share from a handful of rounds is never exactly zero
+MACHINE_WEIGHT = 5.0  # the run's every benchmark's rounds weigh like this many of the benchmark's own
+REACH = 1.5  # a slow mode's rounds reach down to their log ratio over this, no further
+MOST = 40  # the most rounds a side is asked for
+FAST_ROUNDS = 2  # with modes, a floor is the fast mode's once this many rounds landed in it
 
 
 def relative(groups: Iterable[Sequence[float]]) -> np.ndarray:
-    """Each round's log ratio to the floor of its own group (a commit's rounds in one run), pooled; groups of
-    one round left out."""
+    """Each round's log ratio to its group's floor (a commit's rounds in one run), pooled; lone rounds left out."""
     out = [np.log(np.asarray(g, dtype=float) / min(g)) for g in groups if len(g) >= 2]
     return np.concatenate(out) if out else np.zeros(0)
 
 
 def share(pool: np.ndarray, log_ratio: float, machine: np.ndarray | None = None) -> float:
-    """The share of rounds landing at least `log_ratio` (shrunk by SHRINK) above their group's floor, drawn
-    toward a half by PRIOR pseudo-rounds each way, and, with `machine` (the run's every benchmark's rounds),
-    toward the machine's share by MACHINE_WEIGHT rounds' worth. Floor rounds themselves count as not above."""
+    """The share of rounds landing SHRINK `log_ratio` or more above their floor, drawn toward a half by PRIOR
+    and toward `machine`'s share (the run's every benchmark's rounds) by MACHINE_WEIGHT rounds' worth."""
     k = int(np.count_nonzero(pool >= SHRINK * log_ratio)) if len(pool) else 0
     if machine is None or not len(machine):
         return (k + PRIOR) / (len(pool) + 2 * PRIOR)
@@ -58,8 +48,7 @@ def rounds_to_rule_out(p: float) -> int:
 
 @dataclass(frozen=True)
 class Apart:
-    """The slow-mode test's pools for sides measured by separate runs: each side's runs' every benchmark's
-    rounds against their floors (`machine`), or what makes them when asked."""
+    """The slow-mode test's pools for sides measured by separate runs: each side's `machine`, or its maker."""
 
     base: np.ndarray | Callable[[], np.ndarray]
     head: np.ndarray | Callable[[], np.ndarray]
@@ -86,26 +75,22 @@ class Luck:
 
     def describe(self) -> str:
         if self.apart:
-            return (
-                f"{self.side}'s {self.rounds} rounds may all have landed in a slow mode: measured by a separate run, "
-                f"in which {self.landed} of the {self.seen} rounds of every benchmark sit "
-                f"{(self.above**SHRINK - 1) * 100:.0f}% or more above their own fastest, so all {self.rounds} landing "
-                f"{(self.above - 1) * 100:.0f}% high has a {self.chance * 100:.1g}% chance; "
-                f"{self.needed} rounds of {self.side} rule it out"
-            )
-        other = "both sides'" if self.both else "head's" if self.side == "base" else "base's"
-        run = f" (and {self.machine * 100:.0f}% of the run's rounds of every benchmark)" if self.machine else ""
+            which = f"measured by a separate run, in which {self.landed} of the {self.seen} rounds of every benchmark"
+        else:
+            other = "both sides'" if self.both else "head's" if self.side == "base" else "base's"
+            run = f" (and {self.machine * 100:.0f}% of the run's rounds of every benchmark)" if self.machine else ""
+            which = f"{self.landed} of {other} {self.seen} rounds{run}"
         return (
-            f"{self.side}'s {self.rounds} rounds may all have landed in a slow mode: {self.landed} of {other} "
-            f"{self.seen} rounds{run} sit {(self.above**SHRINK - 1) * 100:.0f}% or more above their own fastest, "
-            f"so all {self.rounds} landing {(self.above - 1) * 100:.0f}% high has a {self.chance * 100:.1g}% chance; "
+            f"{self.side}'s {self.rounds} rounds may all have landed in a slow mode: {which} sit "
+            f"{(self.above**SHRINK - 1) * 100:.0f}% or more above their own fastest, so all {self.rounds} landing "
+            f"{(self.above - 1) * 100:.0f}% high has a {self.chance * 100:.1g}% chance; "
             f"{self.needed} rounds of {self.side} rule it out"
         )
 
 
 def machine(*results, runs: set[str] | None = None) -> np.ndarray:
-    """Every benchmark's rounds of these CommitResults (of `runs` only, when given) and the reference workload's,
-    each read against its own (benchmark, run) floor, pooled (`relative`)."""
+    """Every benchmark's and the reference workload's rounds of these CommitResults (of `runs`, if given),
+    each against its own (benchmark, run) floor, pooled (`relative`)."""
     groups: dict[tuple, list[float]] = {}
     for c in results:
         if c is None:
@@ -118,8 +103,7 @@ def machine(*results, runs: set[str] | None = None) -> np.ndarray:
 
 
 def _chance(own: np.ndarray, ratio: float, n: int, pool) -> tuple[float, float]:
-    """The chance of all n rounds landing `ratio` high by luck, with the share of rounds landing there, as
-    `own`'s relative rounds tell it (`share`, drawn toward `pool`'s)."""
+    """The chance of all n rounds landing `ratio` high by luck, and the share landing there (`share`)."""
     p = share(own, math.log(ratio), pool)
     # All n landing high, and the lowest of them as low as the slower side's floor: a mode reaching down to it.
     high = own[own >= SHRINK * math.log(ratio)]
@@ -128,9 +112,8 @@ def _chance(own: np.ndarray, ratio: float, n: int, pool) -> tuple[float, float]:
 
 
 def luck(base: Sequence[Sequence[float]], head: Sequence[Sequence[float]], pool=None) -> Luck | None:
-    """Whether the slower side's floor may be a slow mode's (`Luck`), else None. `base`, `head`: each side's
-    round values grouped by run. `pool`: the run's other benchmarks' relative rounds (`machine`), or what makes
-    them; the share is drawn toward theirs (`share`). An `Apart` pool: the slower side's run's own share."""
+    """Whether the slower side's floor may be a slow mode's (`Luck`), else None. `base`, `head`: round values
+    by run; `pool`: `machine` (or its maker), or an `Apart`: the slower side's run's own share."""
     b = [g for g in base if len(g)]
     h = [g for g in head if len(g)]
     if not b or not h:
@@ -182,8 +165,7 @@ class Modes:
         return [v for v in values if math.log(v / floor) < self.split]
 
 
-# Two modes: a gap in the relative rounds of at least this (log) and GAP_SPREAD times the fast mode's own
-# spread, with MODE_SHARE of the rounds or more either side.
+# Two modes: a gap in the relative rounds of MODE_GAP (log) and GAP_SPREAD fast-mode IQRs, MODE_SHARE either side.
 MODE_GAP = math.log(1.10)
 GAP_SPREAD = 1.5
 MODE_SHARE = 0.1

@@ -1,6 +1,5 @@
-"""Which operators account for a change: base's and head's kept ops (`OpTable.kept`) per execution of the
-benchmark's statement, lined up by name, the biggest share of the change first; an op at one side only is
-`new` or `gone`. Pure: tables in, rows out.
+"""Which operators account for a change: base's and head's kept ops per benchmark call, lined up by name, the
+biggest share of the change first. Pure.
 """
 
 from __future__ import annotations

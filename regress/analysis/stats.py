@@ -14,9 +14,7 @@ from regress.core import blocks
 from regress.core.records import BenchmarkResult, Sample
 
 ALPHA = 0.05  # two-sided: the interval is 1 - ALPHA, and p < ALPHA exactly when it excludes 1
-# A regression or improvement needs its estimate to be at least this share of the threshold, besides an
-# interval that excludes no change and reaches the threshold.
-MIN_ESTIMATE_SHARE = 0.5
+MIN_ESTIMATE_SHARE = 0.5  # a change's estimate is at least this share of the threshold (besides its interval)
 FEWEST_ROUNDS_TO_JUDGE = 3  # below it a side has no trustworthy floor (the gap needs three)
 RECOMMENDED_ROUNDS = 10  # per commit: the documented error rates on a shared 2-core machine
 # Drift of the floor (one standard deviation, log scale) that rounds of one run can't show: between commits of
@@ -203,8 +201,7 @@ def normal_cdf(a: float) -> float:
     return 0.5 * math.erfc(-float(a) / math.sqrt(2))
 
 
-# scipy's "auto": the exact distribution while the smaller sample is at most this long (and no ties).
-EXACT_UP_TO = 8
+EXACT_UP_TO = 8  # scipy's "auto": the exact distribution up to this smaller sample (and no ties)
 
 
 def mann_whitney_p(x, y) -> float:

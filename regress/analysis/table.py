@@ -335,7 +335,7 @@ def id_key(b: BenchmarkId) -> str:
     return _FIELD.join((b.label, b.sub_label, b.description, str(b.num_threads)))
 
 
-# A cache of the BenchmarkIds `from_tree` built, by key, and of the lists of them tables list, by _SEP + their keys.
+# The BenchmarkIds `from_tree` built, by key, and the lists of them tables list, by _SEP + their keys.
 IdCache: TypeAlias = "dict[str, BenchmarkId | list[BenchmarkId]]"
 
 

@@ -1,6 +1,5 @@
-"""A verdict on one benchmark between two commits, the one order verdicts are listed in, and the one pairing
-rule for every metric (`pair`): a benchmark new, missing, failed, or with figures (`Figures`) on both sides to
-judge. Pure.
+"""A verdict on one benchmark between two commits, the order verdicts are listed in, and the pairing rule
+for every metric (`pair`). Pure.
 """
 
 from __future__ import annotations
