@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from regress.core.ops import Op, OpTable  # noqa: F401 - re-exported
+from regress.core.ops import Op, OpTable  # Op, OpTable: re-exported
 
 
 class OpStatus(str, Enum):
@@ -66,25 +66,10 @@ def diff(base: OpTable, head: OpTable) -> OpDiff:
     rows = []
     for name in set(b) | set(h):
         ob, oh = b.get(name), h.get(name)
-        status = (
-            OpStatus.NEW
-            if ob is None or ob.count == 0
-            else OpStatus.GONE
-            if oh is None or oh.count == 0
-            else OpStatus.CHANGED
-        )
-        rows.append(
-            OpRow(
-                name,
-                status,
-                base_calls=(ob.count / nb) if ob else 0.0,
-                head_calls=(oh.count / nh) if oh else 0.0,
-                base_self_us=(ob.self_cpu_us / nb) if ob else 0.0,
-                head_self_us=(oh.self_cpu_us / nh) if oh else 0.0,
-                base_cuda_us=(ob.self_cuda_us / nb) if ob else 0.0,
-                head_cuda_us=(oh.self_cuda_us / nh) if oh else 0.0,
-            )
-        )
+        gone = oh is None or oh.count == 0
+        status = OpStatus.NEW if ob is None or ob.count == 0 else OpStatus.GONE if gone else OpStatus.CHANGED
+        (bc, bs, bu), (hc, hs, hu) = _per_call(ob, nb), _per_call(oh, nh)
+        rows.append(OpRow(name, status, bc, hc, bs, hs, bu, hu))
     rows.sort(key=lambda r: (-abs(r.diff_us + r.cuda_diff_us), r.name))
     return OpDiff(
         tuple(rows),
@@ -93,3 +78,8 @@ def diff(base: OpTable, head: OpTable) -> OpDiff:
         base_calls=base.calls,
         head_calls=head.calls,
     )
+
+
+def _per_call(op: Op | None, calls: int) -> tuple[float, float, float]:
+    """An op's calls, self CPU and self CUDA time per benchmark call (none: zeros)."""
+    return (op.count / calls, op.self_cpu_us / calls, op.self_cuda_us / calls) if op else (0.0, 0.0, 0.0)
