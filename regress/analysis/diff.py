@@ -78,7 +78,7 @@ def compare(
     only: Collection[BenchmarkId] | None = None,
 ) -> list[Verdict]:
     """Every benchmark of either commit (or of `only`), by label then threads, worst first. `before` / `after`:
-    the commits next to base and head (`blip`); `apart`: BenchmarkId -> runs.Allowance; `same_code`: base's sha
+    the commits next to base and head (the blip rule: `with_neighbours`); `apart`: BenchmarkId -> runs.Allowance; `same_code`: base's sha
     where both hold identical code."""
     if threshold < 0:
         raise ValueError("threshold must not be negative")
@@ -110,16 +110,47 @@ def with_neighbours(
     apart=None,
 ) -> list[Verdict]:
     """What `compare(base, head, before=before, after=after, apart=apart)` gives, from `compare(base, head,
-    apart=apart)`'s verdicts: only the blip rule is added, so no benchmark is judged twice."""
+    apart=apart)`'s verdicts: only the blip rule is added, so no benchmark is judged twice. A move made by one
+    odd commit whose neighbours agree is that commit's luck, not a change: head is odd when the commit after it
+    is level with base (and head to it is no further move the same way), base when the commit before it is
+    level with head."""
     if before is None and after is None:
         return sorted(verdicts, key=order_key)
     cores = stats.cores_of((base, head))
     index = {id(r): r.by_id() for r in (base, head, before, after) if r is not None}  # each indexed once
 
-    def found(r: CommitResult, bid: BenchmarkId) -> BenchmarkResult | None:
-        return index[id(r)].get(bid)
+    def judged(x: CommitResult, y: CommitResult, bid: BenchmarkId) -> Verdict | None:
+        rx, ry = index[id(x)].get(bid), index[id(y)].get(bid)
+        if rx is None or ry is None or not rx.ok or not ry.ok:
+            return None
+        return runs.judge_together(rx, ry, threshold=threshold, cores=cores, apart=apart)
 
-    return sorted((blip(v, base, head, before, after, threshold, cores, apart, found) for v in verdicts), key=order_key)
+    def blip(v: Verdict) -> Verdict:
+        if not may_blip(v):
+            return v
+        for odd, x, y in ((head, base, after), (base, before, head)):  # the odd one's neighbour against the other side
+            if x is None or y is None:
+                continue
+            level = judged(x, y, v.id)
+            undone = (
+                judged(head, y, v.id) if odd is head else judged(x, base, v.id)
+            )  # the odd one against its neighbour
+            # The move did not last and was not carried further: the odd commit's own luck.
+            if _level(level, v) and undone is not None and undone.verdict != v.verdict:
+                return replace(
+                    v,
+                    verdict=Kind.NOISY,
+                    reason=runs.with_basis(
+                        f"{pct(v.ratio)}, but a blip: {odd.commit.short} alone differs, while {x.commit.short} and "
+                        f"{y.commit.short} on either side of it agree (a commit's measurement can sit a few percent "
+                        "off its neighbours however many rounds it gets); the history calls it no change",
+                        v.reason,
+                    ),
+                    rounds_needed=None,
+                )
+        return v
+
+    return sorted(map(blip, verdicts), key=order_key)
 
 
 def judge_one(
@@ -137,52 +168,8 @@ _OPPOSITE = {Kind.REGRESSION: Kind.IMPROVEMENT, Kind.IMPROVEMENT: Kind.REGRESSIO
 
 
 def may_blip(v: Verdict) -> bool:
-    """Whether the neighbours can change `v` (`blip` moves only a change): the others need no neighbour read."""
+    """Whether the neighbours can change `v` (the blip rule moves only a change): the others need no neighbour read."""
     return v.verdict in _OPPOSITE
-
-
-def blip(
-    v: Verdict,
-    base: CommitResult,
-    head: CommitResult,
-    before: CommitResult | None,
-    after: CommitResult | None,
-    threshold: float,
-    cores: int,
-    apart,
-    found,
-) -> Verdict:
-    """A move made by one odd commit whose neighbours agree is that commit's luck, not a change: head is odd
-    when the commit after it is level with base (and head to it is no further move the same way), base when
-    the commit before it is level with head. `found(result, id)`: the result's benchmark of that id."""
-    if not may_blip(v):
-        return v
-
-    def judged(x: CommitResult, y: CommitResult) -> Verdict | None:
-        rx, ry = found(x, v.id), found(y, v.id)
-        if rx is None or ry is None or not rx.ok or not ry.ok:
-            return None
-        return runs.judge_together(rx, ry, threshold=threshold, cores=cores, apart=apart)
-
-    for odd, x, y in ((head, base, after), (base, before, head)):  # the odd commit's neighbour against the other side
-        if x is None or y is None:
-            continue
-        level = judged(x, y)
-        undone = judged(head, y) if odd is head else judged(x, base)  # the odd commit against its neighbour
-        # The move did not last and was not carried further: the odd commit's own luck.
-        if _level(level, v) and undone is not None and undone.verdict != v.verdict:
-            return replace(
-                v,
-                verdict=Kind.NOISY,
-                reason=runs.with_basis(
-                    f"{pct(v.ratio)}, but a blip: {odd.commit.short} alone differs, while {x.commit.short} and "
-                    f"{y.commit.short} on either side of it agree (a commit's measurement can sit a few percent "
-                    "off its neighbours however many rounds it gets); the history calls it no change",
-                    v.reason,
-                ),
-                rounds_needed=None,
-            )
-    return v
 
 
 LEVEL_SHARE = 0.5  # a neighbour is level with a move's other side when it rules out this share of the move
