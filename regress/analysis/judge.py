@@ -30,12 +30,9 @@ def _why_noisy(
         if gap > math.log1p(threshold / 2):
             notes.append(f"the fastest rounds of {side} disagree by {math.expm1(gap) * 100:.0f}%")
     within = max(blocks.worst_round_iqr(base.samples), blocks.worst_round_iqr(head.samples))
-    if within >= blocks.IQR_GROSS_WARN:
-        notes.append(
-            f"IQR within a round reaches {within * 100:.0f}% of the median (torch: significant environmental influence)"
-        )
-    elif within >= blocks.IQR_WARN:
-        notes.append(f"IQR within a round reaches {within * 100:.0f}% of the median (torch: system fluctuation)")
+    if within >= blocks.IQR_WARN:
+        torch = "significant environmental influence" if within >= blocks.IQR_GROSS_WARN else "system fluctuation"
+        notes.append(f"IQR within a round reaches {within * 100:.0f}% of the median (torch: {torch})")
     threads = head.spec.num_threads
     if cores and threads >= cores:
         notes.append(
