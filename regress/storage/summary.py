@@ -168,10 +168,8 @@ def _open(root: Path) -> sqlite3.Connection:
 
 @functools.cache
 def _version() -> str:
-    """What an entry is made by: this module and what it imports (`memo.imports_digest`), and the results format.
-    The memo's module only lends this one its helpers (and imports regress's version): a release, or a change to
-    the memo, that leaves the rest be keeps every entry (at 10,000 files, 7 to 8 CPU minutes of reading them all
-    again)."""
+    """What an entry is made by: this module and what it imports (`memo.imports_digest`) but the memo's module,
+    which only lends helpers (docs/scale.md), and the results format."""
     return f"{memo.imports_digest(__name__, leave_out=(memo.__name__,))}/{codec.FORMAT_VERSION}"
 
 
