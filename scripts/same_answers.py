@@ -45,11 +45,6 @@ def _empty_memo(results: Path) -> None:
                 if db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone():
                     db.execute(f"DELETE FROM {table}")
         db.close()
-    folder = results / memo.FOLDER
-    if folder.is_dir():
-        for f in folder.rglob("*"):
-            if f.is_file():
-                f.unlink()
 
 
 def _run(cmd: list[str], cwd: Path, env: dict) -> tuple[str, float]:

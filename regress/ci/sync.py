@@ -26,7 +26,7 @@ from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.merge import Conflict, combine
 from regress.core.records import CommitResult
-from regress.storage import branch_files, branch_names, gitrepo, results_branch, summary
+from regress.storage import branch_files, gitrepo, results_branch, summary
 from regress.storage.codec import decode, encode
 from regress.storage.store import Store, check_relpath, parse_relpath
 
@@ -124,8 +124,8 @@ def _distinct(conflicts: list[Conflict]) -> tuple[Conflict, ...]:
 def pull(
     cfg: Config,
     *,
-    remote: str = branch_names.REMOTE,
-    branch: str = branch_names.BRANCH,
+    remote: str = results_branch.REMOTE,
+    branch: str = results_branch.BRANCH,
     near: str | None = None,
     partial: bool = False,
 ) -> Synced:
@@ -175,8 +175,8 @@ def _message(changes: dict[str, bytes]) -> str:
 def push(
     cfg: Config,
     *,
-    remote: str = branch_names.REMOTE,
-    branch: str = branch_names.BRANCH,
+    remote: str = results_branch.REMOTE,
+    branch: str = results_branch.BRANCH,
     retries: int = DEFAULT_RETRIES,
     say: Callable[[str], None] = lambda line: None,
 ) -> Synced:

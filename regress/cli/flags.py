@@ -159,10 +159,9 @@ def load_config(args) -> config.Config:
     import os
     from pathlib import Path
 
-    from regress.storage import checkout
+    from regress.storage import gitrepo
 
-    start = Path(args.project or os.getcwd())
-    root = checkout.checkout_root(start)
+    root = gitrepo.root_of(gitrepo.open_repo(Path(args.project or os.getcwd())))
     return config.load(
         root,
         results=args.results,

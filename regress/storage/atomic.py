@@ -1,4 +1,5 @@
-"""The one way regress writes a file: whole or not at all, even across a crash."""
+"""The one way regress writes a file (whole or not at all, even across a crash), and the folders it makes
+inside a user's checkout (`.regress/`, `site/`): ignored by git from the start."""
 
 from __future__ import annotations
 
@@ -34,3 +35,14 @@ def write_atomic(path: Path, data: bytes | str, *, sync: bool = True) -> None:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+IGNORED = "# Created by regress automatically.\n*\n"
+
+
+def make_ignored(folder: Path) -> None:
+    """Create `folder` (and its parents) with a `.gitignore` of `*`, unless it exists already."""
+    if folder.exists():
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomic(folder / ".gitignore", IGNORED, sync=False)

@@ -7,19 +7,18 @@ again only when the *code digest* (`code_digest`) is the one it was made by:
 any change to regress is a miss for every kept value.
 
 A value is a *tree* (a JSON-able value with numpy arrays inside), kept as
-`encode` makes it; nothing kept is a pickle. It lives in the results folder's
-cache file (FILE, shared with the summary; safe to delete), or, from SPILL
-bytes, in a file of its own in FOLDER that its row names.
+`encode` makes it, never a pickle, in a row of the results folder's cache
+file (FILE, shared with the summary; safe to delete).
 
 Clean-up: a command that puts a value writes, when its memo closes, in one
 transaction, what it put and which rows it used, and drops every row made by
 other code and every row none of the last KEEP writing commands used; what it
 put before that is written as it goes, once WRITE_AT bytes of it wait (a
 history's first build keeps a value per file). A command that puts nothing
-writes nothing. A file no row names is removed once ORPHAN_AGE old.
+writes nothing.
 
 Never an error: a missing folder, an unusable cache file, a garbled or cut
-row or file is a miss. With REGRESS_VERIFY_CACHE=1 (`verify`) every hit of
+row is a miss. With REGRESS_VERIFY_CACHE=1 (`verify`) every hit of
 `get` is computed again and compared (`check`); a difference raises StaleValue.
 """
 
@@ -31,10 +30,8 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import sqlite3
 import struct
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,23 +39,18 @@ from typing import Any, TypeVar
 import numpy as np
 
 from regress import __version__
-from regress.storage.atomic import write_atomic
 
 FILE = ".summary.sqlite"
-FOLDER = ".summary.d"
-SPILL = 1 << 20  # values this long or longer are files of their own
 KEEP = 3  # a row none of the last KEEP writing commands used is dropped
 WRITE_AT = 64 << 20  # bytes put and waiting that are written at once
-ORPHAN_AGE = 3600.0  # a file no row names is this old before it is removed (a command may not have committed)
 VERIFY = "REGRESS_VERIFY_CACHE"
 # What a garbled value raises in a decoder: a miss, never an error.
 GARBLED = (ValueError, KeyError, TypeError, IndexError, AttributeError, struct.error, EOFError)
 
 _TABLES = (
     "CREATE TABLE IF NOT EXISTS memo (kind TEXT NOT NULL, inputs TEXT NOT NULL, code TEXT NOT NULL,"
-    " file TEXT, length INTEGER, value BLOB, PRIMARY KEY (kind, inputs))",
+    " value BLOB, PRIMARY KEY (kind, inputs))",
     "CREATE INDEX IF NOT EXISTS memo_code ON memo (code)",
-    "CREATE INDEX IF NOT EXISTS memo_files ON memo (file) WHERE file IS NOT NULL",
     "CREATE TABLE IF NOT EXISTS memo_used (kind TEXT NOT NULL, inputs TEXT NOT NULL, command INTEGER NOT NULL,"
     " PRIMARY KEY (kind, inputs)) WITHOUT ROWID",
 )
@@ -307,14 +299,11 @@ class Memo:
                 wanted.append(key)
         if self._db is not None:
             # By the primary key: code is tested here, not by the code's index.
-            sql = "SELECT inputs, code, file, length, value FROM memo WHERE kind = ? AND inputs IN ({marks})"
+            sql = "SELECT inputs, code, value FROM memo WHERE kind = ? AND inputs IN ({marks})"
             with contextlib.suppress(sqlite3.Error):
-                for key, code, file, length, value in in_batches(self._db, sql, wanted, kind):
-                    if code != self.code:
-                        continue
-                    data = value if file is None else self._read_file(file, length)
-                    if data is not None:
-                        found[key] = data
+                for key, code, value in in_batches(self._db, sql, wanted, kind):
+                    if code == self.code and value is not None:
+                        found[key] = value
                         self._used.add((kind, key))
         out: dict[str, Any] = {}
         for key, data in found.items():
@@ -364,20 +353,10 @@ class Memo:
     ) -> bool:
         """`puts` written, and where `closing`, `used` and `puts` marked used and the clean-up rule applied;
         False where SQLite refused (nothing written)."""
-        assert self.root is not None  # a memo with a database has a folder
-        rows: list[tuple] = []
-        written = set()
-        for (kind, inputs), data in puts.items():
-            name = self._write_file(kind, inputs, data) if len(data) >= SPILL else None
-            if name is not None:
-                written.add(name)
-                rows.append((kind, inputs, self.code, name, len(data), None))
-            else:
-                rows.append((kind, inputs, self.code, None, None, data))
+        rows = [(kind, inputs, self.code, data) for (kind, inputs), data in puts.items()]
         try:
             db.execute("BEGIN IMMEDIATE")
-            before = _files(db)
-            db.executemany("INSERT OR REPLACE INTO memo VALUES (?, ?, ?, ?, ?, ?)", rows)
+            db.executemany("INSERT OR REPLACE INTO memo (kind, inputs, code, value) VALUES (?, ?, ?, ?)", rows)
             if closing:
                 (last,) = db.execute("SELECT COALESCE(MAX(command), 0) FROM memo_used").fetchone()
                 command = last + 1
@@ -390,50 +369,12 @@ class Memo:
                     (command - KEEP,),
                 )
                 db.execute("DELETE FROM memo_used WHERE command <= ?", (command - KEEP,))
-            after = _files(db)
             db.execute("COMMIT")
         except sqlite3.Error:
             with contextlib.suppress(sqlite3.Error):
                 db.execute("ROLLBACK")
-            self._sweep(set(), written)  # written for rows that never were
             return False
-        if written or before - after:
-            self._sweep(after, before - after)
         return True
-
-    def _write_file(self, kind: str, inputs: str, data: bytes) -> str | None:
-        assert self.root is not None
-        name = f"{digest(kind, inputs)[:24]}-{secrets.token_hex(6)}.bin"  # never reused: a reader sees one value
-        try:
-            write_atomic(self.root / FOLDER / name, data, sync=False)
-        except OSError:
-            return None  # no room for a file: the value in its row
-        return name
-
-    def _read_file(self, name: str, length: int | None) -> bytes | None:
-        if self.root is None or length is None or "/" in name or "\\" in name or name.startswith("."):
-            return None
-        try:
-            with open(self.root / FOLDER / name, "rb") as fh:
-                data = fh.read(length + 1)
-        except OSError:
-            return None
-        return data if len(data) == length else None
-
-    def _sweep(self, named: set[str], gone: set[str]) -> None:
-        """The files in FOLDER no row names removed: those in `gone` at once, the rest once ORPHAN_AGE old."""
-        assert self.root is not None
-        folder = self.root / FOLDER
-        if not folder.is_dir():
-            return
-        now = time.time()
-        with os.scandir(folder) as it:
-            for entry in it:
-                if entry.name in named or not entry.name.endswith(".bin"):
-                    continue
-                with contextlib.suppress(OSError):
-                    if entry.name in gone or now - entry.stat().st_mtime > ORPHAN_AGE:
-                        os.unlink(entry.path)
 
 
 def in_batches(db: sqlite3.Connection, sql: str, keys: list[str], *params: str) -> Iterator:
@@ -442,10 +383,6 @@ def in_batches(db: sqlite3.Connection, sql: str, keys: list[str], *params: str) 
     for k in range(0, len(keys), 500):
         part = keys[k : k + 500]
         yield from db.execute(sql.format(marks=",".join("?" * len(part))), (*params, *part))
-
-
-def _files(db: sqlite3.Connection) -> set[str]:
-    return {name for (name,) in db.execute("SELECT file FROM memo WHERE file IS NOT NULL")}
 
 
 class Values:

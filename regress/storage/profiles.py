@@ -17,8 +17,7 @@ from pathlib import Path
 from regress.core.errors import RegressError
 from regress.core.ops import Op, OpTable
 from regress.core.records import BenchmarkId
-from regress.storage.atomic import write_atomic
-from regress.storage.ignored import make_ignored
+from regress.storage.atomic import make_ignored, write_atomic
 from regress.storage.store import check_name
 
 FORMAT = "regress-profile"

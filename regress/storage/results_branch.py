@@ -20,8 +20,9 @@ from gitdb.base import IStream
 
 from regress.core.errors import RegressError
 from regress.storage import gitrepo
-from regress.storage.branch_names import BRANCH
 
+BRANCH = "regress-results"
+REMOTE = "origin"
 _README = """\
 # regress results
 

@@ -19,9 +19,8 @@ from regress.core.errors import RegressError
 from regress.core.merge import Conflict, combine
 from regress.core.records import WORKTREE, CommitResult
 from regress.storage import branch_files, summary
-from regress.storage.atomic import write_atomic
+from regress.storage.atomic import make_ignored, write_atomic
 from regress.storage.codec import decode, encode
-from regress.storage.ignored import make_ignored
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 

@@ -38,13 +38,8 @@ from regress.storage import branch_files, codec, memo
 
 FILE = memo.FILE
 FLUSH = 200  # entries written in one transaction while rebuilding
-BUCKETS = 64  # header buckets of a series
 _INSERT_BLOB = "INSERT OR REPLACE INTO blobs VALUES (?, ?)"
 _INSERT_ENTRY = "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-_CREATE_BUCKETS = (
-    "CREATE TABLE IF NOT EXISTS header_buckets (machine TEXT, env TEXT, bucket INTEGER, key TEXT, blob BLOB,"
-    " PRIMARY KEY (machine, env, bucket))"
-)
 # What `commits` and `headers` read, so they need not walk past the light copies (docs/scale.md).
 _LISTED = (
     "CREATE INDEX IF NOT EXISTS entries_listed"
@@ -173,10 +168,8 @@ def _open(root: Path) -> sqlite3.Connection:
 
 @functools.cache
 def _version() -> str:
-    """What an entry is made by: this module and what it imports (`memo.imports_digest`), and the results format.
-    The memo's module only lends this one its helpers (and imports regress's version): a release, or a change to
-    the memo, that leaves the rest be keeps every entry (at 10,000 files, 7 to 8 CPU minutes of reading them all
-    again)."""
+    """What an entry is made by: this module and what it imports (`memo.imports_digest`) but the memo's module,
+    which only lends helpers (docs/scale.md), and the results format."""
     return f"{memo.imports_digest(__name__, leave_out=(memo.__name__,))}/{codec.FORMAT_VERSION}"
 
 
@@ -356,7 +349,6 @@ _STALE = (None, None, None, None)  # an entry's fields that have it rebuilt from
 
 def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str) -> list:
     at, kind, made = _COLUMNS[column]
-    bucketed = column == "header"  # headers: the unchanged ones read a bucket at a time (`_headers`)
     folder = store.root / machine / env
     files: dict[str, os.stat_result] = {}
     if folder.is_dir():
@@ -368,15 +360,13 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
     rows = {
         sha: (size, mtime, digest, blob, error)
         for sha, size, mtime, digest, blob, error in db.execute(
-            f"SELECT sha, size, mtime_ns, digest, {'NULL' if bucketed else column}, error FROM entries"
-            " WHERE machine = ? AND env = ?",
+            f"SELECT sha, size, mtime_ns, digest, {column}, error FROM entries WHERE machine = ? AND env = ?",
             (machine, env),
         )
     }
     known = _known(db, list(on_branch.values())) if on_branch else {}
     out: list = []
     writes, touches, blobs = [], [], []
-    current: dict[str, str] = {}  # sha -> content digest of an unchanged entry whose header is read so
     for sha in sorted({*files, *on_branch}):
         st = files.get(sha)
         row = rows.get(sha)
@@ -418,9 +408,6 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
         if error is not None:
             store.refused.append(error)
             continue
-        if blob is None and bucketed and row is not None and row[2]:
-            current[sha] = row[2]
-            continue
         try:
             out.append(_load(blob, kind))
         except ERRORS:
@@ -431,8 +418,6 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
                 out.append(made(result))
     gone = [(machine, env, sha) for sha in rows if sha not in files and sha not in on_branch]
     _write(db, writes, touches, gone, blobs)
-    if current:
-        out.extend(_headers(store, db, machine, env, current))
     return out
 
 
@@ -444,116 +429,3 @@ def _write(db: sqlite3.Connection, writes: list, touches: list, gone: list, blob
         db.executemany("UPDATE entries SET size = ?, mtime_ns = ? WHERE machine = ? AND env = ? AND sha = ?", touches)
         db.executemany("DELETE FROM entries WHERE machine = ? AND env = ? AND sha = ?", gone)
         db.execute("COMMIT")
-
-
-# -- headers a bucket at a time ----------------------------------------------------
-# A series' commits are put in BUCKETS buckets by their sha, and a bucket's headers kept as one pickle
-# (equal fingerprints and settings pickled once) under a digest of its commits' shas and content
-# digests and the summary's version; a new commit changes one bucket, made afresh from its entries.
-
-
-def _headers(store, db: sqlite3.Connection, machine: str, env: str, digests: dict[str, str]) -> list:
-    """The headers of these unchanged entries (sha -> content digest), from the buckets, else entry by
-    entry; an entry that does not read back is read from its file, and rebuilt next time."""
-    try:
-        return list(_bucketed(db, machine, env, digests).values())
-    except (sqlite3.Error, *ERRORS):
-        with contextlib.suppress(sqlite3.Error):
-            db.execute("ROLLBACK")
-    out = []
-    for sha in digests:
-        (_, blob), *_ = _listed(db, machine, env, [sha]) or [(sha, None)]
-        try:
-            out.append(_load(blob or b"", records.CommitResult))  # no entry: b"" fails to load, as a bad one
-        except ERRORS:
-            _write(db, [(machine, env, sha, -1, -1, "", *_STALE)], [], [])
-            result = store.load_or_refuse(machine, env, sha)
-            if result is not None:
-                out.append(header(result))
-    return out
-
-
-def _bucket(sha: str) -> int:
-    return int(sha[:6], 16) % BUCKETS if sha[:6].isalnum() else 0
-
-
-def _key(items: list[tuple[str, str]]) -> str:
-    h = hashlib.sha256(_version().encode())
-    for sha, digest in sorted(items):
-        h.update(f" {sha}:{digest}".encode())
-    return h.hexdigest()
-
-
-def _bucketed(db: sqlite3.Connection, machine: str, env: str, digests: dict[str, str]) -> dict:
-    """sha -> header of each of `digests`: kept buckets where their commits are the same, the rest from
-    the entries (and kept)."""
-    db.execute(_CREATE_BUCKETS)
-    groups: dict[int, list[tuple[str, str]]] = {}
-    for sha, digest in digests.items():
-        groups.setdefault(_bucket(sha), []).append((sha, digest))
-    kept = {
-        b: (key, blob)
-        for b, key, blob in db.execute(
-            "SELECT bucket, key, blob FROM header_buckets WHERE machine = ? AND env = ?", (machine, env)
-        )
-    }
-    out: dict[str, records.CommitResult] = {}
-    made = []
-    for b, items in groups.items():
-        key = _key(items)
-        found = _decoded(kept[b][1], {sha for sha, _ in items}) if b in kept and kept[b][0] == key else None
-        if found is None:
-            found = _from_entries(db, machine, env, [sha for sha, _ in items])
-            if found is None:
-                raise sqlite3.DatabaseError("an entry went missing")  # the caller reads entry by entry
-            made.append((machine, env, b, key, _encoded(found)))
-        out.update(found)
-    gone = [(machine, env, b) for b in kept if b not in groups]
-    if made or gone:
-        db.execute("BEGIN IMMEDIATE")
-        db.executemany("INSERT OR REPLACE INTO header_buckets VALUES (?, ?, ?, ?, ?)", made)
-        db.executemany("DELETE FROM header_buckets WHERE machine = ? AND env = ? AND bucket = ?", gone)
-        db.execute("COMMIT")
-    return out
-
-
-def _from_entries(db: sqlite3.Connection, machine: str, env: str, shas: list[str]) -> dict | None:
-    out = {}
-    for sha, blob in _listed(db, machine, env, shas):
-        if blob is None:
-            return None
-        out[sha] = _load(blob, records.CommitResult)
-    return out if len(out) == len(shas) else None
-
-
-def _listed(db: sqlite3.Connection, machine: str, env: str, shas: list[str]) -> list[tuple[str, bytes | None]]:
-    """(sha, header blob) of these entries, read from the covering index `entries_listed`."""
-    sql = "SELECT sha, header FROM entries {} WHERE machine = ? AND env = ? AND sha IN ({{marks}})"
-    try:
-        return list(memo.in_batches(db, sql.format("INDEXED BY entries_listed"), shas, machine, env))
-    except sqlite3.OperationalError:  # no such index (a summary that could not be given it)
-        return list(memo.in_batches(db, sql.format(""), shas, machine, env))
-
-
-def _encoded(found: dict[str, records.CommitResult]) -> bytes:
-    """One pickle of the bucket, each fingerprint and settings that are equal made one object."""
-    same: dict = {}
-
-    def one(value):
-        return same.setdefault(value, value) if value is not None else None
-
-    def slim(h: records.CommitResult) -> records.CommitResult:
-        runs = tuple(dataclasses.replace(r, fingerprint=one(r.fingerprint)) for r in h.runs)
-        return dataclasses.replace(h, fingerprint=one(h.fingerprint), settings=one(h.settings), runs=runs)
-
-    return pickle.dumps([(sha, slim(h)) for sha, h in found.items()], protocol=5)
-
-
-def _decoded(blob: bytes, shas: set[str]) -> dict | None:
-    """The bucket's headers, None where it does not read back as headers of just these commits."""
-    try:
-        found = _Unpickler(io.BytesIO(blob)).load()
-        out = {sha: h for sha, h in found if isinstance(sha, str) and isinstance(h, records.CommitResult)}
-    except (*ERRORS, pickle.PickleError):
-        return None
-    return out if set(out) == shas and len(found) == len(shas) else None

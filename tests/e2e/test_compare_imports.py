@@ -57,9 +57,8 @@ def test_compare_of_stored_results_imports_no_worker_machinery(repo):
     ]
     assert machinery == []
     assert "torch" not in modules
-    # Nor gitpython, nor the change-point code (scipy.sparse, scipy.ndimage): a plain clone's root and two
-    # revisions take one `git rev-parse` each, and compare renders no steps.
-    assert "git" not in modules and "regress.analysis.changepoints" not in modules
+    # Nor the change-point code (scipy.sparse, scipy.ndimage): compare renders no steps.
+    assert "regress.analysis.changepoints" not in modules
     assert not [m for m in modules if m.startswith(("scipy.sparse", "scipy.ndimage"))]
     # Once the history's same-code pairs are kept (the first compare of this history kept them), nor numpy.ma,
     # which np.median's first call imports (15 ms): the medians are taken by stats.median.

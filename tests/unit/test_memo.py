@@ -1,5 +1,5 @@
 """The memo (storage/memo.py): a value is found again for the same kind, inputs and code, and for nothing
-else; a garbled row, file or database is a miss; REGRESS_VERIFY_CACHE catches a wrong kept value; one
+else; a garbled row or database is a miss; REGRESS_VERIFY_CACHE catches a wrong kept value; one
 clean-up rule; and its one encoding reads back what it was given."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ import functools
 import os
 import shutil
 import sqlite3
-import time
 from pathlib import Path
 
 import numpy as np
@@ -64,7 +63,7 @@ def test_another_code_digest_is_a_miss_and_its_rows_go_when_a_command_writes(tmp
     assert get(tmp_path, "k", "a", 1, calls) == 1 and len(calls) == 4
 
 
-def test_a_garbled_row_file_or_database_is_a_miss(tmp_path):
+def test_a_garbled_row_or_database_is_a_miss(tmp_path):
     calls: list = []
     get(tmp_path, "k", "a", [1, 2], calls)
     with sqlite3.connect(tmp_path / memo.FILE) as db:
@@ -80,6 +79,18 @@ def test_a_garbled_row_file_or_database_is_a_miss(tmp_path):
     (tmp_path / memo.FILE).mkdir()  # not a file SQLite can open
     assert get(tmp_path, "k", "a", 5, calls) == 5
     assert get(None, "k", "a", 6, calls) == 6  # no results folder: nothing kept, nothing raised
+
+
+def test_a_memo_file_of_the_older_schema_is_still_used(tmp_path):
+    with sqlite3.connect(tmp_path / memo.FILE) as db:  # rows that named files of their own (SPILL, gone)
+        db.execute(
+            "CREATE TABLE memo (kind TEXT NOT NULL, inputs TEXT NOT NULL, code TEXT NOT NULL,"
+            " file TEXT, length INTEGER, value BLOB, PRIMARY KEY (kind, inputs))"
+        )
+        db.execute("INSERT INTO memo VALUES ('k', 'a', ?, 'gone.bin', 9, NULL)", (memo.code_digest(),))
+    db.close()
+    calls: list = []
+    assert get(tmp_path, "k", "a", 1, calls) == 1 and get(tmp_path, "k", "a", 2, calls) == 1 and len(calls) == 1
 
 
 def test_verify_computes_every_hit_again_and_catches_a_wrong_kept_value(tmp_path):
@@ -121,7 +132,7 @@ def test_values_put_are_written_once_write_at_bytes_wait_and_count_as_used_by_th
         assert rows(tmp_path) == []  # 600 bytes wait
         m.put("k", "b", "y" * 600)
         assert rows(tmp_path) == [("k", "a"), ("k", "b")] and not m._puts  # written, not held
-        assert m.find("k", "a") == "x" * 600  # read back from the file
+        assert m.find("k", "a") == "x" * 600  # read back from its row
         m.put("k", "c", 1)
     assert rows(tmp_path) == [("k", "a"), ("k", "b"), ("k", "c")]
     for k in range(KEEP - 1):  # the command that put them counts as having used them
@@ -131,46 +142,6 @@ def test_values_put_are_written_once_write_at_bytes_wait_and_count_as_used_by_th
     with Memo(tmp_path) as m:
         m.put("k", "newest", 0)
     assert ("k", "a") not in rows(tmp_path) and ("k", "c") not in rows(tmp_path)
-
-
-def test_a_large_value_is_a_file_of_its_own_which_goes_with_its_row(tmp_path):
-    big = np.arange(memo.SPILL // 8 + 1, dtype=np.float64)
-    with Memo(tmp_path) as m:
-        m.put("k", "big", big)
-        m.put("k", "small", 1)
-    (first,) = list((tmp_path / memo.FOLDER).iterdir())
-    with Memo(tmp_path) as m:
-        assert np.array_equal(m.find("k", "big"), big) and m.find("k", "small") == 1
-        m.put("k", "big", big[::-1].copy())  # replaced: its old file goes, the new one has a name of its own
-    (second,) = list((tmp_path / memo.FOLDER).iterdir())
-    assert second.name != first.name
-    second.write_bytes(second.read_bytes()[:-1])  # cut short: no value, never a wrong one
-    with Memo(tmp_path) as m:
-        assert m.find("k", "big") is None and m.find("k", "small") == 1
-    second.unlink()
-    with Memo(tmp_path) as m:
-        assert m.find("k", "big") is None
-        m.put("k", "big", big)
-    for k in range(KEEP):  # unused by KEEP writing commands: its row and its file dropped
-        with Memo(tmp_path) as m:
-            m.put("k", f"new {k}", k)
-    assert not list((tmp_path / memo.FOLDER).iterdir())
-
-
-def test_a_file_no_row_names_is_removed_once_old(tmp_path):
-    with Memo(tmp_path) as m:
-        m.put("k", "big", "x" * memo.SPILL)
-    (kept,) = list((tmp_path / memo.FOLDER).iterdir())
-    orphan, young = tmp_path / memo.FOLDER / "lost-0.bin", tmp_path / memo.FOLDER / "young-0.bin"
-    orphan.write_bytes(b"left by a killed command")
-    young.write_bytes(b"a concurrent command's, not committed yet")
-    old = time.time() - 2 * memo.ORPHAN_AGE
-    os.utime(orphan, (old, old))
-    os.utime(kept, (old, old))
-    with Memo(tmp_path) as m:
-        m.put("k", "big", "y" * memo.SPILL)  # replacing it sweeps
-    left = {p.name for p in (tmp_path / memo.FOLDER).iterdir()}
-    assert orphan.name not in left and kept.name not in left and young.name in left and len(left) == 2
 
 
 def test_the_encoding_reads_back_what_it_was_given():

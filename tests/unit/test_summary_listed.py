@@ -63,6 +63,7 @@ def test_a_summary_made_before_the_index_gains_it_and_lists_the_same_commits(fol
     store = Store(folder)
     files = [r.commit for r in store.history(MACHINE, ENV)]
     assert [c.commit for c in summary.commits(store, MACHINE, ENV)] == files
+    assert summary.headers(store, MACHINE, ENV) == [summary.header(r) for r in store.history(MACHINE, ENV)]
     with contextlib.closing(sqlite3.connect(folder / summary.FILE)) as db:
         db.execute("DROP INDEX entries_listed")
     assert [c.commit for c in summary.commits(store, MACHINE, ENV)] == files

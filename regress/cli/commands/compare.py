@@ -63,7 +63,7 @@ def run(args) -> int:
     from regress.analysis import diff
     from regress.flows import comparison
     from regress.output import verdicts as render
-    from regress.storage import checkout  # not gitrepo: a compare of stored commits needs no gitpython
+    from regress.storage import gitrepo
     from regress.storage.session import Session
 
     cfg = flags.load_config(args)
@@ -71,9 +71,10 @@ def run(args) -> int:
     if args.metric and counts:
         raise RegressError("--metric and --mode instructions each pick what to compare; give one of them")
     metric = Metric(args.metric) if args.metric else (Metric.INSTRUCTIONS if counts else Metric.TIME)
+    repo = gitrepo.open_repo(cfg.root)
     sides = comparison.Sides(
-        base=checkout.resolve_one(cfg.root, args.base, what="compare"),
-        head=checkout.resolve_one(cfg.root, args.head, what="compare"),
+        base=gitrepo.resolve_one(repo, args.base, what="compare"),
+        head=gitrepo.resolve_one(repo, args.head, what="compare"),
         base_env=args.env_a or cfg.env,
         head_env=args.env_b or cfg.env,
         base_rev=args.base,

@@ -32,7 +32,7 @@ def run(args) -> int:
             baseline = gitrepo.resolve_one(session.repo, args.baseline, what="--baseline", worktree=False)
         out = Path(args.out) if args.out else cfg.root / "site"
         if not args.out:
-            from regress.storage.ignored import make_ignored
+            from regress.storage.atomic import make_ignored
 
             make_ignored(out)  # regress's own output: nothing new in `git status`
         summary = site.build(
