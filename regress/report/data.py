@@ -158,7 +158,7 @@ def judge_recent(
 
     Each benchmark measured at a commit is judged against its previous
     measured commit, with the whole of both commits' results handed to
-    `judge` (`diff.compare` or `verdict_cache.CachedCompare`): what `regress
+    `judge` (`diff.compare` or `verdicts.CachedCompare`): what `regress
     compare PREV COMMIT` says. `apart`: the history's allowance between
     separate runs (`runs.apart_for`), where the caller has it.
     """

@@ -36,10 +36,10 @@ from regress.analysis import table as figures_table
 from regress.analysis.table import Table
 from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
-from regress.report import detects, pages, verdict_cache
+from regress.report import detects, pages, verdicts
 from regress.report.builder import SITE_FORMAT, Site
 from regress.report.data import Series, judge_recent, summarize
-from regress.report.verdict_cache import STEPS, CachedCompare
+from regress.report.verdicts import STEPS, CachedCompare
 from regress.storage import series_figures, summary
 from regress.storage.memo import Memo, files_digest
 from regress.storage.store import Store
@@ -179,7 +179,7 @@ def _series(
     """One series made whole. What is kept for its very files (`digests`) is the memo's: each file's figures,
     the change points, the recent verdicts and the overview's, the history's noise and its pairs."""
     shas = [c.commit.sha for c in s.history]
-    inputs = verdict_cache.steps_inputs(digests, shas, threshold=threshold, code=code)  # the noise's too
+    inputs = verdicts.steps_inputs(digests, shas, threshold=threshold, code=code)  # the noise's too
     judge = CachedCompare(store, memo, s.machine, s.env, digests=digests)
     summarize(s, threshold=threshold, code=code, whole=False)
     levels = functools.cache(lambda: trusted_levels.series(s.table, threshold=threshold, code=code))
@@ -193,7 +193,7 @@ def _series(
             s.table, threshold=threshold, code=code, judge_one=judge.across, found=found, apart=apart
         )
 
-    s.steps = memo.get(STEPS, inputs, steps, verdict_cache.steps_tree, verdict_cache.steps_from_tree)
+    s.steps = memo.get(STEPS, inputs, steps, from_tree=verdicts.steps_of)
     judge_recent(s, threshold=threshold, code=code, judge=judge, apart=apart)
     n, h = len(s.history), s.history
 
