@@ -1,18 +1,10 @@
 """A page's data files: a chart's points (`Chunks`) and a label page's Compare tables (`LabelChunks`: their
 layout and each cell's verdict colour).
 
-A page lists its data files, `data/<bench|label>/<slug>/<name>.js`; `Chunking`
-says which history positions each holds: closed chunks of CHUNK, then PIECES
-pieces of PIECE, all listed from the start (the unfilled ones empty). A chunk
-closes SETTLE commits after its last position. A history shorter than CHUNK is
-one file, inline in its page (`write`). Why this shape: docs/scale.md.
-
-A file is kept while its digest (of what it is made from, not of its JSON)
-stands. A chart's values go in as the page shows them (`pages.round6`). A
-label's tables are plain: the verdicts colouring the newest VERDICT_COMMITS
-commits are laid over them from the page's own data (`LabelChunks.overlay`).
-A data file is a script (`REGRESS_CHUNKS.push`); regress.js joins the files
-back by key.
+A page lists its data files, `data/<bench|label>/<slug>/<name>.js`, each a span of history positions
+(`Chunking`; a history shorter than CHUNK is one script inline in its page), each kept while the digest
+of what it is made from stands. A label's tables are plain: the page lays the newest commits' verdicts
+over them (`LabelChunks.overlay`). regress.js joins the files back by key.
 """
 
 from __future__ import annotations
@@ -22,7 +14,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from markupsafe import Markup
@@ -39,20 +31,12 @@ CHUNK = 500
 PIECE = 100
 SETTLE = 2
 PIECES = (CHUNK + SETTLE - 2) // PIECE + 1
+_SAFE = str.maketrans({c: f"\\u{ord(c):04x}" for c in "<>&\u2028\u2029"})
 
 
 def script_json(obj) -> Markup:
     """JSON that is safe inside <script>: no '<', '>' or '&' can end the element or open a comment."""
-    text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    for ch, escaped in (
-        ("<", "\\u003c"),
-        (">", "\\u003e"),
-        ("&", "\\u0026"),
-        ("\u2028", "\\u2028"),
-        ("\u2029", "\\u2029"),
-    ):
-        text = text.replace(ch, escaped)
-    return Markup(text)
+    return Markup(json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False).translate(_SAFE))
 
 
 def rel(slug: str, name: str, kind: str = "bench") -> str:
@@ -106,20 +90,17 @@ class Chunking:
         return dict(zip(ks[starts].tolist(), zip(starts.tolist(), ends.tolist())))
 
 
-class _Files:
+class _Files(Protocol):
     """A page's data files by key: `used` keys, `digest(version, slug, k)` and `content(k)` are each kind's."""
 
     kind: str  # the folder under data/
     chunking: Chunking
 
-    def used(self) -> Iterable[int]:
-        raise NotImplementedError
+    def used(self) -> Iterable[int]: ...
 
-    def digest(self, version: str, slug: str, k: int) -> str:
-        raise NotImplementedError
+    def digest(self, version: str, slug: str, k: int) -> str: ...
 
-    def content(self, k: int) -> dict:
-        raise NotImplementedError
+    def content(self, k: int) -> dict: ...
 
     def listed(self) -> list[int]:
         """The keys a page lists (`Chunking.listed`)."""
