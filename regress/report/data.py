@@ -65,7 +65,7 @@ class Series:
     # Its figures (analysis/table.py): given by the loader, else built from `history` by summarize.
     table: Table | None = None
     # BenchmarkId -> runs.Allowance, as the recent verdicts were judged (`judge_recent`), and what each
-    # benchmark can detect at the newest commit (report/detects.py).
+    # benchmark can detect at the newest commit (`site._detects`).
     apart: object | None = None
     detects: dict = field(default_factory=dict)
 
@@ -157,7 +157,7 @@ def judge_recent(
 
     Each benchmark measured at a commit is judged against its previous
     measured commit, with the whole of both commits' results handed to
-    `judge` (`diff.compare` or `verdict_cache.CachedCompare`): what `regress
+    `judge` (`diff.compare` or `verdicts.CachedCompare`): what `regress
     compare PREV COMMIT` says. `apart`: the history's allowance between
     separate runs (`runs.apart_for`), where the caller has it.
     """

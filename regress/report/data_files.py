@@ -1,32 +1,29 @@
-"""A page's data files: a chart's points (`Chunks`) and a label page's Compare tables (`LabelChunks`).
+"""A page's data files: a chart's points (`Chunks`) and a label page's Compare tables (`LabelChunks`: their
+layout and each cell's verdict colour).
 
-A page lists its data files, `data/<bench|label>/<slug>/<name>.js`; `Chunking`
-says which history positions each holds: closed chunks of CHUNK, then PIECES
-pieces of PIECE, all listed from the start (the unfilled ones empty). A chunk
-closes SETTLE commits after its last position. A history shorter than CHUNK is
-one file, inline in its page (`write`). Why this shape: docs/scale.md.
-
-A file is kept while its digest (of what it is made from, not of its JSON)
-stands. A chart's values go in as the page shows them (`pages.round6`). A
-label's tables are plain: the verdicts colouring the newest VERDICT_COMMITS
-commits are laid over them from the page's own data (`LabelChunks.overlay`).
-A data file is a script (`REGRESS_CHUNKS.push`); regress.js joins the files
-back by key.
+A page lists its data files, `data/<bench|label>/<slug>/<name>.js`, each a span of history positions
+(`Chunking`; a history shorter than CHUNK is one script inline in its page), each kept while the digest
+of what it is made from stands. A label's tables are plain: the page lays the newest commits' verdicts
+over them (`LabelChunks.overlay`). regress.js joins the files back by key.
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
 from markupsafe import Markup
 
-from regress.report.data import Series
-from regress.report.files import script_json
-from regress.report.label_data import LabelInputs, Layout, judged_cells, label_inputs, label_tables
-from regress.report.tables import UNIT_ENGLISH
+from regress.analysis.diff import Verdict
+from regress.core.kinds import Kind
+from regress.core.records import BenchmarkId
+from regress.report.data import BIG_CHANGE, Series
+from regress.report.tables import UNIT_ENGLISH, format_tables
 
 # Positions a closed chunk holds.
 CHUNK = 500
@@ -34,6 +31,12 @@ CHUNK = 500
 PIECE = 100
 SETTLE = 2
 PIECES = (CHUNK + SETTLE - 2) // PIECE + 1
+_SAFE = str.maketrans({c: f"\\u{ord(c):04x}" for c in "<>&\u2028\u2029"})
+
+
+def script_json(obj) -> Markup:
+    """JSON that is safe inside <script>: no '<', '>' or '&' can end the element or open a comment."""
+    return Markup(json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False).translate(_SAFE))
 
 
 def rel(slug: str, name: str, kind: str = "bench") -> str:
@@ -87,20 +90,17 @@ class Chunking:
         return dict(zip(ks[starts].tolist(), zip(starts.tolist(), ends.tolist())))
 
 
-class _Files:
+class _Files(Protocol):
     """A page's data files by key: `used` keys, `digest(version, slug, k)` and `content(k)` are each kind's."""
 
     kind: str  # the folder under data/
     chunking: Chunking
 
-    def used(self) -> Iterable[int]:
-        raise NotImplementedError
+    def used(self) -> Iterable[int]: ...
 
-    def digest(self, version: str, slug: str, k: int) -> str:
-        raise NotImplementedError
+    def digest(self, version: str, slug: str, k: int) -> str: ...
 
-    def content(self, k: int) -> dict:
-        raise NotImplementedError
+    def content(self, k: int) -> dict: ...
 
     def listed(self) -> list[int]:
         """The keys a page lists (`Chunking.listed`)."""
@@ -179,6 +179,135 @@ class Chunks(_Files):
         return data
 
 
+# Significant figures of a shown level (as `fmt_time` and the chart's hover, `.4s`, write it).
+FIGURES = 4
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The fixed rows and columns of one label's tables, over all of its history."""
+
+    columns: list[str]  # descriptions
+    groups: list[tuple[int, list[tuple[str, list[BenchmarkId | None]]]]]  # threads -> rows (sub_label, cells)
+
+    @property
+    def cells(self) -> list[BenchmarkId | None]:
+        return [bid for _, rows in self.groups for _, row in rows for bid in row]
+
+
+def layout_for(ids: list[BenchmarkId]) -> Layout:
+    """torch's layout: rows by sub_label, columns by description, grouped by threads (ids in first-seen order)."""
+    columns = list(dict.fromkeys(b.description for b in ids))
+    row_keys = sorted(dict.fromkeys((b.num_threads, b.sub_label) for b in ids), key=lambda k: k[0])
+    by_key = {(b.num_threads, b.sub_label, b.description): b for b in ids}
+    groups: list[tuple[int, list]] = []
+    for threads, sub in row_keys:
+        if not groups or groups[-1][0] != threads:
+            groups.append((threads, []))
+        groups[-1][1].append((sub, [by_key.get((threads, sub, c)) for c in columns]))
+    return Layout(columns, groups)
+
+
+def verdict_class(v: Verdict) -> str:
+    """A Compare cell's CSS class for the differ's verdict.
+
+    regression: "up" ("up2" from BIG_CHANGE slower), improvement: "dn" ("dn2"
+    from BIG_CHANGE faster); every other verdict is neutral and named by
+    itself ("noisy", "unchanged", ...).
+    """
+    if v.verdict == Kind.REGRESSION:
+        return "up2" if v.ratio is not None and v.ratio >= BIG_CHANGE else "up"
+    if v.verdict == Kind.IMPROVEMENT:
+        return "dn2" if v.ratio is not None and v.ratio <= 1 / BIG_CHANGE else "dn"
+    return v.verdict
+
+
+@dataclass(frozen=True)
+class LabelInputs:
+    """What a series' Compare tables of one label are made from, one row per commit that has a table."""
+
+    cells: list[BenchmarkId | None]
+    commits: list[int]  # history positions, ascending
+    medians: np.ndarray  # commits x cells: the shown level (NaN: not measured)
+    figures: np.ndarray
+    columns: np.ndarray  # the column of each cell
+    failed: list[tuple[int, int, str]]  # (row, cell, message)
+
+
+def label_inputs(series: Series, layout: Layout) -> LabelInputs | None:
+    """None where the series measured none of the label's benchmarks."""
+    cells = layout.cells
+    tracks = [series.tracks.get(bid) if bid is not None else None for bid in cells]
+    fails = [series.failed.get(bid, ()) if bid is not None else () for bid in cells]
+    # Every position a cell has a value or a failure at.
+    at = [t.commits for t in tracks if t is not None] + [np.asarray([f.commit for fs in fails for f in fs], np.int64)]
+    order = np.unique(np.concatenate(at).astype(np.int64, copy=False))
+    if not len(order):
+        return None
+    commits = order.tolist()
+    medians = np.full((len(commits), len(cells)), np.nan)
+    figures = np.ones((len(commits), len(cells)), dtype=np.int64)
+    for k, t in enumerate(tracks):
+        if t is None:
+            continue
+        where = np.searchsorted(order, t.commits)
+        medians[where, k] = t.level  # the level, as the verdict colouring the cell
+        figures[where, k] = FIGURES
+    columns = np.asarray([layout.columns.index(bid.description) if bid is not None else -1 for bid in cells])
+    rows = np.searchsorted(order, [f.commit for fs in fails for f in fs]).tolist()
+    failed = [(r, k, f.message[:300]) for r, (k, f) in zip(rows, ((k, f) for k, fs in enumerate(fails) for f in fs))]
+    return LabelInputs(cells, commits, medians, figures, columns, failed)
+
+
+def label_tables(
+    series: Series, layout: Layout, *, inputs: LabelInputs | None = None, rows: range | None = None
+) -> list[dict[str, Any]]:
+    """For each commit of the series that measured this label: its Compare table, plain (the page lays
+    the newest commits' verdicts over it: `judged_cells`).
+
+    Each entry: {"c": commit index in history, "unit": ..., "cells": [...]}
+    with one cell per layout position: None (not measured), or [text, "", ""]:
+    the level in the table's unit. A failed cell is ["failed", "fail",
+    message]. `inputs`: `label_inputs`'s, if made; `rows`: only these of its
+    rows (a data file's).
+    """
+    inputs = label_inputs(series, layout) if inputs is None else inputs
+    if inputs is None:
+        return []
+    rows = range(len(inputs.commits)) if rows is None else rows
+    units, texts = format_tables(
+        inputs.medians[rows.start : rows.stop], inputs.figures[rows.start : rows.stop], inputs.columns
+    )
+    tables: list[dict[str, Any]] = [
+        {"c": ci, "unit": unit, "cells": [None if text is None else [text, "", ""] for text in text_row]}
+        for ci, unit, text_row in zip(inputs.commits[rows.start : rows.stop], units, texts)
+    ]
+    for r, k, message in inputs.failed:
+        if r in rows:
+            tables[r - rows.start]["cells"][k] = ["failed", "fail", message]
+    return tables
+
+
+def judged_cells(series: Series, inputs: LabelInputs) -> dict[int, list[list[str] | None]]:
+    """The newest commits' verdicts over their plain tables: commit index -> per cell [class, title]
+    (`verdict_class`; the verdict, the commit it is against, the differ's reason), or None where the cell
+    has no verdict (the first measurement, not measured, failed)."""
+    out: dict[int, list[list[str] | None]] = {}
+    history = series.history
+    for ci in inputs.commits[bisect.bisect_left(inputs.commits, series.judged_from) :]:
+        judged = series.verdicts.get(ci, {})
+        cells: list[list[str] | None] = []
+        for bid in inputs.cells:
+            found = judged.get(bid) if bid is not None else None
+            if found is None:
+                cells.append(None)
+            else:
+                base, v = found
+                cells.append([verdict_class(v), f"{v.verdict} against {history[base].commit.short}: {v.reason}"])
+        out[ci] = cells
+    return out
+
+
 class LabelChunks(_Files):
     """One label's tables over every series, by data file."""
 
@@ -224,7 +353,7 @@ class LabelChunks(_Files):
         return h.hexdigest()
 
     def overlay(self) -> dict[str, dict[str, list]]:
-        """Per series: the judged commits' verdicts over their tables, by sha (`label_data.judged_cells`)."""
+        """Per series: the judged commits' verdicts over their tables, by sha (`judged_cells`)."""
         return {
             s.name: {s.history[ci].commit.sha: cells for ci, cells in judged_cells(s, inputs).items()}
             for s, inputs, _ in self.parts

@@ -1,4 +1,4 @@
-"""The site rendered from its model (`builder.Site`), in one loop (`write`): the chart, label and overview
+"""The site rendered from its model (`site.Site`), in one loop (`write`): the chart, label and overview
 pages, their data files, the change points as JSON and the feed, each page with a digest of what it
 shows, so that `--incremental` keeps a page whose digest is the last build's."""
 
@@ -7,29 +7,167 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import time
 from collections import Counter
 from pathlib import Path
 
+import jinja2
 import numpy as np
 
 from regress import __version__
+from regress.analysis.verdict import Verdict
+from regress.core.errors import RegressError
 from regress.core.kinds import Kind
-from regress.core.records import BenchmarkId
+from regress.core.records import BenchmarkId, CommitInfo
 from regress.core.units import fmt_time, percent
-from regress.report import data_files, detects, explain_panel
+from regress.output import detects
+from regress.report import data_files, explain_panel
 from regress.report import metrics as report_metrics
-from regress.report.builder import SITE_FORMAT, Site
-from regress.report.data import BIG_CHANGE, VERDICT_COMMITS, Series, Step
-from regress.report.data_files import Chunks, Line
-from regress.report.files import script_json
-from regress.report.files import write as write_file
-from regress.report.label_data import layout_for
+from regress.report.data import BIG_CHANGE, VERDICT_COMMITS, Series, Step, commit_order
+from regress.report.data_files import Chunks, Line, layout_for, script_json
 from regress.report.links import bench_slug, iso, label_slug
+from regress.storage.atomic import write_atomic
 
+SITE_FORMAT = 1
 MANIFEST = ".regress-site.json"
+DETECTS = "data/detects.js"
 MAX_CHANGES_ON_OVERVIEW = 100
+
+
+def write_file(path: Path, data: str | bytes) -> None:
+    write_atomic(path, data, sync=False)  # a site can be rebuilt: no fsync per page
+
+
+def read_manifest(out: Path) -> dict[str, str]:
+    """{relative path: digest of what it shows} of the site already in `out`."""
+    if out.exists() and not out.is_dir():
+        raise RegressError(f"{out} is a file, not a folder; pass --out a folder for the site")
+    path = out / MANIFEST
+    if not path.is_file():
+        if (out / "index.html").exists():
+            raise RegressError(
+                f"{out} already has an index.html that regress did not write; pass --out an empty folder (or delete {out})"
+            )
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        files = data["files"] if data.get("format") == SITE_FORMAT else {}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+    ok = isinstance(files, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
+    return files if ok else {}
+
+
+def _cpus(commit) -> list[str]:
+    return [r.fingerprint.cpu for r in commit.runs if r.fingerprint is not None and r.fingerprint.cpu]
+
+
+def runs_of(s) -> tuple[list[str], list[frozenset], np.ndarray]:
+    """Per commit of a series: the runs behind its level for the chart's hover ("2 runs on Intel Xeon ×2"),
+    and the few distinct sets of their CPU models with each commit's set."""
+    described, which = [], []
+    sets: dict[frozenset, int] = {}
+    for c in s.history:
+        n, cpus = len(c.runs), _cpus(c)
+        models = ", ".join(f"{cpu} ×{k}" if k > 1 else cpu for cpu, k in Counter(cpus).items())
+        described.append(f"{n} run{'s' if n != 1 else ''}" + (f" on {models}" if models else "") if n else "")
+        which.append(sets.setdefault(frozenset(cpus), len(sets)))
+    return described, list(sets), np.asarray(which, dtype=np.int64)
+
+
+class Site:
+    def __init__(
+        self,
+        out: Path,
+        series: list[Series],
+        templates: Path,
+        plotly: tuple[str, Path],
+        *,
+        results: Path,
+        repo_url: str,
+        threshold: float,
+        threshold_for,
+        title: str,
+        baseline: str | None,
+    ):
+        """`results`: the folder the explain panels are read from (`explain_panel.collect`);
+        `threshold_for`: Metric -> the project's threshold, for the metric tables."""
+        self.out, self.series, self.repo_url, self.title, self.baseline = out, series, repo_url, title, baseline
+        self.threshold, self.threshold_for = threshold, threshold_for
+        self.commits = commit_order(series)
+        self.shas = [[cr.commit.sha for cr in s.history] for s in series]
+        self.commit_index = {c.sha: i for i, c in enumerate(self.commits)}
+        if baseline is not None and baseline not in self.commit_index:
+            raise RegressError(
+                f"baseline {baseline[:10]} has no results on any machine; "
+                f"measure it with `regress run {baseline[:10]}` or pass --baseline a measured commit"
+            )
+        # Benchmarks in the order of the newest results (torch's table order), then those no longer measured.
+        seen: dict[BenchmarkId, None] = {}
+        for s in series:
+            assert s.table is not None  # `summarize` gave every series its table
+            seen.update(dict.fromkeys(s.table.ids_at(len(s.history) - 1)))
+        for s in series:
+            seen.update(dict.fromkeys([*s.tracks, *s.failed, *s.counts]))
+        self.ids = list(seen)
+        self.labels: dict[str, list[BenchmarkId]] = {}
+        for bid in self.ids:
+            self.labels.setdefault(bid.label, []).append(bid)
+        self.bench_href = {bid: f"bench/{bench_slug(bid)}.html" for bid in self.ids}
+        self.label_href = {label: f"label/{label_slug(label)}.html" for label in self.labels}
+        # Every change point of every series, most recent commit first.
+        self.changes: list[dict] = [
+            {"step": st, "series": s, "commit": self.commit(st.sha)} for s in series for st in s.steps
+        ]
+        self.changes.sort(key=lambda c: (-self.commit_index[c["commit"].sha], -abs(c["step"].ratio - 1)))
+        self.runs = [runs_of(s) for s in series]
+        self.panels = explain_panel.collect(results, series)
+        self.metric_index = report_metrics.Index(series)
+        self.env = jinja2.Environment(
+            loader=jinja2.FunctionLoader(lambda name: (templates / name).read_text(encoding="utf-8")),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.env.filters["iso"] = iso
+        self.static = {name: (templates / "static" / name).read_bytes() for name in ("regress.css", "regress.js")}
+        plotly_name, self.plotly_path = plotly
+        # Assets are named by content, so a browser never runs a stale copy from its cache.
+        self.assets = {
+            "plotly": plotly_name,
+            "css": f"regress-{hashlib.sha1(self.static['regress.css']).hexdigest()[:8]}.css",
+            "js": f"regress-{hashlib.sha1(self.static['regress.js']).hexdigest()[:8]}.js",
+        }
+        # A page is rewritten when its inputs or anything that renders it changes.
+        names = ("base.html", "macros.html", "label.html", "bench.html", *report_metrics.TEMPLATES)
+        sources = "".join((templates / n).read_text(encoding="utf-8") for n in names)
+        self.version = hashlib.sha1(
+            f"{SITE_FORMAT} {__version__} {sources} {self.assets} {title} {repo_url}".encode()
+        ).hexdigest()
+
+    def context(self, root: str) -> dict:
+        """What every page's template is rendered with (the explain panels' too)."""
+        return {"root": root, "title": self.title, "assets": self.assets, "repo_url": self.repo_url}
+
+    def commit(self, sha: str) -> CommitInfo:
+        return self.commits[self.commit_index[sha]]
+
+    def change_row(self, ch: dict, root: str) -> dict:
+        """A change point's row in the change lists."""
+        st: Step = ch["step"]
+        panel = self.panels.get((ch["series"].name, st.sha, st.id))
+        return {
+            "commit": ch["commit"],
+            "name": str(st.id),
+            "href": root + self.bench_href[st.id],
+            "series": ch["series"].name,
+            "before": fmt_time(st.before),
+            "after": fmt_time(st.after),
+            "change": percent(st.ratio),
+            "direction": st.direction,
+            "explain": root + panel.rel if panel is not None else "",
+        }
 
 
 class Pages:
@@ -39,30 +177,20 @@ class Pages:
         self.out, self.previous, self.keep_unchanged = out, previous, keep_unchanged
         self.files: dict[str, str] = {}
         self.written = self.kept = 0
-        self._listed: dict[str, set[str]] = {}  # folder -> the files in it, listed once
-
-    def _exists(self, rel: str) -> bool:
-        folder, _, name = rel.rpartition("/")
-        names = self._listed.get(folder)
-        if names is None:
-            try:
-                with os.scandir(self.out / folder) as it:
-                    names = {e.name for e in it if e.is_file()}
-            except OSError:
-                names = set()
-            self._listed[folder] = names
-        return name in names
 
     def page(self, rel: str, digest: str | None, render, *args, counted: bool = True) -> None:
         """A page: kept when incremental and its digest is the last build's, else `render(*args)`ed and
         written. `counted`: False for a page's data file (a chart's chunk of points), left out of the counts."""
-        if self.keep_unchanged and digest is not None and self.previous.get(rel) == digest and self._exists(rel):
+        if (
+            self.keep_unchanged
+            and digest is not None
+            and self.previous.get(rel) == digest
+            and (self.out / rel).is_file()
+        ):
             self.kept += counted
         else:
             write_file(self.out / rel, render(*args))
             self.written += counted
-            folder, _, name = rel.rpartition("/")
-            self._listed.get(folder, set()).add(name)
         self.files[rel] = digest or ""
 
     def file(self, rel: str, content: str | bytes) -> None:
@@ -103,7 +231,7 @@ def write(site: Site, previous: dict[str, str], *, keep_unchanged: bool) -> tupl
         digest = hashlib.sha1(f"{site.version} {data} {label} {ids} {srcs} {inline}".encode()).hexdigest()
         out.page(site.label_href[label], digest, label_page, site, label, layout, names, data, srcs, inline)
     # A chart page per benchmark; what each can detect, for the line under its title, in one file.
-    out.file(detects.REL, detects.script(site.series, site.threshold))
+    out.file(DETECTS, detects_js(site.series, site.threshold))
     for bid in site.ids:
         shell, points = bench_data(site, bid)
         slug = shell["slug"] = bench_slug(bid)  # its line under the title in data/detects.js
@@ -122,6 +250,32 @@ def write(site: Site, previous: dict[str, str], *, keep_unchanged: bool) -> tupl
     manifest = {"format": SITE_FORMAT, "regress": __version__, "files": out.files}
     write_file(site.out / MANIFEST, json.dumps(manifest, indent=0, sort_keys=True))
     return out.written, out.kept
+
+
+def detects_js(series, threshold: float) -> str:
+    """data/detects.js: per series, by chart slug, [the line, whether the threshold is within reach]."""
+    data = {
+        "threshold": threshold,
+        "series": {
+            s.name: {
+                bench_slug(bid): [detects.line(x), x.found is not None and x.found.reaches]
+                for bid, x in s.detects.items()
+            }
+            for s in series
+        },
+    }
+    return f"window.REGRESS_DETECTS = {script_json(data)};\n"
+
+
+def detects_cell(v: Verdict | None, threshold: float, cores: int) -> dict:
+    """A verdict's figure as an overview cell: its text ("3.1%"), its tooltip, and whether it falls short."""
+    if v is None or v.detectable is None:
+        return {"text": "", "note": "", "short": False}
+    return {
+        "text": detects.pct(v.detectable),
+        "note": detects.note(v, threshold, cores),
+        "short": not detects.reaches(v, threshold),
+    }
 
 
 def _commits_js(site: Site) -> str:
@@ -249,6 +403,9 @@ def overview(site: Site) -> str:
     for s in site.series:
         n, newest = len(s.history), s.history[-1]
         measured = site.baseline is None or any(c.commit.sha == site.baseline for c in s.history)
+        baseline = "Against the baseline" + ("" if site.baseline else " (the oldest measured commit)")
+        missing = "The newest commit is the baseline." if measured else ""
+        missing = missing or f"The baseline {(site.baseline or '')[:10]} was not measured on this series."
         comparisons = [
             _comparison(
                 site,
@@ -257,15 +414,7 @@ def overview(site: Site) -> str:
                 "Against the previous measured commit",
                 "This is the only commit measured on this series.",
             ),
-            _comparison(
-                site,
-                s,
-                "baseline",
-                "Against the baseline" + ("" if site.baseline else " (the oldest measured commit)"),
-                "The newest commit is the baseline."
-                if measured
-                else f"The baseline {site.baseline[:10] if site.baseline else ''} was not measured on this series.",
-            ),
+            _comparison(site, s, "baseline", baseline, missing),
         ]
         series.append(
             {
@@ -291,7 +440,7 @@ def overview(site: Site) -> str:
             for s, recent, n in zip(site.series, newest_verdicts, cores):
                 track = s.tracks.get(bid)
                 latest.append(fmt_time(float(track.level[-1]), "") if track is not None else "")
-                figures.append(detects.cell(recent.get(bid, (0, None))[1], site.threshold, n))
+                figures.append(detects_cell(recent.get(bid, (0, None))[1], site.threshold, n))
             benchmarks.append(
                 {
                     "name": str(bid),
@@ -340,7 +489,7 @@ def _comparison(site: Site, s: Series, kind: str, title: str, missing: str) -> d
                 "change": percent(v.ratio),
                 "verdict": v.verdict,
                 "reason": v.reason,  # the differ's own words; they quote the interval and p where there is one
-                "detects": detects.cell(v, site.threshold, head.fingerprint.cores),
+                "detects": detects_cell(v, site.threshold, head.fingerprint.cores),
             }
             for v in notable
         ],

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import json
 import re
 import time
 from dataclasses import dataclass
@@ -33,14 +32,16 @@ from pathlib import Path
 
 from regress.analysis import changepoints, detectable, runs
 from regress.analysis import table as figures_table
+from regress.analysis.detectable import Seen
 from regress.analysis.levels import trusted
 from regress.analysis.table import Table
 from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
-from regress.report import detects, pages, verdict_cache
-from regress.report.builder import SITE_FORMAT, Site
+from regress.core.records import BenchmarkId
+from regress.report import pages, verdicts
 from regress.report.data import Series, judge_recent, summarize
-from regress.report.verdict_cache import STEPS, CachedCompare
+from regress.report.pages import Site
+from regress.report.verdicts import STEPS, CachedCompare
 from regress.storage import series_figures, summary
 from regress.storage.memo import Memo, files_digest
 from regress.storage.store import Store
@@ -94,7 +95,7 @@ def build(
     """
     started = time.perf_counter()
     repo_url = _check_repo_url(repo_url)
-    previous = _read_manifest(out)
+    previous = pages.read_manifest(out)
     templates, plotly = _templates(), _plotly_js()
     own = memo is None
     memo = Memo(store.root) if memo is None else memo
@@ -180,7 +181,7 @@ def _series(
     """One series made whole. What is kept for its very files (`digests`) is the memo's: each file's figures,
     the change points, the recent verdicts and the overview's, the history's noise and its pairs."""
     shas = [c.commit.sha for c in s.history]
-    inputs = verdict_cache.steps_inputs(digests, shas, threshold=threshold, code=code)  # the noise's too
+    inputs = verdicts.steps_inputs(digests, shas, threshold=threshold, code=code)  # the noise's too
     judge = CachedCompare(store, memo, s.machine, s.env, digests=digests)
     summarize(s, threshold=threshold, code=code, whole=False)
     levels = functools.cache(lambda: trusted(s.table, threshold=threshold, code=code))
@@ -194,7 +195,7 @@ def _series(
             s.table, threshold=threshold, code=code, judge_one=judge.across, found=found, apart=apart
         )
 
-    s.steps = memo.get(STEPS, inputs, steps, verdict_cache.steps_tree, verdict_cache.steps_from_tree)
+    s.steps = memo.get(STEPS, inputs, steps, from_tree=verdicts.steps_of)
     judge_recent(s, threshold=threshold, code=code, judge=judge, apart=apart)
     n, h = len(s.history), s.history
 
@@ -211,7 +212,7 @@ def _series(
         s.overview["baseline"] = (at, against(at))
     noise = detectable.kept_noise(memo, inputs, s.table, threshold=threshold, code=code, levels=levels)
     least, most = rounds
-    s.detects = detects.of_series(store, s, threshold=threshold, rounds=least, most_rounds=most, noise=noise)
+    s.detects = _detects(store, s, threshold=threshold, rounds=least, most_rounds=most, noise=noise)
     pairs = runs.pairs_found(s.table, code)  # the verdicts' allowances' pairs, for `regress compare`
     if pairs is not None:
         kept = files_digest(digests, shas, sorted(code.items()))
@@ -219,27 +220,35 @@ def _series(
     return s
 
 
+def _detects(
+    store, s, *, threshold: float, rounds: int, most_rounds: int, noise: dict[BenchmarkId, float]
+) -> dict[BenchmarkId, Seen]:
+    """Each benchmark's figures at the series' newest commit (`s`: a `data.Series` with its recent verdicts;
+    `noise`: its history's, `detectable.series_noise`)."""
+    n = len(s.history)
+    if not n:
+        return {}
+    shas = [c.commit.sha for c in s.history[-2:]]
+    light = summary.light_or_file(store, s.machine, s.env, shas)
+    newest = light.get(shas[-1])
+    if newest is None:
+        return {}
+    before = light.get(shas[0]) if n > 1 else None
+    across = s.table is not None and not detectable.shares_a_run(s.table, n - 1)
+    found = detectable.each(
+        newest,
+        threshold=threshold,
+        rounds=rounds,
+        most_rounds=most_rounds,
+        before=before,
+        history=noise,
+        apart=s.apart,
+        across_runs=across,
+    )
+    return {x.id: x for x in found}
+
+
 # -- reading the folder ------------------------------------------------------
-
-
-def _read_manifest(out: Path) -> dict[str, str]:
-    """{relative path: digest of what it shows} of the site already in `out`."""
-    if out.exists() and not out.is_dir():
-        raise RegressError(f"{out} is a file, not a folder; pass --out a folder for the site")
-    path = out / pages.MANIFEST
-    if not path.is_file():
-        if (out / "index.html").exists():
-            raise RegressError(
-                f"{out} already has an index.html that regress did not write; pass --out an empty folder (or delete {out})"
-            )
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        files = data["files"] if data.get("format") == SITE_FORMAT else {}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return {}
-    ok = isinstance(files, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
-    return files if ok else {}
 
 
 def _templates() -> Path:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import json
 import os
 import re
 import sqlite3
@@ -36,9 +35,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-import numpy as np
-
 from regress import __version__
+from regress.core.trees import decode, encode
 
 FILE = ".summary.sqlite"
 KEEP = 3  # a row none of the last KEEP writing commands used is dropped
@@ -143,64 +141,6 @@ def files_digest(digests: Mapping[str, str], shas: Iterable[str | None], *params
             return None
         h.update(f" {sha}:{found}".encode())
     return h.hexdigest()
-
-
-# -- the encoding ---------------------------------------------------------------
-
-
-def encode(value: Any) -> bytes:
-    """A JSON-able value with numpy arrays and scalars inside as bytes: a 4-byte length, the JSON, then
-    each array's little-endian bytes."""
-    arrays: list[np.ndarray] = []
-
-    def default(v: Any) -> Any:
-        if isinstance(v, np.ndarray):
-            if v.dtype.hasobject:
-                raise TypeError("an array of objects is not kept")
-            a = np.ascontiguousarray(v, dtype=v.dtype.newbyteorder("<"))
-            arrays.append(a)
-            return {_ARRAY: [a.dtype.str, list(a.shape)]}
-        if isinstance(v, np.generic):
-            return v.item()
-        raise TypeError(f"{type(v).__name__} is not kept")
-
-    head = json.dumps(value, default=default, separators=(",", ":")).encode()
-    return struct.pack("<I", len(head)) + head + b"".join(a.tobytes() for a in arrays)
-
-
-def decode(data: bytes) -> Any:
-    """`encode`'s value back (tuples as lists; each array a read-only view of `data`); ValueError where
-    `data` is not such bytes."""
-    try:
-        (n,) = struct.unpack_from("<I", data)
-        head = data[4 : 4 + n].decode()
-        at = 4 + n
-        if len(head) != n or _ARRAY not in head:  # no arrays: the plain decoder
-            if at != len(data):
-                raise ValueError("a kept value of the wrong length")
-            return _DECODER.decode(head)
-
-        def array(d: dict) -> Any:
-            nonlocal at
-            spec = d.get(_ARRAY)
-            if spec is None or len(d) != 1:
-                return d
-            dtype, shape = np.dtype(spec[0]), tuple(int(k) for k in spec[1])
-            count = int(np.prod(shape, dtype=np.int64))
-            a = np.frombuffer(data, dtype=dtype, count=count, offset=at).reshape(shape)
-            at += dtype.itemsize * count
-            return a
-
-        value = json.loads(head, object_hook=array)
-    except (struct.error, TypeError, KeyError, IndexError, UnicodeDecodeError) as exc:
-        raise ValueError(f"not a kept value: {exc}") from None
-    if at != len(data):
-        raise ValueError("a kept value of the wrong length")
-    return value
-
-
-_ARRAY = "__array__"
-_DECODER = json.JSONDecoder()
 
 
 # -- the store ------------------------------------------------------------------

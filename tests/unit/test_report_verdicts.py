@@ -39,7 +39,7 @@ from regress.report import data as report_data
 from regress.report import pages
 from regress.report import site as report
 from regress.report.data import Series, summarize
-from regress.report.label_data import judged_cells, label_inputs, label_tables, layout_for, verdict_class
+from regress.report.data_files import judged_cells, label_inputs, label_tables, layout_for, verdict_class
 from regress.storage.store import Store
 
 N_COMMITS = 14

@@ -1,4 +1,4 @@
-"""The site's recent verdicts and change points kept in the memo between builds (report/verdict_cache.py):
+"""The site's recent verdicts and change points kept in the memo between builds (report/verdicts.py):
 the same verdicts as judging afresh."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from regress.report.data import Series, summarize
-from regress.report.verdict_cache import ACROSS, BARE, WHOLE, CachedCompare, from_tree, to_tree
+from regress.report.verdicts import ACROSS, BARE, WHOLE, CachedCompare, _read, _tree
 from regress.storage import memo, summary
 from regress.storage.memo import Memo
 from regress.storage.store import Store
@@ -40,11 +40,11 @@ def cached(folder, verify: bool = False) -> tuple[dict, CachedCompare]:
 
 
 def decode(value: bytes):
-    return from_tree(memo.decode(value))
+    return _read(memo.decode(value))
 
 
 def encode(verdicts, asked) -> bytes:
-    return memo.encode(to_tree(verdicts, asked))
+    return memo.encode(_tree(verdicts, asked))
 
 
 def test_the_second_build_judges_nothing_and_says_the_same(folder, monkeypatch):
@@ -177,7 +177,7 @@ def test_verifying_judges_every_kept_comparison_again_and_finds_it_the_same(fold
 def steps_of(folder, calls: list, verify: bool = False) -> list:
     """The series' change points through the memo, as `regress regressions` reads them."""
     from regress.analysis.changepoints import find_steps
-    from regress.report import verdict_cache
+    from regress.report import verdicts
 
     store = Store(folder)
     history = summary.history(store, MACHINE, ENV)
@@ -187,14 +187,14 @@ def steps_of(folder, calls: list, verify: bool = False) -> list:
         calls.append(len(history))
         return find_steps(history, threshold=0.05)
 
-    inputs = verdict_cache.steps_inputs(summary.digests(store, MACHINE, ENV), shas, threshold=0.05, code={})
+    inputs = verdicts.steps_inputs(summary.digests(store, MACHINE, ENV), shas, threshold=0.05, code={})
     with Memo(folder, verify=verify) as m:
-        return m.get(verdict_cache.STEPS, inputs, compute, verdict_cache.steps_tree, verdict_cache.steps_from_tree)
+        return m.get(verdicts.STEPS, inputs, compute, from_tree=verdicts.steps_of)
 
 
 def test_steps_are_kept_for_the_same_files_and_found_afresh_when_one_changes(folder):
     from regress.analysis.changepoints import find_steps
-    from regress.report.verdict_cache import STEPS
+    from regress.report.verdicts import STEPS
 
     calls: list = []
     first = steps_of(folder, calls)

@@ -53,7 +53,7 @@ def _run(args, session) -> int:
             "measure some with `regress run HEAD~20..HEAD`"
         )
     if metric == Metric.TIME:
-        from regress.report import verdict_cache
+        from regress.report import verdicts
 
         machine, env, shas = cfg.machine_name, cfg.env, [c.commit.sha for c in history]
         code = session.code(shas)
@@ -69,8 +69,8 @@ def _run(args, session) -> int:
             )
 
         # Kept by the site build (or the last `regressions`) when no file changed since.
-        inputs = verdict_cache.steps_inputs(summary.digests(store, machine, env), shas, threshold=threshold, code=code)
-        found = kept.get(verdict_cache.STEPS, inputs, compute, verdict_cache.steps_tree, verdict_cache.steps_from_tree)
+        inputs = verdicts.steps_inputs(summary.digests(store, machine, env), shas, threshold=threshold, code=code)
+        found = kept.get(verdicts.STEPS, inputs, compute, from_tree=verdicts.steps_of)
     else:
         from regress.analysis import metrics
 

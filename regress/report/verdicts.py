@@ -1,26 +1,22 @@
 """The site's verdicts and change points, kept in the memo (`storage/memo.py`) between builds.
 
-`CachedCompare` stands in for `diff.compare` in `data.judge_recent`: it keeps
-each comparison's verdicts under a digest of the files' content digests, the
-threshold and the same-code sha, with the allowance between separate runs
-(`apart`) each benchmark asked for. On reading, the benchmarks whose allowance
-moved are judged again alone (`diff.compare(only=...)`) and the rest kept, their
-allowance notes brought up to date. A miss judges the light copies
-(`storage/summary.py`). Where the memo verifies, every comparison that read
-kept verdicts is judged again whole and must say the same.
-
-A series' change points are kept too (kind STEPS, `steps_inputs`).
+`CachedCompare` stands in for `diff.compare`: a comparison's verdicts are kept under its files' content
+digests, the threshold and the same-code sha, with the allowance between separate runs each benchmark
+asked for; on reading, those whose allowance moved are judged again alone, the rest kept with their
+allowance notes brought up to date. A series' change points are kept too (kind STEPS, `steps_inputs`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from regress.analysis import diff
 from regress.analysis.changepoints import Step, judge_across
 from regress.analysis.diff import compare, with_neighbours
 from regress.analysis.runs import Allowance
 from regress.analysis.verdict import Verdict, order_key
+from regress.core import trees
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, CommitResult
 from regress.storage import memo, summary
@@ -29,76 +25,46 @@ from regress.storage.memo import Memo
 # The memo's kinds: the recent comparisons whole, bare (before the blip rule: `__call__`), the candidate steps' (`across`),
 # and a series' change points.
 WHOLE, BARE, ACROSS, STEPS = "verdicts", "bare verdicts", "step verdicts", "steps"
-
-_FIELDS = [f.name for f in dataclasses.fields(Verdict)]
-assert _FIELDS[:2] == ["id", "verdict"]  # `verdicts_of` makes the first two anew; the rest are stored as they are
-_REASON = _FIELDS.index("reason")
-_STEP_FIELDS = [f.name for f in dataclasses.fields(Step)]
+trees.record(BenchmarkId, Kind, Allowance, Step, Verdict)
 
 
-def bid_fields(b: BenchmarkId) -> list:
-    return [b.label, b.sub_label, b.description, b.num_threads]
+def _tree(verdicts: list[Verdict], asked: dict[BenchmarkId, Allowance]) -> dict:
+    return {"verdicts": verdicts, "apart": list(asked.items())}
 
 
-def to_tree(verdicts: list[Verdict], asked: dict[BenchmarkId, Allowance]) -> dict:
-    """Verdicts and the allowances they asked for, as the memo keeps them: a row a verdict, its fields
-    in Verdict's order."""
-    rows = [[bid_fields(v.id), Kind(v.verdict).value, *(getattr(v, f) for f in _FIELDS[2:])] for v in verdicts]
-    apart = [[bid_fields(b), a.sigma, a.pairs, a.within, a.within_pairs] for b, a in asked.items()]
-    return {"verdicts": rows, "apart": apart}
+def _read(tree: Any) -> tuple[list[Verdict], dict[BenchmarkId, Allowance]]:
+    """`_tree`'s verdicts and allowances back (ValueError where they are not)."""
+    verdicts, asked = tree["verdicts"], dict(tree["apart"])
+    if not all(isinstance(v, Verdict) for v in verdicts) or not all(
+        isinstance(b, BenchmarkId) and isinstance(a, Allowance) for b, a in asked.items()
+    ):
+        raise ValueError("not a kept comparison")
+    return verdicts, asked
 
 
-def from_tree(tree: dict) -> tuple[list[Verdict], dict[BenchmarkId, Allowance]]:
-    rows, asked = _rows(tree)
-    return verdicts_of(rows, {}, None), asked
+def steps_of(tree: Any) -> list[Step]:
+    """A series' change points as the memo keeps them (ValueError where the tree is not)."""
+    if not isinstance(tree, list) or not all(isinstance(s, Step) for s in tree):
+        raise ValueError("not kept change points")
+    return tree
 
 
-def _rows(tree: dict) -> tuple[list[list], dict[BenchmarkId, Allowance]]:
-    """The kept verdicts' rows (made into verdicts by `verdicts_of`) and the allowances they asked for."""
-    rows = tree["verdicts"]
-    if not isinstance(rows, list) or not all(isinstance(r, list) and len(r) == len(_FIELDS) for r in rows):
-        raise ValueError("not a kept entry's rows")
-    return rows, {BenchmarkId(*b[0]): Allowance(*b[1:]) for b in tree["apart"]}
-
-
-def verdicts_of(rows: list[list], asked: dict[BenchmarkId, Allowance], apart) -> list[Verdict]:
+def _noted(verdicts: list[Verdict], asked: dict[BenchmarkId, Allowance], apart) -> list[Verdict]:
     """The verdicts, each allowance note as the history now gives it (the same sigma, perhaps more pairs)."""
     notes: dict[tuple, list[tuple[str, str]]] = {}
-    ids: dict[tuple, BenchmarkId] = {}
     out = []
-    for row in rows:
-        key = tuple(row[0])
-        bid = ids.get(key)
-        if bid is None:
-            bid = ids[key] = BenchmarkId(*key)
-        v = object.__new__(Verdict)  # not Verdict's __init__, which sets each frozen field through a call
-        v.__dict__.update(zip(_FIELDS, row))
-        v.__dict__.update(id=bid, verdict=Kind(row[1]))
+    for v in verdicts:
         was = asked.get(v.id)
-        if was is not None:
-            now = apart(v.id)
-            if now != was:
-                if (was, now) not in notes:
-                    pairs = [(was.describe(), now.describe()), (was.describe_within(), now.describe_within())]
-                    notes[was, now] = [(old, new) for old, new in pairs if old and old != new]
-                reason = row[_REASON]
-                for old, new in notes[was, now]:
-                    reason = reason.replace(old, new)
-                v.__dict__["reason"] = reason
+        now: Allowance | None = apart(v.id) if was is not None else None
+        if was is not None and now is not None and now != was:
+            if (was, now) not in notes:
+                pairs = [(was.describe(), now.describe()), (was.describe_within(), now.describe_within())]
+                notes[was, now] = [(old, new) for old, new in pairs if old and old != new]
+            reason = v.reason
+            for old, new in notes[was, now]:
+                reason = reason.replace(old, new)
+            v = dataclasses.replace(v, reason=reason)
         out.append(v)
-    return out
-
-
-def steps_tree(steps: list[Step]) -> list:
-    """A series' change points as the memo keeps them."""
-    return [[bid_fields(s.id), *(getattr(s, f) for f in _STEP_FIELDS[1:])] for s in steps]
-
-
-def steps_from_tree(tree: list) -> list[Step]:
-    out = []
-    for bid, *rest in tree:
-        fields = dict(zip(_STEP_FIELDS[1:], rest, strict=True))
-        out.append(Step(id=BenchmarkId(*bid), **{**fields, "direction": Kind(fields["direction"])}))
     return out
 
 
@@ -162,15 +128,15 @@ class CachedCompare:
         moved: set[BenchmarkId] | None = None
         try:
             if tree is not None:
-                rows, asked = _rows(tree)
+                kept, asked = _read(tree)
                 if asked and apart is None:
-                    asked = {}
+                    kept, asked = [], {}
                 else:
                     moved = {b for b, a in asked.items() if _moved(a, apart(b))}
                     if moved:
-                        rows = [r for r in rows if BenchmarkId(*r[0]) not in moved]
+                        kept = [v for v in kept if v.id not in moved]
                         asked = {b: a for b, a in asked.items() if b not in moved}
-                    kept = verdicts_of(rows, asked, apart)
+                    kept = _noted(kept, asked, apart)
         except (ValueError, KeyError, TypeError, AttributeError, IndexError):  # garbled: made afresh, and replaced
             kept, asked, moved = [], {}, None
         if moved is not None and not moved:
@@ -187,7 +153,7 @@ class CachedCompare:
         if moved is not None and self.memo.verify:
             self._verify(kind, verdicts, {**{b: apart(b) for b in asked}, **fresh}, apart, judge)
         if key is not None:
-            self.memo.put(kind, key, to_tree(verdicts, {**asked, **fresh}))
+            self.memo.put(kind, key, _tree(verdicts, {**asked, **fresh}))
         return verdicts
 
     def _verify(self, kind: str, verdicts: list[Verdict], asked: dict, apart, judge) -> None:
@@ -197,9 +163,7 @@ class CachedCompare:
         again, fresh = _recording(judge, apart, None)
         self.hits, self.misses, self.partial, self.rejudged = counts
         again = sorted(again, key=order_key)
-        self.memo.check(
-            kind, to_tree(verdicts, dict(sorted(asked.items()))), to_tree(again, dict(sorted(fresh.items())))
-        )
+        self.memo.check(kind, _tree(verdicts, dict(sorted(asked.items()))), _tree(again, dict(sorted(fresh.items()))))
 
     def __call__(self, base, head, *, threshold: float, before=None, after=None, apart=None, same_code: str = ""):
         """`diff.compare(base, head, ...)`. Kept twice: whole, and bare (`compare` without the
@@ -234,6 +198,6 @@ class CachedCompare:
             self.rejudged += v is not None
             return [] if v is None else [v]
 
-        key = self._key((table.history[before], table.history[after]), threshold, f"across {bid_fields(bid)}")
+        key = self._key((table.history[before], table.history[after]), threshold, f"across {bid!r}")
         found = self._kept(key, apart, judge, kind=ACROSS)
         return found[0] if found else None
