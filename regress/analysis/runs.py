@@ -13,9 +13,9 @@ import numpy as np
 from regress.analysis import modes, stats
 from regress.analysis.judge import judge
 from regress.analysis.stats import by_run
-from regress.analysis.table import as_table, id_key, id_of
+from regress.analysis.table import Table, as_table, id_key, id_of
 from regress.analysis.verdict import Verdict
-from regress.core.records import BenchmarkId, BenchmarkResult
+from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 
 MIN_PAIRS = 8  # pairs a benchmark (else its kind) needs before the history's allowance is trusted over the fixed one
 STEP = 0.001  # an allowance the history gives is rounded up to this (log units), as it is shown
@@ -154,13 +154,23 @@ def allowances(
 
 
 Pairs = tuple[dict[BenchmarkId, list[float]], dict[BenchmarkId, list[float]]]  # same-code, neighbour pairs
+_LAST: list = []  # the last history's pairs, held with its records, so a match is the very same records
 
 
-def apart_for(
-    history, code: dict[str, str], *, cores: int = 0, pairs: Callable[[], Pairs] | None = None
-) -> Callable[[BenchmarkId], Allowance]:
-    """BenchmarkId -> the allowance for separate runs that this history's same-code pairs give (`pairs()`:
-    them as kept, where the caller keeps them)."""
+def _commits(history) -> list[CommitResult]:
+    return history.history if isinstance(history, Table) else history
+
+
+def pairs_found(history, code: dict[str, str]) -> Pairs | None:
+    """The pairs an allowance of this very history already computed, else None."""
+    commits = _commits(history)
+    if _LAST and len(_LAST[0]) == len(commits) and _LAST[1] == code and all(a is b for a, b in zip(_LAST[0], commits)):
+        return _LAST[2]
+    return None
+
+
+def apart_for(history, code: dict[str, str], *, cores: int = 0) -> Callable[[BenchmarkId], Allowance]:
+    """BenchmarkId -> the allowance for separate runs that this history's same-code pairs give."""
     found: Callable[[BenchmarkId], Allowance] | None = None
     known: dict[BenchmarkId, Allowance] = {}
 
@@ -168,8 +178,11 @@ def apart_for(
         nonlocal found
         if bid not in known:
             if found is None:
-                same, near = pairs() if pairs is not None else history_pairs(history, code)
-                found = allowances(same, cores=cores, neighbours=near)
+                pairs = pairs_found(history, code)
+                if pairs is None:
+                    pairs = history_pairs(history, code)
+                    _LAST[:] = [tuple(_commits(history)), dict(code), pairs]
+                found = allowances(pairs[0], cores=cores, neighbours=pairs[1])
             known[bid] = found(bid)
         return known[bid]
 

@@ -6,6 +6,7 @@ rounds and all; `values`, one figure a round of a metric. Pure.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import statistics
 from collections.abc import Callable
@@ -62,7 +63,8 @@ class Table:
 
     @classmethod
     def kept(cls, kept, light: Callable[[], list[CommitResult]]) -> Table:
-        """The table of a series' files' figures (`storage.series_figures.per_file`: `assemble`), else (None, or a file's figures can't be had) of its light history."""
+        """The table of a series' files' figures (`storage.series_figures.per_file`, joined in blocks:
+        `assemble`), else (None, or a file's figures can't be had) of its light history."""
         if kept is not None:
             try:
                 return assemble(kept)
@@ -216,6 +218,14 @@ def compute(result: CommitResult) -> dict:
     return to_tree(of_file(result))
 
 
+# -- blocks: a series' table joined from blocks of BLOCK commits, each kept whole in the memo (kind BLOCKS)
+# under a digest of its files' shas and content digests, once it ends TAIL or more positions before the
+# newest (a push measures the commit before it again, and a rerun the few before that); a block with a
+# file of another digest is joined afresh. The joined table is the one the files alone give, field for field.
+
+BLOCK = 100
+TAIL = 10
+BLOCKS = "figures block"  # the memo's kind
 # (name, dtype, width: the rows of a 2-D one, else 1) of a table's arrays: per row, per run row (_RUN), per position.
 _ARRAYS: tuple[tuple[str, type, int], ...] = (
     ("pos", np.int32, 1),
@@ -237,18 +247,40 @@ _ARRAYS: tuple[tuple[str, type, int], ...] = (
 _RUN = ("run_pos", "run_bench", "run", "run_n", "low")
 
 
-BATCH = 500  # files joined at a time, then the batches: the join stays linear in the files
+def spans(n: int) -> list[tuple[int, int]]:
+    """The blocks (first position, end) kept in a history of n commits."""
+    return [(a, a + BLOCK) for a in range(0, max(n - TAIL, 0) // BLOCK * BLOCK, BLOCK)]
+
+
+def key(shas: list[str], digests: list[str]) -> str | None:
+    """What a block is kept under; None where a file has no digest to key it by."""
+    if not all(digests):
+        return None
+    return hashlib.sha256(" ".join(f"{s}:{d}" for s, d in zip(shas, digests)).encode()).hexdigest()
 
 
 def assemble(kept) -> Table:
-    """The Table of `kept` (a `storage.series_figures.SeriesFigures`): every file's figures joined, in
-    batches. ValueError where a figure does not read."""
-    cache: IdCache = {}  # shared by every file's decoding
+    """The Table of `kept` (a `storage.series_figures.SeriesFigures`): blocks kept in its memo decoded,
+    the rest joined from their files' figures (new blocks kept). ValueError where a figure does not read."""
+    cache: IdCache = {}  # shared by every block's and file's decoding
     n = len(kept.headers)
-    parts = [
-        join(kept.headers[a : a + BATCH], [from_tree(t, cache) for t in kept.blobs(a, min(a + BATCH, n))], None)
-        for a in range(0, n, BATCH)
-    ]
+
+    def joined(a: int, b: int):
+        return join(kept.headers[a:b], [from_tree(tree, cache) for tree in kept.blobs(a, b)], None)
+
+    def decoded(tree: dict, positions: int):
+        part = from_tree(tree, cache)
+        if len(part.reference) != positions:
+            raise ValueError("a block of another length")
+        return part
+
+    parts, end = [], 0
+    for a, b in spans(n):
+        k = key(kept.shas[a:b], kept.digests[a:b])
+        parts.append(kept.memo.get(BLOCKS, k, lambda a=a, b=b: joined(a, b), to_tree, lambda d, n=b - a: decoded(d, n)))
+        end = b
+    if end < n or not parts:
+        parts.append(joined(end, n))
     return join(kept.headers, parts, kept.load)
 
 

@@ -186,14 +186,7 @@ def _series(
     summarize(s, threshold=threshold, code=code, whole=False)
     levels = functools.cache(lambda: trusted(s.table, threshold=threshold, code=code))
     cores = min([c.fingerprint.cores for c in s.history if c.fingerprint.cores] or [0])
-    kept = files_digest(digests, shas, sorted(code.items()))  # the pairs kept for `regress compare` too
-
-    def pairs() -> runs.Pairs:
-        return memo.get(
-            runs.PAIRS, kept, lambda: runs.history_pairs(s.table, code), runs.pairs_tree, runs.pairs_from_tree
-        )
-
-    apart = runs.apart_for(s.table, code, cores=cores, pairs=pairs)  # one allowance for the steps and the verdicts
+    apart = runs.apart_for(s.table, code, cores=cores)  # one allowance for the steps and the verdicts
 
     def steps() -> list[changepoints.Step]:  # judged through the kept verdicts across candidate steps
         kept = memo.values(changepoints.CHECKPOINT)
@@ -220,6 +213,10 @@ def _series(
     noise = detectable.kept_noise(memo, inputs, s.table, threshold=threshold, code=code, levels=levels)
     least, most = rounds
     s.detects = _detects(store, s, threshold=threshold, rounds=least, most_rounds=most, noise=noise)
+    pairs = runs.pairs_found(s.table, code)  # the verdicts' allowances' pairs, for `regress compare`
+    if pairs is not None:
+        kept = files_digest(digests, shas, sorted(code.items()))
+        memo.get(runs.PAIRS, kept, lambda: pairs, runs.pairs_tree, runs.pairs_from_tree)
     return s
 
 

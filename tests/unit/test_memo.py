@@ -188,7 +188,7 @@ def test_a_changed_source_file_or_template_is_another_code_digest(tmp_path):
 
 
 def test_a_changed_figure_function_finds_no_stale_value(tmp_path, monkeypatch):
-    """A site build keeps each file's figures, the steps and the verdicts; then a function the
+    """A site build keeps each file's figures, their blocks, the steps and the verdicts; then a function the
     figures depend on changes, and with it the code digest (as any change to regress's source does): the
     next read computes everything afresh, and what it gives is the changed function's, nowhere the kept."""
     from regress.analysis import table as figures_table
@@ -199,7 +199,7 @@ def test_a_changed_figure_function_finds_no_stale_value(tmp_path, monkeypatch):
     from scripts.fabricate_history import fabricate
 
     machine, env = "ci-runner", "default"
-    commits = 115
+    commits = figures_table.BLOCK + figures_table.TAIL + 5  # one kept block, and the newest beside it
     fabricate(tmp_path / "r", machines=(machine,), commits=commits, benchmarks=3, rounds="3-4", times="3")
     store = Store(tmp_path / "r")
     site.build(store, tmp_path / "site")  # the memo filled: figures, a block, verdicts, steps, pairs
@@ -225,7 +225,7 @@ def test_a_changed_figure_function_finds_no_stale_value(tmp_path, monkeypatch):
         found = m.find_many(series_figures.KIND, [d for d in summary.digests(store, machine, env).values()])
     assert found == {}  # nothing kept is found by other code
     after = read()
-    assert len(made) == commits  # every file's figures made afresh
+    assert len(made) == commits  # every file's figures made afresh, the block joined from them
     assert after.reference.tolist() == [7.0] * commits and before.reference.tolist() != [7.0] * commits
     again = read()
     assert again.reference.tolist() == [7.0] * commits and len(made) == commits  # now kept, by the new code
