@@ -29,6 +29,7 @@ import functools
 import hashlib
 import os
 import re
+import shutil
 import sqlite3
 import struct
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -42,6 +43,7 @@ FILE = ".summary.sqlite"
 KEEP = 3  # a row none of the last KEEP writing commands used is dropped
 WRITE_AT = 64 << 20  # bytes put and waiting that are written at once
 VERIFY = "REGRESS_VERIFY_CACHE"
+OLD_FOLDER = ".summary.d"  # an older regress kept large values there; a writing command removes it
 # What a garbled value raises in a decoder: a miss, never an error.
 GARBLED = (ValueError, KeyError, TypeError, IndexError, AttributeError, struct.error, EOFError)
 
@@ -283,8 +285,8 @@ class Memo:
         puts, used = self._puts, self._used
         self._puts, self._used, self._waiting = {}, set(), 0
         try:
-            if puts or self._wrote:
-                self._write(db, puts, used)
+            if (puts or self._wrote) and self._write(db, puts, used) and self.root is not None:
+                shutil.rmtree(self.root / OLD_FOLDER, ignore_errors=True)  # no row names its files any more
         finally:
             db.close()
 

@@ -93,6 +93,18 @@ def test_a_memo_file_of_the_older_schema_is_still_used(tmp_path):
     assert get(tmp_path, "k", "a", 1, calls) == 1 and get(tmp_path, "k", "a", 2, calls) == 1 and len(calls) == 1
 
 
+def test_an_older_regress_spill_folder_goes_at_the_first_write_and_a_read_leaves_it(tmp_path):
+    old = tmp_path / memo.OLD_FOLDER
+    old.mkdir()
+    (old / "0123-abcd.bin").write_bytes(b"x" * 100)
+    with Memo(tmp_path) as m:  # reads only: nothing written, nothing removed
+        assert m.find("k", "a") is None
+    assert old.is_dir()
+    calls: list = []
+    assert get(tmp_path, "k", "a", 1, calls) == 1
+    assert not old.exists()
+
+
 def test_verify_computes_every_hit_again_and_catches_a_wrong_kept_value(tmp_path):
     calls: list = []
     get(tmp_path, "figures", "a", {"level": np.ones(3)}, calls)
