@@ -16,7 +16,7 @@ also gets more rounds, on both commits: evidence goes where a verdict
 depends on it. And on a machine with modes, a commit whose rounds all sit
 above a neighbour's floor by a ratio the neighbour's own rounds often reach
 gets rounds until all of them landing in the slow mode is unlikely
-(`analysis/modes.py`): the verdict waits for them. Pure.
+(`analysis/modes.py`), beyond `max_rounds` if it must: the verdict waits for them. Pure.
 """
 
 from __future__ import annotations
@@ -69,14 +69,19 @@ def wants_round(values, budget: Budget, spent: float, neighbours=(), threads: in
     Beyond `min_rounds`, within `max_rounds` and the budget: on a machine with modes, until the commit has
     `modes.FAST_ROUNDS` rounds in the fast one (`analysis/modes.py`); then, with neighbours, while the
     verdict against one of them is undecided (`hinges`); without, until its rounds agree on a floor.
+    Beyond `max_rounds` (up to `modes.MOST`, within the budget; not where min_rounds = max_rounds): while a verdict waits on this side's
+    rounds ruling out a slow mode (`awaits_luck`): a plan's cap must not leave a real change `noisy`.
     """
     n = len(values)
     if n < budget.min_rounds:
         return True
-    if n >= budget.max_rounds or spent >= budget.seconds:
+    fixed = budget.min_rounds == budget.max_rounds  # a count asked for is exactly that
+    if n >= (budget.max_rounds if fixed else max(budget.max_rounds, modes.MOST)) or spent >= budget.seconds:
         return False
     # A neighbour without a level yet decides nothing: it takes its own rounds, and this commit is asked again.
     others = [o for o in neighbours if len(o) >= stats.FEWEST_ROUNDS_TO_JUDGE]
+    if n >= budget.max_rounds:  # beyond the plan only for the rounds a slow-mode test asks of this side
+        return any(awaits_luck(values, other, budget, threads, pool) for other in others)
     # With modes, the rounds agree on a floor when the fast mode's do (the slow ones say nothing of it).
     seen = modes.detect(modes.relative([values, *others]))
     fast = seen.fast(values) if seen is not None else values
@@ -100,6 +105,18 @@ def hinges(values, other, budget: Budget, threads: int = 1, pool=None) -> bool:
         return False
     fast = d.seen.fast if d.seen is not None and d.fast else list
     return not (settled(fast(values), budget) and settled(fast(other), budget))
+
+
+def awaits_luck(values, other, budget: Budget, threads: int = 1, pool=None) -> bool:
+    """Whether the rounds fall in separated modes (`modes.detect`) and the verdict against `other` is `noisy`
+    only because this side's rounds may all have landed in the slow one (`modes.luck`), and the rounds that
+    would rule it out are more than it has."""
+    mine_higher = stats.level(other) <= stats.level(values)
+    lo, hi = (other, values) if mine_higher else (values, other)
+    d = judge.decide(list(lo), list(hi), threshold=budget.threshold, threads=threads, cores=budget.cores, pool=pool)
+    if d.luck is None or d.seen is None:  # no separated modes: rounds that disagree, which max_rounds bounds
+        return False
+    return (d.luck.side == "head") == mine_higher and d.luck.needed > len(values)
 
 
 def budget_for(cfg: Config, mode: str = "time", **overrides) -> Budget:

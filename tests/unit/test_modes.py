@@ -82,6 +82,24 @@ def test_the_round_plan_takes_rounds_until_the_fast_mode_had_its_chance():
     assert modes.luck([base], [enough]) is None and modes.luck([base], [enough[:5]]) is not None
 
 
+def test_a_slow_mode_test_takes_the_rounds_it_asks_for_beyond_max_rounds():
+    # mul 16384 at c0 and c1 is the same code; c1's rounds all in the slow mode, at the plan's cap of 5.
+    base = [value(s) for s in samples(RECORDED["commits"][0]["benchmarks"]["mul 16384"])]
+    slow = [
+        v for v in (value(s) for s in samples(RECORDED["commits"][1]["benchmarks"]["mul 16384"])) if v > 1.5 * min(base)
+    ]
+    plan = adaptive.Budget(min_rounds=3, max_rounds=5, seconds=1e9)
+    assert modes.luck([base], [slow[:5]]).needed > 5
+    assert adaptive.wants_round(slow[:5], plan, 0.0, [base])  # the verdict waits on these rounds: more of them
+    assert not adaptive.wants_round(base, plan, 0.0, [slow[:5]])  # the faster side is not the one asked
+    assert not adaptive.wants_round(slow[:5], plan, plan.seconds, [base])  # the budget still ends it
+    fixed = adaptive.Budget(min_rounds=5, max_rounds=5, seconds=1e9)
+    assert not adaptive.wants_round(slow[:5], fixed, 0.0, [base])  # a count asked for is exactly that
+    # A real change of the same size with the neighbour's rounds all fast: no slow mode to rule out.
+    quiet = [1e-4 * (1 + 0.002 * k) for k in range(5)]
+    assert not adaptive.wants_round([1.6 * v for v in quiet], plan, 0.0, [quiet])
+
+
 def test_every_adjacent_pair_of_the_recorded_modal_range_is_judged_right():
     # Real rounds of one default range run beside the modal neighbour: with the neighbours' rule, every planted
     # change of 1.3x or more is found and no A/A pair is called a change (c8's mul 16384 sits 20% up, alone).
