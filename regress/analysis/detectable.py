@@ -12,7 +12,7 @@ import numpy as np
 
 from regress.analysis import modes, segments, stats
 from regress.analysis.levels import trusted
-from regress.analysis.table import id_key, id_of
+from regress.analysis.table import kept_id
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 
 Z_POWER = 1.2815515655446004  # scipy.special.ndtri(0.9): a verdict catches 0.9 of changes of the size (0.8 in fact)
@@ -228,12 +228,12 @@ def kept_noise(memo, inputs: str | None, table, *, threshold: float, code: dict[
     )
 
 
-def noise_tree(noise: dict[BenchmarkId, float]) -> dict:
-    return {"ids": [id_key(b) for b in noise], "noise": np.asarray(list(noise.values()), dtype=float)}
+def noise_tree(noise: dict[BenchmarkId, float]) -> list:
+    return list(noise.items())
 
 
-def noise_from_tree(tree: dict) -> dict[BenchmarkId, float]:
-    return {id_of(k, {}): float(v) for k, v in zip(tree["ids"], tree["noise"].tolist(), strict=True)}
+def noise_from_tree(tree: list) -> dict[BenchmarkId, float]:
+    return {kept_id(b): float(v) for b, v in tree}
 
 
 def history_noise(levels: Mapping[BenchmarkId, Sequence[float]]) -> dict[BenchmarkId, float]:
