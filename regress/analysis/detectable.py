@@ -223,17 +223,9 @@ def kept_noise(memo, inputs: str | None, table, *, threshold: float, code: dict[
         NOISE,
         inputs,
         lambda: series_noise(table, threshold=threshold, code=code, levels=None if levels is None else levels()),
-        noise_tree,
-        noise_from_tree,
+        lambda noise: list(noise.items()),
+        lambda tree: {kept_id(b): float(v) for b, v in tree},
     )
-
-
-def noise_tree(noise: dict[BenchmarkId, float]) -> list:
-    return list(noise.items())
-
-
-def noise_from_tree(tree: list) -> dict[BenchmarkId, float]:
-    return {kept_id(b): float(v) for b, v in tree}
 
 
 def history_noise(levels: Mapping[BenchmarkId, Sequence[float]]) -> dict[BenchmarkId, float]:

@@ -11,10 +11,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from regress.analysis import modes, stats
-from regress.analysis.judge import judge
+from regress.analysis.judge import Verdict, judge
 from regress.analysis.stats import by_run
 from regress.analysis.table import Table, as_table, kept_id
-from regress.analysis.verdict import Verdict
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 
 MIN_PAIRS = 8  # pairs a benchmark (else its kind) needs before the history's allowance is trusted over the fixed one

@@ -364,10 +364,9 @@ def to_tree(t: Table) -> dict:
     }
 
 
-def from_tree(tree: dict, cache: IdCache | None = None) -> Table:
+def from_tree(tree: dict, cache: IdCache) -> Table:
     """`to_tree`'s Table back (no history, no load). `cache`: the BenchmarkIds already built (files of a series
     share them). ValueError on anything that does not read back as one."""
-    cache = {} if cache is None else cache
     try:
         keys = tree["ids"]
         ids = cast("list[BenchmarkId] | None", cache.get(_SEP + keys))  # files mostly list the same
