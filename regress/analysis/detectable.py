@@ -12,7 +12,7 @@ import numpy as np
 
 from regress.analysis import modes, segments, stats
 from regress.analysis.levels import trusted
-from regress.analysis.table import id_key, id_of
+from regress.analysis.table import kept_id
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 
 Z_POWER = 1.2815515655446004  # scipy.special.ndtri(0.9): a verdict catches 0.9 of changes of the size (0.8 in fact)
@@ -223,17 +223,9 @@ def kept_noise(memo, inputs: str | None, table, *, threshold: float, code: dict[
         NOISE,
         inputs,
         lambda: series_noise(table, threshold=threshold, code=code, levels=None if levels is None else levels()),
-        noise_tree,
-        noise_from_tree,
+        lambda noise: list(noise.items()),
+        lambda tree: {kept_id(b): float(v) for b, v in tree},
     )
-
-
-def noise_tree(noise: dict[BenchmarkId, float]) -> dict:
-    return {"ids": [id_key(b) for b in noise], "noise": np.asarray(list(noise.values()), dtype=float)}
-
-
-def noise_from_tree(tree: dict) -> dict[BenchmarkId, float]:
-    return {id_of(k, {}): float(v) for k, v in zip(tree["ids"], tree["noise"].tolist(), strict=True)}
 
 
 def history_noise(levels: Mapping[BenchmarkId, Sequence[float]]) -> dict[BenchmarkId, float]:

@@ -9,8 +9,7 @@ from collections.abc import Collection
 from dataclasses import replace
 
 from regress.analysis import modes, runs, stats
-from regress.analysis.judge import iqr
-from regress.analysis.verdict import Figures, Side, Verdict, any_regression, order_key, pair  # noqa: F401 - re-exported
+from regress.analysis.judge import Figures, Side, Verdict, any_regression, iqr, order_key, pair  # noqa: F401 - re-exported
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 from regress.core.units import percent as pct
@@ -195,18 +194,15 @@ def machine_shift(base: CommitResult | None, head: CommitResult | None, *, thres
     MACHINE_SHARE of the threshold, or with too few reference rounds."""
     if base is None or head is None:
         return None
-    b = [stats.round_value(s) for s in base.reference]
-    h = [stats.round_value(s) for s in head.reference]
+    b, h = base.reference, head.reference
     # Measured together: the machine of the runs both sides share is the one that matters.
-    common = {s.run for s in base.reference} & {s.run for s in head.reference} - {""}
-    if common:
-        bc = [stats.round_value(s) for s in base.reference if s.run in common]
-        hc = [stats.round_value(s) for s in head.reference if s.run in common]
-        if min(len(bc), len(hc)) >= stats.FEWEST_ROUNDS_TO_JUDGE:
-            b, h = bc, hc
-    if len(b) < stats.FEWEST_ROUNDS_TO_JUDGE or len(h) < stats.FEWEST_ROUNDS_TO_JUDGE:
+    common = {s.run for s in b} & {s.run for s in h} - {""}
+    bc, hc = tuple(s for s in b if s.run in common), tuple(s for s in h if s.run in common)
+    if min(len(bc), len(hc)) >= stats.FEWEST_ROUNDS_TO_JUDGE:
+        b, h = bc, hc
+    if min(len(b), len(h)) < stats.FEWEST_ROUNDS_TO_JUDGE:
         return None
-    s = stats.shift(b, h)
+    s = stats.shift([stats.round_value(x) for x in b], [stats.round_value(x) for x in h])
     if s.significant and abs(math.log(s.ratio)) >= math.log1p(MACHINE_SHARE * threshold):
         return s
     return None

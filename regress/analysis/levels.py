@@ -38,22 +38,20 @@ class Observations:
     run: np.ndarray
     cpu: np.ndarray  # the CPU model of the run's machine (its fingerprint)
     log_level: np.ndarray  # log of the run's fastest round at that commit
-    cpu_names: tuple[str, ...] = ()  # the CPU models, by code
 
     def __len__(self) -> int:
         return len(self.position)
 
     def digest(self) -> str:
         """Of everything a fit reads: equal digests, equal fits."""
-        h = hashlib.blake2b(repr(self.cpu_names).encode())
+        h = hashlib.blake2b()
         for a in (self.position, self.node, self.run, self.cpu, self.log_level):
             h.update(np.ascontiguousarray(a).tobytes())
             h.update(b"|")
         return h.hexdigest()
 
     def only(self, keep: np.ndarray) -> Observations:
-        p, n, r, c, y = (a[keep] for a in (self.position, self.node, self.run, self.cpu, self.log_level))
-        return Observations(p, n, r, c, y, self.cpu_names)
+        return Observations(*(a[keep] for a in (self.position, self.node, self.run, self.cpu, self.log_level)))
 
 
 def _codes(names: list[str]) -> tuple[dict[str, int], list[str]]:
@@ -83,7 +81,7 @@ def observed(table, code: dict[str, str], rows: np.ndarray, off: set[int]) -> di
         c = t.history[i]
         cpus[i] = ({r.id: r.fingerprint.cpu for r in c.runs if r.fingerprint is not None}, c.fingerprint.cpu)
     models = [cpus[i][0].get(n) or cpus[i][1] for n, i in zip(named, at)]
-    cpu_code, cpu_names = _codes(models)
+    cpu_code, _ = _codes(models)
     run = np.asarray([run_code[n] for n in names], dtype=np.int64)[which]
     cpu = np.asarray([cpu_code[m] for m in models], dtype=np.int64)[which]
     y = np.log(t.low[0, rows])
@@ -92,7 +90,7 @@ def observed(table, code: dict[str, str], rows: np.ndarray, off: set[int]) -> di
     cuts = np.flatnonzero(np.diff(bench[order])) + 1
     out: dict[BenchmarkId, Observations] = {}
     for g in np.split(order, cuts):
-        obs = Observations(pos[g], node_of[pos[g]], run[g], cpu[g], y[g], tuple(cpu_names))
+        obs = Observations(pos[g], node_of[pos[g]], run[g], cpu[g], y[g])
         if off:  # a run of one node measured while the machine was off: left out
             nodes_of_run = np.unique(np.column_stack([obs.run, obs.node]), axis=0)[:, 0]
             runs, count = np.unique(nodes_of_run, return_counts=True)

@@ -12,8 +12,8 @@ from typing import overload
 import numpy as np
 
 from regress.analysis import diff, stats
+from regress.analysis.judge import Figures, Side, Verdict, fields, order_key, pair_all
 from regress.analysis.table import values
-from regress.analysis.verdict import Figures, Side, Verdict, fields, order_key, pair_all
 from regress.core.kinds import COUNTED, Kind, Metric
 from regress.core.metric_specs import spec
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult

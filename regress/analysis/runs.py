@@ -11,10 +11,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from regress.analysis import modes, stats
-from regress.analysis.judge import judge
+from regress.analysis.judge import Verdict, judge
 from regress.analysis.stats import by_run
-from regress.analysis.table import Table, as_table, id_key, id_of
-from regress.analysis.verdict import Verdict
+from regress.analysis.table import Table, as_table, kept_id
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 
 MIN_PAIRS = 8  # pairs a benchmark (else its kind) needs before the history's allowance is trusted over the fixed one
@@ -275,31 +274,11 @@ def unique(values: np.ndarray, *, counts: bool = False):
 PAIRS = "history pairs"  # the memo's kind for a history's pairs (kept by a site build for `regress compare`)
 
 
-def pairs_tree(pairs: Pairs) -> list[dict]:
-    """Pairs as the memo keeps them: per kind, each benchmark and its count, every difference in one array."""
-    return [_tree(one) for one in pairs]
+def pairs_tree(pairs: Pairs) -> list:
+    """Pairs as the memo keeps them: per kind, (benchmark, its differences as one array) in order."""
+    return [[(b, np.asarray(d, dtype=np.float64)) for b, d in one.items()] for one in pairs]
 
 
-def pairs_from_tree(tree: list[dict]) -> Pairs:
-    same, neighbours = (_from_tree(one) for one in tree)
+def pairs_from_tree(tree: list) -> Pairs:
+    same, neighbours = ({kept_id(b): d.tolist() for b, d in one} for one in tree)
     return same, neighbours
-
-
-def _tree(pairs: dict[BenchmarkId, list[float]]) -> dict:
-    values = [np.asarray(d, dtype=np.float64) for d in pairs.values()]
-    return {
-        "ids": [id_key(b) for b in pairs],
-        "counts": [len(d) for d in values],
-        "values": np.concatenate(values) if values else np.zeros(0),
-    }
-
-
-def _from_tree(tree: dict) -> dict[BenchmarkId, list[float]]:
-    values = tree["values"].tolist()
-    out, at = {}, 0
-    for key, n in zip(tree["ids"], tree["counts"], strict=True):
-        out[id_of(key, {})] = values[at : at + n]
-        at += n
-    if at != len(values):
-        raise ValueError("pairs and their index disagree")
-    return out

@@ -16,10 +16,13 @@ from typing import Any, TypeAlias, cast
 import numpy as np
 
 from regress.analysis import stats
+from regress.core import trees
 from regress.core.blocks import summarize_times
 from regress.core.kinds import COUNTED, MEMORY, FailureKind, Metric
 from regress.core.metric_specs import BEYOND_TIME, spec
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
+
+trees.record(BenchmarkId)
 
 # A result's status: timed (a level), failed (a failure that is not a skip), other (skipped, counts only).
 TIMED, FAILED, OTHER = 0, 1, 2
@@ -330,17 +333,19 @@ def _shape(width: int, n: int) -> tuple[int, ...]:
     return (width, n) if width > 1 else (n,)
 
 
-def id_key(b: BenchmarkId) -> str:
-    """A BenchmarkId as one string in a kept tree (`id_of` reads it back)."""
-    return _FIELD.join((b.label, b.sub_label, b.description, str(b.num_threads)))
+def kept_id(b: object) -> BenchmarkId:
+    """A BenchmarkId a kept tree holds (a record: `core/trees.py`); ValueError where it is something else."""
+    if not isinstance(b, BenchmarkId):
+        raise ValueError("not a kept BenchmarkId")
+    return b
 
 
 # The BenchmarkIds `from_tree` built, by key, and the lists of them tables list, by _SEP + their keys.
 IdCache: TypeAlias = "dict[str, BenchmarkId | list[BenchmarkId]]"
 
 
-def id_of(key: str, cache: IdCache) -> BenchmarkId:
-    """`id_key`'s BenchmarkId, built once a cache; ValueError (or TypeError) where `key` is not one."""
+def _id_of(key: str, cache: IdCache) -> BenchmarkId:
+    """`to_tree`'s key's BenchmarkId, built once a cache; ValueError (or TypeError) where `key` is not one."""
     bid = cast("BenchmarkId | None", cache.get(key))
     if bid is None:
         label, sub, desc, threads = key.split(_FIELD)
@@ -351,7 +356,7 @@ def id_of(key: str, cache: IdCache) -> BenchmarkId:
 def to_tree(t: Table) -> dict:
     """A table as the memo keeps it (a file's, or a block's: positions from 0)."""
     return {
-        "ids": _SEP.join(id_key(b) for b in t.ids),
+        "ids": _SEP.join(_FIELD.join((b.label, b.sub_label, b.description, str(b.num_threads))) for b in t.ids),
         "runs": list(t.run_names),
         "messages": {str(k): v for k, v in t.messages.items()},
         "units": {str(k): v for k, v in t.units.items()},
@@ -359,15 +364,14 @@ def to_tree(t: Table) -> dict:
     }
 
 
-def from_tree(tree: dict, cache: IdCache | None = None) -> Table:
+def from_tree(tree: dict, cache: IdCache) -> Table:
     """`to_tree`'s Table back (no history, no load). `cache`: the BenchmarkIds already built (files of a series
     share them). ValueError on anything that does not read back as one."""
-    cache = {} if cache is None else cache
     try:
         keys = tree["ids"]
         ids = cast("list[BenchmarkId] | None", cache.get(_SEP + keys))  # files mostly list the same
         if ids is None:
-            ids = cache[_SEP + keys] = [id_of(k, cache) for k in (keys.split(_SEP) if keys else [])]
+            ids = cache[_SEP + keys] = [_id_of(k, cache) for k in (keys.split(_SEP) if keys else [])]
         arrays = {name: tree[name] for name, _, _ in _ARRAYS}
         for name, dtype, width in _ARRAYS:
             a, n = arrays[name], len(tree["reference" if name == "reference" else "run_pos" if name in _RUN else "pos"])

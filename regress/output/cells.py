@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from regress.analysis.verdict import Verdict
+from regress.analysis.judge import Verdict
 from regress.core.kinds import Kind
 from regress.core.units import fmt_time
 from regress.core.units import percent as pct

@@ -5,7 +5,7 @@ and `regressions --format json`'s list."""
 from __future__ import annotations
 
 from regress.analysis.detectable import Detectable, Seen
-from regress.analysis.verdict import Verdict
+from regress.analysis.judge import Verdict
 
 # A figure this close above the threshold still reaches it (as `Detectable.reaches` rounds).
 _SLACK = 1e-12

@@ -15,7 +15,7 @@ import jinja2
 import numpy as np
 
 from regress import __version__
-from regress.analysis.verdict import Verdict
+from regress.analysis.judge import Verdict
 from regress.core.errors import RegressError
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, CommitInfo

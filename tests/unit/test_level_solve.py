@@ -81,7 +81,7 @@ def test_a_small_fit_does_not_import_scipy_sparse():
         "import sys, numpy as np\n"
         "from regress.analysis import levels\n"
         "obs = levels.Observations(np.arange(6), np.arange(6) // 2, np.arange(6) % 2, np.zeros(6, dtype=int),"
-        " np.log(np.linspace(1.0, 1.1, 6)), ('cpu',))\n"
+        " np.log(np.linspace(1.0, 1.1, 6)))\n"
         "fitted = levels.fit_many([obs, obs])\n"
         "assert len(fitted[0]['node']) == 3 and fitted[0] == fitted[1], fitted\n"
         "print('scipy.sparse' in sys.modules)\n"
@@ -103,7 +103,7 @@ def test_separate_runs_closed_form_is_the_fit():
         run = np.arange(len(node))[rng.permutation(len(node))]  # each observation its own run, any order
         y = np.log(1e-4) + 0.01 * rng.standard_normal(len(node)) + np.repeat(0.05 * rng.standard_normal(n_nodes), 3)
         y[rng.choice(len(y), outliers, replace=False)] += 0.4
-        obs = levels.Observations(node, node, run, np.zeros(len(node), dtype=np.int64), y, ("cpu",))
+        obs = levels.Observations(node, node, run, np.zeros(len(node), dtype=np.int64), y)
         codes, closed = levels.separate(obs)
         (fitted,) = levels.fit_many([obs])
         assert np.allclose(closed, [fitted["node"][c] for c in codes.tolist()], rtol=0, atol=1e-9)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from regress.analysis.verdict import Verdict
+from regress.analysis.judge import Verdict
 from regress.core import trees
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId
