@@ -1,18 +1,10 @@
 """A cache of the result files' index, so commands that read the history need not decode every file.
 
-`<results>/.summary.sqlite` (shared with `memo`) holds, per result file, its
-light copy (`light`: what history readers need, without the block times), its
-header (the result without its benchmarks) and its commit, pickled and read
-back with an allow-list (never running code).
-
-The result files stay the record. Every read checks each file's entry
-against the file (its size and mtime, else its content digest) and the
-summary's version (`_version`); an entry that disagrees, or a file without
-one, is rebuilt from the file, an entry without a file is dropped, and a
-summary that cannot be used falls back to decoding the files. `Store` updates
-the entry of each file it writes. A file left on the results branch
-(`branch_files`) has no size nor mtime: its entry stands when its digest is
-the one the `blobs` table records for its blob id, else it is read through git.
+FILE holds, per result file, its light copy (`light`), its header and its commit, pickled and read back
+with an allow-list. The files stay the record: each read checks every entry against its file (size and
+mtime, else content digest; on the results branch, the digest `blobs` records for its blob id) and
+the summary's `_version`, rebuilds what disagrees, drops entries without a file, and falls back to
+decoding the files where the summary cannot be used. `Store` updates the entry of each file it writes.
 """
 
 from __future__ import annotations
