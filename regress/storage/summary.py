@@ -172,10 +172,6 @@ def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=20).hexdigest()
 
 
-def _blob_row(data: bytes, digest: str) -> tuple[str, str]:
-    return branch_files.blob_id(data), digest
-
-
 # -- what readers ask ------------------------------------------------------------
 
 
@@ -192,7 +188,7 @@ def record(root: Path, path: Path, result: records.CommitResult, data: bytes) ->
                 _INSERT_ENTRY,
                 (result.machine, result.env, path.stem, st.st_size, st.st_mtime_ns, digest, *_entry(result)),
             )
-            db.execute(_INSERT_BLOB, _blob_row(data, digest))
+            db.execute(_INSERT_BLOB, (branch_files.blob_id(data), digest))
     except (OSError, sqlite3.Error):
         pass
 
@@ -384,7 +380,7 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
                 store.refused.append(str(exc))
                 continue
             digest = _digest(data)
-            blobs.append(_blob_row(data, digest))
+            blobs.append((branch_files.blob_id(data), digest))
             size, mtime = (st.st_size, st.st_mtime_ns) if st is not None else (-1, -1)
             if row is not None and row[2] == digest:
                 touches.append((size, mtime, machine, env, sha))
