@@ -66,7 +66,7 @@ class Table:
 
     @classmethod
     def kept(cls, kept, light: Callable[[], list[CommitResult]]) -> Table:
-        """The table of a series' files' figures (`storage.series_figures.per_file`, joined in blocks:
+        """The table of a series' files' figures (`storage.summary.per_file`, joined in blocks:
         `assemble`), else (None, or a file's figures can't be had) of its light history."""
         if kept is not None:
             try:
@@ -217,7 +217,7 @@ def of_file(result: CommitResult, *, site: bool = True) -> Table:
 
 
 def compute(result: CommitResult) -> dict:
-    """A file's figures as the memo keeps them (`storage/series_figures.py`)."""
+    """A file's figures as the memo keeps them (`storage.summary.SeriesFigures`)."""
     return to_tree(of_file(result))
 
 
@@ -263,7 +263,7 @@ def key(shas: list[str], digests: list[str]) -> str | None:
 
 
 def assemble(kept) -> Table:
-    """The Table of `kept` (a `storage.series_figures.SeriesFigures`): blocks kept in its memo decoded,
+    """The Table of `kept` (a `storage.summary.SeriesFigures`): blocks kept in its memo decoded,
     the rest joined from their files' figures (new blocks kept). ValueError where a figure does not read."""
     cache: IdCache = {}  # shared by every block's and file's decoding
     n = len(kept.headers)

@@ -19,7 +19,7 @@ from regress.core.errors import RegressError
 from regress.core.history import neighbours
 from regress.core.kinds import CHANGES, Metric
 from regress.core.records import CommitInfo, CommitResult
-from regress.storage import memo, series_figures, summary
+from regress.storage import memo, summary
 from regress.storage.session import Session
 from regress.storage.store import check_name
 
@@ -96,7 +96,7 @@ class History:
         """The history's figures (each file's, kept in the memo: what the allowance reads)."""
         if self._table is None:
             store, machine, env = self.session.store, self.cfg.machine_name, self.env
-            files = series_figures.per_file(store, self.memo, machine, env, figures_table.compute)
+            files = summary.per_file(store, self.memo, machine, env, figures_table.compute)
             self._table = Table.kept(files, lambda: summary.history(store, machine, env))
         return self._table
 

@@ -42,7 +42,7 @@ from regress.report import pages, verdicts
 from regress.report.data import Series, judge_recent, summarize
 from regress.report.pages import Site
 from regress.report.verdicts import STEPS, CachedCompare
-from regress.storage import series_figures, summary
+from regress.storage import summary
 from regress.storage.memo import Memo, files_digest
 from regress.storage.store import Store
 
@@ -156,7 +156,7 @@ def _model(
     for machine in store.machines():
         for env in store.envs(machine):
             # Each file's figures kept in the memo (a new file's computed), else the light history's.
-            files = series_figures.per_file(store, memo, machine, env, figures_table.compute)
+            files = summary.per_file(store, memo, machine, env, figures_table.compute)
             table = Table.kept(files, functools.partial(summary.history, store, machine, env))
             if table.history:
                 ids = code([c.commit.sha for c in table.history]) if code is not None else {}

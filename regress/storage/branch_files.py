@@ -1,10 +1,7 @@
 """Result files that stay on the results branch: listed here, read through git when something needs one.
 
-After `regress results pull --partial`, `<results>/.branch-files.json` lists
-every file of the branch tip (the git directory, the tip, relative name ->
-blob id). A file listed but not in the folder is still one of its files:
-`Store` lists it and reads it with `git cat-file` (the partial clone's
-promisor remote sends a missing blob when it is read).
+After `regress results pull --partial`, MANIFEST lists every file of the branch tip (relative name ->
+blob id); one listed but not in the folder is still one of its files, read with `git cat-file`.
 """
 
 from __future__ import annotations

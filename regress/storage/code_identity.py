@@ -23,40 +23,13 @@ from regress.storage.memo import Memo
 if TYPE_CHECKING:
     import git
 
-# Root entries that no `import` of the project reads (case-insensitive patterns).
-NOT_CODE = (
-    "*.md",
-    "*.rst",
-    "*.txt",
-    "*.gif",
-    "*.png",
-    "*.jpg",
-    "*.jpeg",
-    "*.svg",
-    "*.ipynb",
-    "license*",
-    "licence*",
-    "copying*",
-    "authors*",
-    "changelog*",
-    "changes*",
-    "notice*",
-    "citation*",
-    ".git*",
-    ".github",
-    ".circleci",
-    ".pre-commit-config.yaml",
-    ".readthedocs.y*ml",
-    ".regress",
-    "docs",
-    "doc",
-    "examples",
-    "example",
-    "assets",
-    "tests",
-    "test",
-    "site",
-)
+# Root entries that no `import` of the project reads (case-insensitive patterns), by what they are.
+_DOCS = ("*.md", "*.rst", "*.txt", "*.ipynb", "docs", "doc", "examples", "example", "site")
+_IMAGES = ("*.gif", "*.png", "*.jpg", "*.jpeg", "*.svg", "assets")
+_NOTICES = ("license*", "licence*", "copying*", "authors*", "changelog*", "changes*", "notice*", "citation*")
+_TOOLS = (".git*", ".github", ".circleci", ".pre-commit-config.yaml", ".readthedocs.y*ml", ".regress")
+_TESTS = ("tests", "test")
+NOT_CODE = (*_DOCS, *_IMAGES, *_NOTICES, *_TOOLS, *_TESTS)
 
 
 def _is_code(name: str, cfg: Config) -> bool:

@@ -1,11 +1,8 @@
 """A results file's bytes <-> a CommitResult, refusing anything that is not one.
 
-Result files come from CI jobs and from anyone who can push to the results
-branch, so loading is a trust boundary. The unpickler builds only the record
-classes and plain containers (nothing else is ever imported or called), and
-then every field of every record is checked against its declared type and a
-size limit (`core/checks.py`, the same checks a worker's messages pass), so
-a crafted file is refused in bounded time instead of hanging whatever reads it.
+Loading is a trust boundary (anyone who can push to the results branch writes files): the unpickler
+builds only the record classes and plain containers, then every field is checked against its type
+and a size limit (`core/checks.py`), so a crafted file is refused in bounded time.
 
 Format versions (bump FORMAT_VERSION and add a line for every change; `one_run` and
 `unpack` read older files as today's):

@@ -1,25 +1,12 @@
 """The one place regress keeps values derived from the results, from one command to the next.
 
-A value is kept under its *kind* ("figures", "steps", ...) and the digest of
-its *inputs* (the content digests of what it is computed from and every
-parameter: the caller's to make, with `digest` or `files_digest`), and found
-again only when the *code digest* (`code_digest`) is the one it was made by:
-any change to regress is a miss for every kept value.
-
-A value is a *tree* (a JSON-able value with numpy arrays inside), kept as
-`encode` makes it, never a pickle, in a row of the results folder's cache
-file (FILE, shared with the summary; safe to delete).
-
-Clean-up: a command that puts a value writes, when its memo closes, in one
-transaction, what it put and which rows it used, and drops every row made by
-other code and every row none of the last KEEP writing commands used; what it
-put before that is written as it goes, once WRITE_AT bytes of it wait (a
-history's first build keeps a value per file). A command that puts nothing
-writes nothing.
-
-Never an error: a missing folder, an unusable cache file, a garbled or cut
-row is a miss. With REGRESS_VERIFY_CACHE=1 (`verify`) every hit of
-`get` is computed again and compared (`check`); a difference raises StaleValue.
+A value (a *tree*: JSON-able, numpy arrays inside, kept as `encode` makes it, never a pickle) is kept
+under its *kind* and the digest of its *inputs* (the caller's, made with `digest` or `files_digest`),
+in a row of the results folder's FILE, and found only while `code_digest` is the one it was made by.
+A command writes what it put when its memo closes (or once WRITE_AT bytes wait), and drops every row
+of other code and every row none of the last KEEP writing commands used. Never an error: a missing
+or unusable file, a garbled row is a miss. With REGRESS_VERIFY_CACHE=1 every hit is computed again
+and compared (`check`); a difference raises StaleValue.
 """
 
 from __future__ import annotations

@@ -89,16 +89,12 @@ def _read(path: Path) -> Profile:
         raise RegressError(f"cannot read profile {path} ({exc}); delete it and run `regress explain` again") from None
 
 
-def load(results: Path, machine: str, env: str, sha: str, bid: BenchmarkId) -> Profile | None:
-    path = folder(results, machine, env, sha) / f"{slug(bid)}.json"
-    return _read(path) if path.is_file() else None
-
-
 def pair(
     results: Path, machine: str, env: str, base: str, head: str, bid: BenchmarkId
 ) -> tuple[Profile, Profile] | None:
     """A benchmark's profiles at two commits, as an earlier `regress explain` kept them; None unless both are."""
-    b, h = (load(results, machine, env, sha, bid) for sha in (base, head))
+    paths = [folder(results, machine, env, sha) / f"{slug(bid)}.json" for sha in (base, head)]
+    b, h = (_read(p) if p.is_file() else None for p in paths)
     return (b, h) if b is not None and h is not None else None
 
 

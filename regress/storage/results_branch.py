@@ -1,11 +1,8 @@
 """The results branch: a branch of the project's remote (default `regress-results`) holding a results folder.
 
-Its files are laid out as in a results folder (`<machine>/<env>/<sha>.pkl`)
-on a branch that shares no history with the code. This module moves bytes
-under relative names; `ci` decides what to write and `store` merges. Commits
-are built on a temporary index file (the user's checkout, index and branches
-are never touched); pushes are fast-forward only: one that lost a race
-returns False, and the caller merges with what won and tries again.
+Laid out as a results folder, sharing no history with the code. Commits are built on a temporary
+index (the user's checkout, index and branches are never touched); a push is fast-forward only, and
+one that lost a race returns False for the caller to merge and try again.
 """
 
 from __future__ import annotations

@@ -1,18 +1,10 @@
 """A cache of the result files' index, so commands that read the history need not decode every file.
 
-`<results>/.summary.sqlite` (shared with `memo`) holds, per result file, its
-light copy (`light`: what history readers need, without the block times), its
-header (the result without its benchmarks) and its commit, pickled and read
-back with an allow-list (never running code).
-
-The result files stay the record. Every read checks each file's entry
-against the file (its size and mtime, else its content digest) and the
-summary's version (`_version`); an entry that disagrees, or a file without
-one, is rebuilt from the file, an entry without a file is dropped, and a
-summary that cannot be used falls back to decoding the files. `Store` updates
-the entry of each file it writes. A file left on the results branch
-(`branch_files`) has no size nor mtime: its entry stands when its digest is
-the one the `blobs` table records for its blob id, else it is read through git.
+FILE holds, per result file, its light copy (`light`), its header and its commit, pickled and read back
+with an allow-list. The files stay the record: each read checks every entry against its file (size and
+mtime, else content digest; on the results branch, the digest `blobs` records for its blob id) and
+the summary's `_version`, rebuilds what disagrees, drops entries without a file, and falls back to
+decoding the files where the summary cannot be used. `Store` updates the entry of each file it writes.
 """
 
 from __future__ import annotations
@@ -26,8 +18,9 @@ import io
 import os
 import pickle
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -38,6 +31,8 @@ from regress.storage import branch_files, codec, memo
 
 FILE = memo.FILE
 FLUSH = 200  # entries written in one transaction while rebuilding
+FIGURES = "figures"  # the memo's kind of a file's figures (`SeriesFigures`)
+CHUNK = 100  # files whose light results are read at once to compute what the memo lacks
 _INSERT_BLOB = "INSERT OR REPLACE INTO blobs VALUES (?, ?)"
 _INSERT_ENTRY = "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 # What `commits` and `headers` read, so they need not walk past the light copies (docs/scale.md).
@@ -177,10 +172,6 @@ def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=20).hexdigest()
 
 
-def _blob_row(data: bytes, digest: str) -> tuple[str, str]:
-    return branch_files.blob_id(data), digest
-
-
 # -- what readers ask ------------------------------------------------------------
 
 
@@ -197,7 +188,7 @@ def record(root: Path, path: Path, result: records.CommitResult, data: bytes) ->
                 _INSERT_ENTRY,
                 (result.machine, result.env, path.stem, st.st_size, st.st_mtime_ns, digest, *_entry(result)),
             )
-            db.execute(_INSERT_BLOB, _blob_row(data, digest))
+            db.execute(_INSERT_BLOB, (branch_files.blob_id(data), digest))
     except (OSError, sqlite3.Error):
         pass
 
@@ -389,7 +380,7 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
                 store.refused.append(str(exc))
                 continue
             digest = _digest(data)
-            blobs.append(_blob_row(data, digest))
+            blobs.append((branch_files.blob_id(data), digest))
             size, mtime = (st.st_size, st.st_mtime_ns) if st is not None else (-1, -1)
             if row is not None and row[2] == digest:
                 touches.append((size, mtime, machine, env, sha))
@@ -429,3 +420,67 @@ def _write(db: sqlite3.Connection, writes: list, touches: list, gone: list, blob
         db.executemany("UPDATE entries SET size = ?, mtime_ns = ? WHERE machine = ? AND env = ? AND sha = ?", touches)
         db.executemany("DELETE FROM entries WHERE machine = ? AND env = ? AND sha = ?", gone)
         db.execute("COMMIT")
+
+
+# -- each file's figures, kept in the memo -------------------------------------------
+
+
+class SeriesFigures:
+    """A series' commits in history order (their headers), each file's figures (`blobs`), and
+    `load(position)`: that commit's light result. `memo`: where the figures are kept."""
+
+    def __init__(
+        self,
+        store,
+        kept: memo.Memo,
+        machine: str,
+        env: str,
+        headers: list[records.CommitResult],
+        digests: dict[str, str],
+        compute: Callable[[records.CommitResult], Any],
+    ) -> None:
+        self.store, self.memo, self.machine, self.env, self.compute = store, kept, machine, env, compute
+        self.headers = headers
+        self.by_sha: dict[str, str] = digests  # sha -> its file's content digest, as the summary has it
+        self.shas = [h.commit.sha for h in headers]
+        self.digests = [digests.get(sha, "") for sha in self.shas]  # each file's content digest ("": none)
+        self._loaded: dict[int, records.CommitResult] = {}
+
+    def blobs(self, a: int, b: int) -> list[Any]:
+        """The figures of positions a to b (excluded), kept or computed (and kept); ValueError where a
+        file's light result is gone from the summary."""
+        found = self.memo.get_many(FIGURES, {p: self.digests[p] or None for p in range(a, b)}, self._made)
+        return [found[p] for p in range(a, b)]
+
+    def _made(self, positions: list[int]) -> dict[int, Any]:
+        out = {}
+        for k in range(0, len(positions), CHUNK):  # a chunk's light results in memory at a time
+            part = positions[k : k + CHUNK]
+            light = light_of(self.store, self.machine, self.env, [self.shas[p] for p in part])
+            for p in part:
+                result = light.get(self.shas[p])
+                if result is None:
+                    raise ValueError(f"the summary lost {self.shas[p][:10]}'s light result")
+                out[p] = self.compute(result)
+        return out
+
+    def load(self, position: int) -> records.CommitResult:
+        if position not in self._loaded:
+            sha = self.shas[position]
+            found = light_of(self.store, self.machine, self.env, [sha]).get(sha)
+            if found is None:  # its entry went missing since: the file, else the commit without its benchmarks
+                result = self.store.load(self.machine, self.env, sha)
+                found = light(result) if result is not None else self.headers[position]
+            self._loaded[position] = found
+        return self._loaded[position]
+
+
+def per_file(
+    store, kept: memo.Memo, machine: str, env: str, compute: Callable[[records.CommitResult], Any]
+) -> SeriesFigures | None:
+    """machine/env's files with `compute(light result)` of each, kept in `kept`; None where the summary
+    is unusable."""
+    found = headers(store, machine, env)
+    if found is None:
+        return None
+    return SeriesFigures(store, kept, machine, env, found, digests(store, machine, env), compute)

@@ -206,7 +206,6 @@ def test_a_changed_figure_function_finds_no_stale_value(tmp_path, monkeypatch):
     from regress.analysis import table as figures_table
     from regress.analysis.table import Table
     from regress.report import site
-    from regress.storage import series_figures
     from regress.storage.store import Store
     from scripts.fabricate_history import fabricate
 
@@ -218,7 +217,7 @@ def test_a_changed_figure_function_finds_no_stale_value(tmp_path, monkeypatch):
 
     def read(verify: bool = False) -> Table:
         with Memo(store.root, verify=verify) as m:
-            return Table.kept(series_figures.per_file(store, m, machine, env, figures_table.compute), list)
+            return Table.kept(summary.per_file(store, m, machine, env, figures_table.compute), list)
 
     before = read()
     real = figures_table.of_file
@@ -234,7 +233,7 @@ def test_a_changed_figure_function_finds_no_stale_value(tmp_path, monkeypatch):
     counted = figures_table.compute
     monkeypatch.setattr(figures_table, "compute", lambda f: made.append(1) or counted(f))
     with Memo(store.root) as m:
-        found = m.find_many(series_figures.KIND, [d for d in summary.digests(store, machine, env).values()])
+        found = m.find_many(summary.FIGURES, [d for d in summary.digests(store, machine, env).values()])
     assert found == {}  # nothing kept is found by other code
     after = read()
     assert len(made) == commits  # every file's figures made afresh, the block joined from them

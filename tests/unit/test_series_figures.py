@@ -1,4 +1,4 @@
-"""Each result file's figures kept in the memo (storage/series_figures.py, analysis/table.py): the same
+"""Each result file's figures kept in the memo (storage.summary.SeriesFigures, analysis/table.py): the same
 numbers as computed from the files, made once per file, made again for a changed file, never trusted garbled."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from regress.analysis import changepoints, runs
 from regress.analysis import table as figures_table
 from regress.analysis.table import Table
-from regress.storage import memo, series_figures, summary
+from regress.storage import memo, summary
 from regress.storage.memo import Memo
 from regress.storage.store import Store
 from scripts.fabricate_history import fabricate
@@ -37,7 +37,7 @@ def kept(folder, made: list | None = None) -> Table:
 
     store = Store(folder)
     with Memo(folder, verify=False) as m:  # what is computed is counted: no hit computed again
-        return Table.kept(series_figures.per_file(store, m, MACHINE, ENV, compute), lambda: [])
+        return Table.kept(summary.per_file(store, m, MACHINE, ENV, compute), lambda: [])
 
 
 def same(a: Table, b: Table) -> None:
@@ -76,7 +76,7 @@ def test_a_changed_file_is_made_again_and_a_garbled_entry_is_not_trusted(folder)
 
     def garble(value: bytes) -> None:
         with sqlite3.connect(folder / summary.FILE) as db:
-            where = (series_figures.KIND, digest)
+            where = (summary.FIGURES, digest)
             assert db.execute("UPDATE memo SET value = ? WHERE kind = ? AND inputs = ?", (value, *where)).rowcount
         db.close()
 
@@ -87,8 +87,6 @@ def test_a_changed_file_is_made_again_and_a_garbled_entry_is_not_trusted(folder)
     garble(memo.encode({"ids": 5}))  # a tree that is no figures: the light history's table, not the entry's
     light = summary.history(Store(folder), MACHINE, ENV)
     with Memo(folder, verify=False) as m:  # (verifying, it would be a stale value: computed, it differs)
-        fallback = Table.kept(
-            series_figures.per_file(Store(folder), m, MACHINE, ENV, figures_table.compute), lambda: light
-        )
+        fallback = Table.kept(summary.per_file(Store(folder), m, MACHINE, ENV, figures_table.compute), lambda: light)
     assert fallback.history is light
     same(fallback, Table.of(light, site=True))

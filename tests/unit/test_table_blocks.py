@@ -13,7 +13,7 @@ from test_series_figures import ENV, MACHINE, same
 
 from regress.analysis import table as figures_table
 from regress.analysis.table import Table
-from regress.storage import memo, series_figures, summary
+from regress.storage import memo, summary
 from regress.storage.memo import Memo
 from regress.storage.store import Store
 from scripts.fabricate_history import fabricate
@@ -49,7 +49,7 @@ def read(folder, monkeypatch=None) -> tuple[Table, int]:
         monkeypatch.setattr(figures_table, "from_tree", counted)
     store = Store(folder)
     with Memo(folder, verify=False) as m:  # what is decoded is counted: no hit joined again
-        table = Table.kept(series_figures.per_file(store, m, MACHINE, ENV, figures_table.compute), lambda: [])
+        table = Table.kept(summary.per_file(store, m, MACHINE, ENV, figures_table.compute), lambda: [])
     return table, len(decoded)
 
 
@@ -64,7 +64,7 @@ def test_the_blocks_join_into_the_table_of_every_file_and_are_kept_whole(folder,
     assert decoded == n - 2 * figures_table.BLOCK  # the two blocks kept whole
     same(again, full)
     with Memo(folder, verify=True) as m:  # each kept block joined again from its files: the same
-        same(Table.kept(series_figures.per_file(Store(folder), m, MACHINE, ENV, figures_table.compute), list), full)
+        same(Table.kept(summary.per_file(Store(folder), m, MACHINE, ENV, figures_table.compute), list), full)
 
 
 def test_a_block_with_a_changed_file_is_joined_afresh(folder, monkeypatch):

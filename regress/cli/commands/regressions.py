@@ -60,9 +60,8 @@ def _run(args, session) -> int:
 
         def compute():  # each file's figures, kept in the memo: no rounds decoded
             from regress.analysis import table
-            from regress.storage import series_figures
 
-            files = series_figures.per_file(store, kept, machine, env, table.compute)
+            files = summary.per_file(store, kept, machine, env, table.compute)
             series = table.Table.kept(files, lambda: summary.history(store, machine, env))
             return changepoints.find_steps(
                 series, threshold=threshold, code=code, kept=kept.values(changepoints.CHECKPOINT)
