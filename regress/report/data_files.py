@@ -213,8 +213,7 @@ class LabelInputs:
 
     cells: list[BenchmarkId | None]
     commits: list[int]  # history positions, ascending
-    medians: np.ndarray  # commits x cells: the shown level (NaN: not measured)
-    figures: np.ndarray
+    medians: np.ndarray  # commits x cells: the shown level (NaN: not measured), at FIGURES figures
     columns: np.ndarray  # the column of each cell
     failed: list[tuple[int, int, str]]  # (row, cell, message)
 
@@ -231,17 +230,15 @@ def label_inputs(series: Series, layout: Layout) -> LabelInputs | None:
         return None
     commits = order.tolist()
     medians = np.full((len(commits), len(cells)), np.nan)
-    figures = np.ones((len(commits), len(cells)), dtype=np.int64)
     for k, t in enumerate(tracks):
         if t is None:
             continue
         where = np.searchsorted(order, t.commits)
         medians[where, k] = t.level  # the level, as the verdict colouring the cell
-        figures[where, k] = FIGURES
     columns = np.asarray([layout.columns.index(bid.description) if bid is not None else -1 for bid in cells])
     rows = np.searchsorted(order, [f.commit for fs in fails for f in fs]).tolist()
     failed = [(r, k, f.message[:300]) for r, (k, f) in zip(rows, ((k, f) for k, fs in enumerate(fails) for f in fs))]
-    return LabelInputs(cells, commits, medians, figures, columns, failed)
+    return LabelInputs(cells, commits, medians, columns, failed)
 
 
 def label_tables(
@@ -253,9 +250,7 @@ def label_tables(
     if inputs is None:
         return []
     rows = range(len(inputs.commits)) if rows is None else rows
-    units, texts = format_tables(
-        inputs.medians[rows.start : rows.stop], inputs.figures[rows.start : rows.stop], inputs.columns
-    )
+    units, texts = format_tables(inputs.medians[rows.start : rows.stop], FIGURES, inputs.columns)
     tables: list[dict[str, Any]] = [
         {"c": ci, "unit": unit, "cells": [None if text is None else [text, "", ""] for text in text_row]}
         for ci, unit, text_row in zip(inputs.commits[rows.start : rows.stop], units, texts)
@@ -319,7 +314,6 @@ class LabelChunks(_Files):
             h.update(f"|{s.name}|{inputs.columns.tolist()}|".encode())
             h.update(at.tobytes())
             h.update(np.ascontiguousarray(inputs.medians[r.start : r.stop]).tobytes())
-            h.update(np.ascontiguousarray(inputs.figures[r.start : r.stop]).tobytes())
             h.update(repr([f for f in inputs.failed if f[0] in r]).encode())
             h.update(self.shas[id(s)][at].tobytes())
         return h.hexdigest()

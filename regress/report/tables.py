@@ -33,7 +33,7 @@ def trim_sigfig(x, n) -> np.ndarray:
 
 
 def format_tables(
-    medians: np.ndarray, figures: np.ndarray, columns: np.ndarray
+    medians: np.ndarray, figures: np.ndarray | int, columns: np.ndarray
 ) -> tuple[list[str], list[list[str | None]]]:
     """Compare tables, one a row of `medians` (rows x cells, NaN: none; `figures` alike or one for all;
     `columns`: each cell's): (each row's unit from its smallest median, "" if none; its cells' texts,
