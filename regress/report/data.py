@@ -1,12 +1,5 @@
-"""What the site shows, computed from the results: plain data, no HTML, no I/O.
-
-One `Series` per machine and environment (never joined with another). Per
-commit and benchmark, `Series.tracks` holds the chart's numbers (the level
-the differ and the change points use, and the rounds' quartiles for the
-band). A Compare cell's colour is the differ's verdict (`diff.compare`) against the
-benchmark's previous measured commit, for the newest `VERDICT_COMMITS`
-commits of each series only (`Series.verdicts`); older tables are uncoloured.
-"""
+"""What the site shows, computed from the results, one `Series` per machine and environment: plain data,
+no HTML, no I/O."""
 
 from __future__ import annotations
 
@@ -86,9 +79,8 @@ def summarize(
     judge=compare,
     whole: bool = True,
 ) -> Series:
-    """Fill in tracks, failures, change points and recent verdicts from the series' `Table` (built from the
-    history when the series came without one). The chart's levels are `levels.chart`'s. Without `whole`, the
-    change points and verdicts are left for the caller (the site's, kept in the memo: report/site.py)."""
+    """Fill in tracks and failures from the series' `Table` (made if missing), and with `whole` its change
+    points and recent verdicts."""
     t = series.table if series.table is not None else Table.of(series.history, site=True)
     series.table, series.history = t, t.history
     ids, pos, bench = t.ids, t.pos, t.bench
@@ -153,14 +145,8 @@ def judge_recent(
     judge=compare,
     apart=None,
 ) -> None:
-    """The differ's verdicts for the newest VERDICT_COMMITS commits of the series.
-
-    Each benchmark measured at a commit is judged against its previous
-    measured commit, with the whole of both commits' results handed to
-    `judge` (`diff.compare` or `verdicts.CachedCompare`): what `regress
-    compare PREV COMMIT` says. `apart`: the history's allowance between
-    separate runs (`runs.apart_for`), where the caller has it.
-    """
+    """The newest VERDICT_COMMITS commits' verdicts, each benchmark against its previous measured commit
+    as `regress compare PREV COMMIT` judges it (`judge`: `diff.compare` or `verdicts.CachedCompare`)."""
     first = max(0, len(series.history) - VERDICT_COMMITS)
     series.judged_from = first
     wanted: dict[int, dict[int, list[BenchmarkId]]] = {}  # commit -> previous commit -> benchmarks

@@ -1,11 +1,5 @@
-"""A page's data files: a chart's points (`Chunks`) and a label page's Compare tables (`LabelChunks`: their
-layout and each cell's verdict colour).
-
-A page lists its data files, `data/<bench|label>/<slug>/<name>.js`, each a span of history positions
-(`Chunking`; a history shorter than CHUNK is one script inline in its page), each kept while the digest
-of what it is made from stands. A label's tables are plain: the page lays the newest commits' verdicts
-over them (`LabelChunks.overlay`). regress.js joins the files back by key.
-"""
+"""A page's data files, each a span of history positions (`Chunking`) kept while its digest stands: a
+chart's points (`Chunks`) and a label's plain Compare tables (`LabelChunks`; the page overlays verdicts)."""
 
 from __future__ import annotations
 
@@ -91,7 +85,7 @@ class Chunking:
 
 
 class _Files(Protocol):
-    """A page's data files by key: `used` keys, `digest(version, slug, k)` and `content(k)` are each kind's."""
+    """A page's data files by key."""
 
     kind: str  # the folder under data/
     chunking: Chunking
@@ -103,17 +97,15 @@ class _Files(Protocol):
     def content(self, k: int) -> dict: ...
 
     def listed(self) -> list[int]:
-        """The keys a page lists (`Chunking.listed`)."""
         return self.chunking.listed(self.used())
 
     def script(self, k: int) -> str:
-        """The data file: its values pushed onto the page's list (regress.js joins them by `k`)."""
+        """The data file: its values pushed onto the page's list."""
         data = script_json({"k": k, **self.content(k)})
         return f"(window.REGRESS_CHUNKS = window.REGRESS_CHUNKS || []).push({data});\n"
 
     def write(self, pages, version: str, slug: str) -> tuple[list[str], Markup | None]:
-        """The files written through `pages` (each kept while its digest stands): (their paths, None); a
-        history shorter than one chunk: ([], its one file's script, for the page to hold)."""
+        """(the files' paths, None), or for an inline history ([], its one script)."""
         if self.chunking.inline:
             return [], Markup(self.script(0))
         keys = self.listed()
@@ -144,7 +136,6 @@ class Chunks(_Files):
 
     @classmethod
     def of(cls, lines: list[Line], longest: int) -> Chunks:
-        """`longest`: the length of the longest series' history."""
         out = cls(Chunking(longest))
         for line in lines:
             for k, (a, b) in out.chunking.spans(line.at).items():
@@ -166,7 +157,6 @@ class Chunks(_Files):
         return h.hexdigest()
 
     def content(self, k: int) -> dict:
-        """File k's values: {"series": {name: columns}, "metrics": {metric: {name: columns}}}."""
         data: dict = {"series": {}, "metrics": {}}
         for line, a, b in self.parts.get(k, []):
             cols = {"at": line.at[a:b].tolist(), **{n: c[a:b].tolist() for n, c in line.columns.items()}}
@@ -209,12 +199,7 @@ def layout_for(ids: list[BenchmarkId]) -> Layout:
 
 
 def verdict_class(v: Verdict) -> str:
-    """A Compare cell's CSS class for the differ's verdict.
-
-    regression: "up" ("up2" from BIG_CHANGE slower), improvement: "dn" ("dn2"
-    from BIG_CHANGE faster); every other verdict is neutral and named by
-    itself ("noisy", "unchanged", ...).
-    """
+    """A Compare cell's CSS class: "up"/"dn" ("up2"/"dn2" from BIG_CHANGE), else the verdict's name."""
     if v.verdict == Kind.REGRESSION:
         return "up2" if v.ratio is not None and v.ratio >= BIG_CHANGE else "up"
     if v.verdict == Kind.IMPROVEMENT:
@@ -228,8 +213,7 @@ class LabelInputs:
 
     cells: list[BenchmarkId | None]
     commits: list[int]  # history positions, ascending
-    medians: np.ndarray  # commits x cells: the shown level (NaN: not measured)
-    figures: np.ndarray
+    medians: np.ndarray  # commits x cells: the shown level (NaN: not measured), at FIGURES figures
     columns: np.ndarray  # the column of each cell
     failed: list[tuple[int, int, str]]  # (row, cell, message)
 
@@ -246,38 +230,27 @@ def label_inputs(series: Series, layout: Layout) -> LabelInputs | None:
         return None
     commits = order.tolist()
     medians = np.full((len(commits), len(cells)), np.nan)
-    figures = np.ones((len(commits), len(cells)), dtype=np.int64)
     for k, t in enumerate(tracks):
         if t is None:
             continue
         where = np.searchsorted(order, t.commits)
         medians[where, k] = t.level  # the level, as the verdict colouring the cell
-        figures[where, k] = FIGURES
     columns = np.asarray([layout.columns.index(bid.description) if bid is not None else -1 for bid in cells])
     rows = np.searchsorted(order, [f.commit for fs in fails for f in fs]).tolist()
     failed = [(r, k, f.message[:300]) for r, (k, f) in zip(rows, ((k, f) for k, fs in enumerate(fails) for f in fs))]
-    return LabelInputs(cells, commits, medians, figures, columns, failed)
+    return LabelInputs(cells, commits, medians, columns, failed)
 
 
 def label_tables(
     series: Series, layout: Layout, *, inputs: LabelInputs | None = None, rows: range | None = None
 ) -> list[dict[str, Any]]:
-    """For each commit of the series that measured this label: its Compare table, plain (the page lays
-    the newest commits' verdicts over it: `judged_cells`).
-
-    Each entry: {"c": commit index in history, "unit": ..., "cells": [...]}
-    with one cell per layout position: None (not measured), or [text, "", ""]:
-    the level in the table's unit. A failed cell is ["failed", "fail",
-    message]. `inputs`: `label_inputs`'s, if made; `rows`: only these of its
-    rows (a data file's).
-    """
+    """Per commit that measured the label: {"c": its index, "unit": ..., "cells": per layout cell None,
+    [text, "", ""] or ["failed", "fail", message]}; `rows`: only these rows of `inputs`."""
     inputs = label_inputs(series, layout) if inputs is None else inputs
     if inputs is None:
         return []
     rows = range(len(inputs.commits)) if rows is None else rows
-    units, texts = format_tables(
-        inputs.medians[rows.start : rows.stop], inputs.figures[rows.start : rows.stop], inputs.columns
-    )
+    units, texts = format_tables(inputs.medians[rows.start : rows.stop], FIGURES, inputs.columns)
     tables: list[dict[str, Any]] = [
         {"c": ci, "unit": unit, "cells": [None if text is None else [text, "", ""] for text in text_row]}
         for ci, unit, text_row in zip(inputs.commits[rows.start : rows.stop], units, texts)
@@ -289,9 +262,7 @@ def label_tables(
 
 
 def judged_cells(series: Series, inputs: LabelInputs) -> dict[int, list[list[str] | None]]:
-    """The newest commits' verdicts over their plain tables: commit index -> per cell [class, title]
-    (`verdict_class`; the verdict, the commit it is against, the differ's reason), or None where the cell
-    has no verdict (the first measurement, not measured, failed)."""
+    """The newest commits' verdicts: commit index -> per cell [class, title] or None (no verdict)."""
     out: dict[int, list[list[str] | None]] = {}
     history = series.history
     for ci in inputs.commits[bisect.bisect_left(inputs.commits, series.judged_from) :]:
@@ -314,8 +285,6 @@ class LabelChunks(_Files):
     kind = "label"
 
     def __init__(self, series: list[Series], layout: Layout, threshold: float, shas: list[np.ndarray]) -> None:
-        """`layout`: the label's tables' rows and columns; `shas`: per series, its commits' shas by history
-        position (an array of "S40")."""
         self.layout, self.threshold = layout, threshold
         self.shas = {id(s): a for s, a in zip(series, shas)}
         self.chunking = Chunking(max(len(s.history) for s in series))
@@ -330,14 +299,12 @@ class LabelChunks(_Files):
 
     @property
     def names(self) -> list[str]:
-        """The series with tables of this label, in the site's order."""
         return [s.name for s, _, _ in self.parts]
 
     def used(self) -> Iterable[int]:
         return {k for _, _, rows in self.parts for k in rows}
 
     def digest(self, version: str, slug: str, k: int) -> str:
-        """Of what file k's tables are made from, without making them."""
         h = hashlib.sha1(f"{version} {slug} {k} {self.threshold!r} {self.layout}".encode())
         for s, inputs, rows in self.parts:
             r = rows.get(k)
@@ -347,20 +314,18 @@ class LabelChunks(_Files):
             h.update(f"|{s.name}|{inputs.columns.tolist()}|".encode())
             h.update(at.tobytes())
             h.update(np.ascontiguousarray(inputs.medians[r.start : r.stop]).tobytes())
-            h.update(np.ascontiguousarray(inputs.figures[r.start : r.stop]).tobytes())
             h.update(repr([f for f in inputs.failed if f[0] in r]).encode())
             h.update(self.shas[id(s)][at].tobytes())
         return h.hexdigest()
 
     def overlay(self) -> dict[str, dict[str, list]]:
-        """Per series: the judged commits' verdicts over their tables, by sha (`judged_cells`)."""
+        """Per series: `judged_cells` by sha."""
         return {
             s.name: {s.history[ci].commit.sha: cells for ci, cells in judged_cells(s, inputs).items()}
             for s, inputs, _ in self.parts
         }
 
     def content(self, k: int) -> dict:
-        """File k's tables: {"sections": {series: [table, ...]}}, each table with its commit's sha."""
         sections = {}
         for s, inputs, rows in self.parts:
             r = rows.get(k)

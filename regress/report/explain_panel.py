@@ -1,11 +1,5 @@
-"""The site's explain panels: for a change point, the operators behind it and both traces.
-
-`regress explain PREV COMMIT` keeps op tables and Chrome traces beside the
-results (`storage/profiles`); the report only reads them, it never measures.
-A change point whose commit and previous measured commit both have a stored
-profile of its benchmark gets a page explain/<slug>.html (the op diff, links
-to both traces, copied into the site) and a link from the change lists.
-"""
+"""The site's explain panels: for a change point whose two commits have profiles `regress explain` stored,
+a page explain/<slug>.html with the op diff and both traces (copied into the site)."""
 
 from __future__ import annotations
 
@@ -35,8 +29,7 @@ class Panel:
 
 
 def collect(results: Path, series: list) -> dict[tuple, Panel]:
-    """Panels for every change point whose two commits have stored profiles of its benchmark, by
-    (series name, step sha, benchmark id)."""
+    """The panels by (series name, step sha, benchmark id)."""
     panels = {}
     for s in series:
         for st in s.steps:

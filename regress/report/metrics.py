@@ -16,8 +16,6 @@ from regress.core.records import BenchmarkId, BenchmarkResult
 from regress.core.units import binary_unit
 from regress.report.data_files import Line
 
-TEMPLATES = ("metrics_switch.html",)
-
 
 def _axis(metric: Metric, values: list[float], unit: str = "") -> tuple[float, str]:
     """(scale, axis title): bytes in the binary unit of the largest value, compile time in ms."""
@@ -31,8 +29,7 @@ def _axis(metric: Metric, values: list[float], unit: str = "") -> tuple[float, s
 
 
 class Index:
-    """Per series, each benchmark's figures beyond time, from the series' table (`analysis/table.py`),
-    grouped once by benchmark."""
+    """Per series, each benchmark's figures beyond time, grouped once by benchmark."""
 
     def __init__(self, series: list) -> None:
         self.series = series
@@ -63,9 +60,7 @@ class Index:
 
 
 def bench(series: list, bid: BenchmarkId, index: Index) -> tuple[list[dict], list[Line]]:
-    """Per metric this benchmark has: its axis (title, note, the scale its values are divided by on
-    the chart) and, per series, a line of its level per commit (`data_files`: a point's commit is
-    at its position `at` in the series' history, named in data/commits.js)."""
+    """Per metric this benchmark has: its axis (title, note, scale) and per series a line of its levels."""
     out, lines = [], []
     for metric in BEYOND_TIME:
         found, unit = [], ""
@@ -95,9 +90,8 @@ def bench(series: list, bid: BenchmarkId, index: Index) -> tuple[list[dict], lis
 def label_tables(
     series: list, ids: list[BenchmarkId], *, threshold_for: Callable[[Metric], float], index: Index
 ) -> list[dict]:
-    """Per metric, a table of the label's benchmarks: newest level per series, the change
-    against the previous measured commit and its verdict (the metric's own rule, with the
-    project's threshold for it: `Config.threshold_for`, as `regress compare --metric` judges)."""
+    """Per metric, a table of the label's benchmarks: newest level per series, and the change and verdict
+    against the previous measured commit, as `regress compare --metric` judges."""
     tables = []
     for metric in BEYOND_TIME:
         threshold = threshold_for(metric)

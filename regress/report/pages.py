@@ -90,8 +90,6 @@ class Site:
         title: str,
         baseline: str | None,
     ):
-        """`results`: the folder the explain panels are read from (`explain_panel.collect`);
-        `threshold_for`: Metric -> the project's threshold, for the metric tables."""
         self.out, self.series, self.repo_url, self.title, self.baseline = out, series, repo_url, title, baseline
         self.threshold, self.threshold_for = threshold, threshold_for
         self.commits = commit_order(series)
@@ -140,7 +138,7 @@ class Site:
             "js": f"regress-{hashlib.sha1(self.static['regress.js']).hexdigest()[:8]}.js",
         }
         # A page is rewritten when its inputs or anything that renders it changes.
-        names = ("base.html", "macros.html", "label.html", "bench.html", *report_metrics.TEMPLATES)
+        names = ("base.html", "macros.html", "label.html", "bench.html", "metrics_switch.html")
         sources = "".join((templates / n).read_text(encoding="utf-8") for n in names)
         self.version = hashlib.sha1(
             f"{SITE_FORMAT} {__version__} {sources} {self.assets} {title} {repo_url}".encode()
@@ -179,8 +177,7 @@ class Pages:
         self.written = self.kept = 0
 
     def page(self, rel: str, digest: str | None, render, *args, counted: bool = True) -> None:
-        """A page: kept when incremental and its digest is the last build's, else `render(*args)`ed and
-        written. `counted`: False for a page's data file (a chart's chunk of points), left out of the counts."""
+        """Kept when incremental and its digest is the last build's, else `render(*args)`ed and written."""
         if (
             self.keep_unchanged
             and digest is not None
@@ -200,12 +197,8 @@ class Pages:
 
 
 def write(site: Site, previous: dict[str, str], *, keep_unchanged: bool) -> tuple[int, int]:
-    """Write the site's files; returns (pages written, pages kept as they were).
-
-    previous: the manifest of the site already in the folder. Its files that
-    this build does not write are removed; with `keep_unchanged`, its pages
-    whose digest is the same now are kept as they are.
-    """
+    """Write the site's files, removing those of `previous` (the last manifest) it does not write; with
+    `keep_unchanged`, a page whose digest is the same is kept. Returns (pages written, pages kept)."""
     out = Pages(site.out, previous, keep_unchanged=keep_unchanged)
     site.out.mkdir(parents=True, exist_ok=True)
     plotly_rel = f"assets/{site.assets['plotly']}"
@@ -279,8 +272,7 @@ def detects_cell(v: Verdict | None, threshold: float, cores: int) -> dict:
 
 
 def _commits_js(site: Site) -> str:
-    """Every commit's sha, subject, author and date, and per series by history position each commit's
-    sha and the runs behind its level (the chart pages' points name these by position)."""
+    """Every commit's sha, subject, author and date, and per series each position's sha and runs."""
     table = {c.sha: [i, c.short, c.subject, c.author, iso(c.committed_at)] for i, c in enumerate(site.commits)}
     series = {s.name: {"sha": shas, "runs": runs[0]} for s, shas, runs in zip(site.series, site.shas, site.runs)}
     data = {"repo": site.repo_url, "commits": table, "series": series}
@@ -308,9 +300,7 @@ def short_name(bid: BenchmarkId) -> str:
 
 
 def bench_data(site: Site, bid: BenchmarkId) -> tuple[dict, Chunks]:
-    """The chart's data: per series its failures and change points (each drawn on the line at its
-    commit's level, or at its level after where the commit has no point), and its points in data
-    files: the level the differ and the change points use, the rounds' quartiles, each metric's values."""
+    """The chart's data: per series its failures and change points, and its points in data files."""
     out, lines = [], []
     for s, shas, (_, models, which) in zip(site.series, site.shas, site.runs):
         track = s.tracks.get(bid)
@@ -336,8 +326,6 @@ def bench_data(site: Site, bid: BenchmarkId) -> tuple[dict, Chunks]:
         instr = [[shas[c], n] for c, n in counted]
         out.append({"name": s.name, "cpus": cpus, "failed": fails, "steps": steps, "instr": instr})
         if track is not None:
-            # Positions in the series' history: its commits and their runs are named once,
-            # for every page, in data/commits.js.
             shown = {"level": levels, "lo": track.lo, "hi": track.hi}  # as the chart shows them: 6 figures
             lines.append(Line("series", s.name, commits, {k: round6(v) for k, v in shown.items()}))
     metrics, metric_lines = report_metrics.bench(site.series, bid, site.metric_index)
@@ -380,8 +368,6 @@ def bench_page(site: Site, bid: BenchmarkId, data, chunks: list[str], inline=Non
 
 
 def label_page(site: Site, label: str, layout, names: list[str], data, chunks: list[str], inline=None) -> str:
-    """`names`: the series with tables of this label; the tables are in `chunks` (report/data_files.py),
-    or in the page's `inline` chunk script."""
     return site.env.get_template("label.html").render(
         **site.context("../"),
         label=label,

@@ -1,24 +1,11 @@
-"""`regress report`: the results folder as a static site, written to one folder.
+"""`regress report`: the results folder as a static site in one folder, needing no server or network.
 
-    index.html                 overview: newest commit vs predecessor and baseline,
-                               change points (recent first), every benchmark, machines
-    label/<slug>.html          one per label: torch-style Compare tables (levels), one commit at a
-                               time, coloured by the differ's verdicts against the previous
-                               measured commit (the newest VERDICT_COMMITS commits of a series)
-    bench/<slug>.html          one per benchmark: trend chart of levels with the rounds' quartiles
-                               and change points on the line (its change points and failures inline)
-    data/bench/<slug>/<k>.js   a chart's points, a span of history positions a file (report/data_files.py)
-    data/label/<slug>/<k>.js   a label page's tables, the same way (report/data_files.py)
-    data/commits.js            every commit's sha, subject, author, date (hover, links)
-    assets/plotly-<v>.min.js   Plotly, copied once from the installed plotly package
-    assets/regress.{css,js}    the site's own style and script
-    regressions.json           change points, for bots
-    regressions.atom           the regressions among them, for feed readers
-    .regress-site.json         what this folder holds (for --incremental and clean-up)
+    index.html, label/<slug>.html, bench/<slug>.html   overview, Compare tables, charts
+    data/bench|label/<slug>/<k>.js, data/commits.js    their data (report/data_files.py)
+    assets/, regressions.json, regressions.atom        Plotly and the site's own, change points, feed
+    .regress-site.json                                 the manifest (for --incremental and clean-up)
 
-The site needs no server and no network: pages link only to files beside them.
-Everything from commits and benchmark names goes through Jinja's autoescape, or
-into JSON that `script_json` makes safe inside <script>, or into JS textContent.
+What commits and benchmarks name goes through Jinja's autoescape, `script_json` or JS textContent.
 """
 
 from __future__ import annotations
@@ -83,16 +70,9 @@ def build(
     rounds: tuple[int, int] = (DEFAULT.min_rounds, DEFAULT.max_rounds),
     memo: Memo | None = None,
 ) -> Summary:
-    """Write the site for everything in `store` into `out`.
-
-    baseline: full sha the overview compares the newest commit against
-    (default: each series' oldest commit). `threshold_for`: Metric -> the project's threshold
-    (`Config.threshold_for`; default: the defaults), which the metric tables judge with. With
-    `incremental`, pages whose inputs did not change since the last build in `out` are kept as they are.
-    `code`: shas -> {sha: code digest} (`storage.code_identity`): commits of identical code share a level.
-    `rounds`: the plan's least and most rounds a commit (what each benchmark can detect is stated at them).
-    `memo`: the command's memo (`storage/memo.py`; default: the results folder's, opened and closed here).
-    """
+    """Write the site for everything in `store` into `out`; `incremental` keeps the pages whose inputs
+    did not change. `baseline`: the sha the overview compares against (default: each series' oldest);
+    `code`: shas -> {sha: code digest}; `rounds`: the plan's least and most; `memo`: default the results'."""
     started = time.perf_counter()
     repo_url = _check_repo_url(repo_url)
     previous = pages.read_manifest(out)
@@ -150,8 +130,7 @@ def _model(
     rounds=(DEFAULT.min_rounds, DEFAULT.max_rounds),
     baseline: str | None = None,
 ) -> list[Series]:
-    """Every series complete: its tracks, change points, recent verdicts, the overview's comparisons (against
-    `baseline`, default the oldest commit) and what each benchmark can detect."""
+    """Every series complete (`_series`)."""
     series = []
     for machine in store.machines():
         for env in store.envs(machine):
@@ -178,8 +157,7 @@ def _series(
     rounds,
     baseline: str | None,
 ) -> Series:
-    """One series made whole. What is kept for its very files (`digests`) is the memo's: each file's figures,
-    the change points, the recent verdicts and the overview's, the history's noise and its pairs."""
+    """One series made whole: its change points, verdicts, overview and detects, kept in the memo by `digests`."""
     shas = [c.commit.sha for c in s.history]
     inputs = verdicts.steps_inputs(digests, shas, threshold=threshold, code=code)  # the noise's too
     judge = CachedCompare(store, memo, s.machine, s.env, digests=digests)
@@ -223,8 +201,7 @@ def _series(
 def _detects(
     store, s, *, threshold: float, rounds: int, most_rounds: int, noise: dict[BenchmarkId, float]
 ) -> dict[BenchmarkId, Seen]:
-    """Each benchmark's figures at the series' newest commit (`s`: a `data.Series` with its recent verdicts;
-    `noise`: its history's, `detectable.series_noise`)."""
+    """What each benchmark can detect at the series' newest commit."""
     n = len(s.history)
     if not n:
         return {}
@@ -248,13 +225,8 @@ def _detects(
     return {x.id: x for x in found}
 
 
-# -- reading the folder ------------------------------------------------------
-
-
 def _templates() -> Path:
-    """The templates folder: `regress/templates` in an installed wheel (pyproject.toml maps the
-    project's top-level `templates/` there), or that top-level folder itself beside the package
-    in a source checkout or an editable install."""
+    """`regress/templates` in a wheel, else the checkout's top-level `templates/`."""
     package = Path(__file__).resolve().parents[1]
     installed, checkout = package / "templates", package.parent / "templates"
     if (installed / "base.html").is_file():

@@ -1,16 +1,6 @@
-"""torch's Compare number formatting, mirrored with numpy for the HTML tables.
-
-`torch.utils.benchmark.Compare` with `trim_significant_figures()` picks one
-time unit per table (from its smallest median), estimates each measurement's
-significant figures from the spread of its interquartile times, rounds each
-median to them, and prints every cell of a column with as many decimals as
-its least precise cell allows. Done here in bulk with numpy, without torch;
-torch computes in float32 (`torch.tensor(python_float)`), so do these
-functions, and the tests check them against torch digit for digit.
-
-Sources mirrored: torch/utils/benchmark/utils/common.py (`select_unit`,
-`trim_sigfig`, `Measurement.significant_figures`) and compare.py (`_Column`).
-"""
+"""torch's Compare number formatting (`trim_significant_figures()`), in bulk with numpy and in float32
+as torch computes: torch/utils/benchmark/utils/common.py (`select_unit`, `trim_sigfig`) and compare.py
+(`_Column`); the tests check it against torch digit for digit."""
 
 from __future__ import annotations
 
@@ -43,15 +33,11 @@ def trim_sigfig(x, n) -> np.ndarray:
 
 
 def format_tables(
-    medians: np.ndarray, figures: np.ndarray, columns: np.ndarray
+    medians: np.ndarray, figures: np.ndarray | int, columns: np.ndarray
 ) -> tuple[list[str], list[list[str | None]]]:
-    """Compare tables, one per row: (unit per row, "" if it has no cell; cell texts per row).
-
-    medians/figures: rows x cells (NaN where a cell has no measurement);
-    columns: the column (description) number of each cell. Like torch, each
-    table's unit comes from its smallest median, and every cell of a column
-    gets the decimals of its least precise cell.
-    """
+    """Compare tables, one a row of `medians` (rows x cells, NaN: none; `figures` alike or one for all;
+    `columns`: each cell's): (each row's unit from its smallest median, "" if none; its cells' texts,
+    each column with the decimals of its least precise cell)."""
     rows, _ncells = medians.shape
     if rows == 0:
         return [], []

@@ -1,10 +1,5 @@
-"""The site's verdicts and change points, kept in the memo (`storage/memo.py`) between builds.
-
-`CachedCompare` stands in for `diff.compare`: a comparison's verdicts are kept under its files' content
-digests, the threshold and the same-code sha, with the allowance between separate runs each benchmark
-asked for; on reading, those whose allowance moved are judged again alone, the rest kept with their
-allowance notes brought up to date. A series' change points are kept too (kind STEPS, `steps_inputs`).
-"""
+"""The site's verdicts (`CachedCompare`, for `diff.compare`) and change points, kept in the memo between
+builds by their files' digests, the threshold and the same-code sha, with the allowances they asked for."""
 
 from __future__ import annotations
 
@@ -22,8 +17,7 @@ from regress.core.records import BenchmarkId, CommitResult
 from regress.storage import memo, summary
 from regress.storage.memo import Memo
 
-# The memo's kinds: the recent comparisons whole, bare (before the blip rule: `__call__`), the candidate steps' (`across`),
-# and a series' change points.
+# The memo's kinds: comparisons whole, bare (before the blip rule), the candidate steps', change points.
 WHOLE, BARE, ACROSS, STEPS = "verdicts", "bare verdicts", "step verdicts", "steps"
 trees.record(BenchmarkId, Kind, Allowance, Step, Verdict)
 
@@ -69,8 +63,7 @@ def _noted(verdicts: list[Verdict], asked: dict[BenchmarkId, Allowance], apart) 
 
 
 def steps_inputs(digests: dict[str, str], shas: list[str], *, threshold: float, code: dict[str, str]) -> str | None:
-    """What a series' change points are kept under (kind STEPS): its files in history order `shas`, by
-    their content digests, the threshold and the commits' code identities."""
+    """What a series' change points are kept under (kind STEPS)."""
     return memo.files_digest(digests, shas, threshold, sorted(code.items()))
 
 
@@ -94,7 +87,6 @@ class CachedCompare:
     """`diff.compare` for one series of a site build, its verdicts kept in `memo` between builds."""
 
     def __init__(self, store, memo: Memo, machine: str, env: str, *, digests: dict[str, str] | None = None):
-        """`digests`: the files' content digests as the summary has them, where the caller read them already."""
         self.store, self.memo, self.machine, self.env = store, memo, machine, env
         self.light: dict[str, CommitResult] = {}
         self.digests = summary.digests(store, machine, env) if digests is None else digests
@@ -107,8 +99,7 @@ class CachedCompare:
         return memo.files_digest(self.digests, shas, threshold, same_code)
 
     def _light(self, sides) -> list[CommitResult | None]:
-        """The sides' light copies (the history's records may be headers only), read once each, from the
-        summary; a file only where the summary has none."""
+        """The sides' light copies, read once each from the summary (else their files)."""
         missing = [c for c in sides if c is not None and c.commit.sha not in self.light]
         if missing:
             found = summary.light_or_file(self.store, self.machine, self.env, [c.commit.sha for c in missing])
@@ -117,9 +108,8 @@ class CachedCompare:
         return [None if c is None else self.light[c.commit.sha] for c in sides]
 
     def _kept(self, key: str | None, apart, judge, *, kind: str = WHOLE, tally: bool = True) -> list[Verdict]:
-        """The verdicts kept under `kind` and `key`, those whose allowance moved judged again (their notes
-        brought up to date), else `judge(apart, only)`'s, each allowance it asks for recorded, and kept.
-        `tally`: counted in hits, misses and partial (a bare comparison is not: `__call__`)."""
+        """The verdicts kept under `kind` and `key`, those whose allowance moved judged again, else
+        `judge(apart, only)`'s, kept with the allowances asked for; `tally`: counted in hits, misses, partial."""
         tree = self.memo.find(kind, key) if key is not None else None
         # moved: the benchmarks whose allowance moved since; None (judge every benchmark) where nothing is
         # kept, it does not read back, or it asked for allowances this comparison is not given.
@@ -157,8 +147,7 @@ class CachedCompare:
         return verdicts
 
     def _verify(self, kind: str, verdicts: list[Verdict], asked: dict, apart, judge) -> None:
-        """The verdicts a comparison gave from kept ones, as judging it afresh gives them (StaleValue
-        where not). Uncounted."""
+        """StaleValue where judging afresh does not give `verdicts`; uncounted."""
         counts = self.hits, self.misses, self.partial, self.rejudged
         again, fresh = _recording(judge, apart, None)
         self.hits, self.misses, self.partial, self.rejudged = counts
