@@ -69,8 +69,8 @@ def wants_round(values, budget: Budget, spent: float, neighbours=(), threads: in
     Beyond `min_rounds`, within `max_rounds` and the budget: on a machine with modes, until the commit has
     `modes.FAST_ROUNDS` rounds in the fast one (`analysis/modes.py`); then, with neighbours, while the
     verdict against one of them is undecided (`hinges`); without, until its rounds agree on a floor.
-    Beyond `max_rounds` (up to `modes.MOST`, within the budget; not where min_rounds = max_rounds): while a verdict waits on this side's
-    rounds ruling out a slow mode (`awaits_luck`): a plan's cap must not leave a real change `noisy`.
+    Beyond `max_rounds` (up to `modes.MOST`, within the budget; not where min_rounds = max_rounds): while
+    a verdict waits on this side's rounds ruling out a slow mode (`awaits_luck`).
     """
     n = len(values)
     if n < budget.min_rounds:

@@ -35,9 +35,10 @@ def trim_sigfig(x, n) -> np.ndarray:
 def format_tables(
     medians: np.ndarray, figures: np.ndarray | int, columns: np.ndarray
 ) -> tuple[list[str], list[list[str | None]]]:
-    """Compare tables, one a row of `medians` (rows x cells, NaN: none; `figures` alike or one for all;
-    `columns`: each cell's): (each row's unit from its smallest median, "" if none; its cells' texts,
-    each column with the decimals of its least precise cell)."""
+    """Compare tables, one a row of `medians` (rows x cells, NaN where a cell has none). `figures`: each
+    cell's significant figures, or one number for all; `columns`: each cell's column. Returns each row's
+    unit (from its smallest median, "" if none) and its cells' texts, every cell of a column with the
+    decimals of its least precise cell."""
     rows, _ncells = medians.shape
     if rows == 0:
         return [], []
