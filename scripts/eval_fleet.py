@@ -42,7 +42,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from regress.analysis import changepoints, diff, runs, stats  # noqa: E402
+from regress.analysis import changepoints, diff, stats  # noqa: E402
 from regress.core.kinds import Kind  # noqa: E402
 from regress.core.records import (  # noqa: E402
     BenchmarkResult,
@@ -96,7 +96,7 @@ def real_luck(sources: list[Path]) -> list[list[tuple[np.ndarray, np.ndarray]]]:
                 r = results[sha].by_id().get(bid) if sha in results else None
                 if r is None or not r.ok:
                     continue
-                for run, values in runs.by_run(r).items():
+                for run, values in stats.by_run(r).items():
                     by_run.setdefault(run, {})[sha] = np.asarray(values)
                     levels_of.setdefault(stretch[sha], []).append(min(values))
             true = {k: float(np.median(v)) for k, v in levels_of.items()}
@@ -202,7 +202,7 @@ def score(hist, planted, tally: Counter) -> None:
         size = f"{abs(ratio - 1) if ratio > 1 else 1 - 1 / ratio:.0%}"
         tally[f"steps {size} planted"] += 1
         tally[f"steps {size} found"] += (b, k) in hits
-    apart = runs.apart_for(hist, {}, cores=4)
+    apart = diff.apart_for(hist, {}, cores=4)
     for k in range(1, PUSHES):
         # As `regress compare PARENT HEAD` says it when the push lands: the parent's parent, measured, is a
         # neighbour (the blip rule); nothing after the head exists yet.

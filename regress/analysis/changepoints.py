@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from regress.analysis import diff, runs, stats
+from regress.analysis import diff, stats
 from regress.analysis.levels import trusted
 from regress.analysis.segments import Kept, breakpoints_of, calibrated
 from regress.analysis.table import Table, as_table
@@ -86,14 +86,14 @@ def find_steps(
 ) -> list[Step]:
     """Every step over `history` (results or their `Table`, oldest first), in history order: the `candidates`
     (or `found`) that compare across agrees with (`judge_one`, as `judge_across`). `code`: sha -> code digest;
-    `apart`: BenchmarkId -> `runs.Allowance`; `kept`: the search's checkpoints."""
+    `apart`: BenchmarkId -> `diff.Allowance`; `kept`: the search's checkpoints."""
     table = as_table(history)
     if found is None:
         found = candidates(table, threshold=threshold, code=code, kept=kept)
     history = table.history
     cores = stats.cores_of(history)
     if apart is None and found:
-        apart = runs.apart_for(table, code or {}, cores=cores)
+        apart = diff.apart_for(table, code or {}, cores=cores)
     steps: list[Step] = []
     for c in found:
         # Compare across the move must agree; where it can't tell, the history's own test stands.

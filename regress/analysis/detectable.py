@@ -150,7 +150,7 @@ def of(
     within: float | None = None,
 ) -> Detectable:
     """The three figures for one benchmark. `history_noise`: its series' commit-to-commit noise (log); `apart`,
-    `within`: `runs.Allowance.sigma` (where the history's steps are judged across runs) and `.within`."""
+    `within`: `diff.Allowance.sigma` (where the history's steps are judged across runs) and `.within`."""
     within = max(within or 0.0, stats.drift_for(threads, cores))
     paired = math.expm1(noise.detectable(rounds, within))
     most = math.expm1(noise.detectable(most_rounds, within))
@@ -258,7 +258,7 @@ def each(
     across_runs: bool = False,
 ) -> list[Seen]:
     """Every timed benchmark of `result`, in its order. `before`: the commit before it (pooled where this one's
-    rounds are too few); `history`: `history_noise`; `apart`: BenchmarkId -> `runs.Allowance`."""
+    rounds are too few); `history`: `history_noise`; `apart`: BenchmarkId -> `diff.Allowance`."""
     cores = result.fingerprint.cores
     earlier = before.by_id() if before is not None else {}
     out = []

@@ -1,18 +1,284 @@
-"""Every benchmark of two commits paired and judged, then what the reference workload (the machine moving) and
-the neighbouring commits (`with_neighbours`: a blip) say applied. Pure.
+"""Every benchmark of two commits paired and judged: in the runs that measured both sides, or apart with the
+allowance for the shift between runs that the history's same-code pairs show; then what the reference workload
+(the machine moving) and the neighbouring commits (`with_neighbours`: a blip) say applied. Pure; docs/statistics.md
+("Runs").
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
-from dataclasses import replace
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, replace
 
-from regress.analysis import modes, runs, stats
-from regress.analysis.judge import Figures, Side, Verdict, any_regression, iqr, order_key, pair  # noqa: F401 - re-exported
+import numpy as np
+
+from regress.analysis import modes, stats
+from regress.analysis.judge import Figures, Side, Verdict, any_regression, iqr, judge, order_key, pair  # noqa: F401 - re-exported
+from regress.analysis.table import Table, as_table, kept_id
 from regress.core.kinds import Kind
-from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
+from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult, Sample
 from regress.core.units import percent as pct
+
+Rounds = tuple[Sample, ...]
+MIN_PAIRS = 8  # pairs a benchmark (else its kind) needs before the history's allowance is trusted over the fixed one
+STEP = 0.001  # an allowance the history gives is rounded up to this (log units), as it is shown
+
+
+def _in_common(b: Rounds, h: Rounds) -> tuple[Rounds, Rounds, tuple[str, ...]]:
+    """Both sides' rounds restricted to the runs that measured both, and those runs, when they hold enough rounds;
+    else every round stands, and () (the verdict needs the allowance for the shift between runs)."""
+    common = sorted({s.run for s in b} & {s.run for s in h} - {""})
+    bc, hc = tuple(s for s in b if s.run in common), tuple(s for s in h if s.run in common)
+    if common and min(len(bc), len(hc)) >= stats.FEWEST_ROUNDS_TO_JUDGE:
+        return bc, hc, tuple(common)
+    return b, h, ()
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """What rounds can't show, allowed for, and where it came from: the shift between separate runs, and
+    between commits of one run."""
+
+    sigma: float  # one standard deviation of log(level in run A / level in run B), same code
+    pairs: int  # same-code pairs it was estimated from (0: the fixed allowance)
+    within: float = stats.DRIFT  # between two commits of one run, beyond their rounds
+    within_pairs: int = 0  # neighbouring pairs it was estimated from (0: the fixed allowance)
+
+    def describe(self) -> str:
+        if self.pairs:
+            return f"separate runs: allowance {self.sigma * 100:.1f}% from the history ({self.pairs} same-code pairs)"
+        return f"separate runs: allowance {self.sigma * 100:.1f}% (no same-code pairs in the history yet)"
+
+    def describe_within(self) -> str:
+        """The paired note's tail, where the history says more than the fixed allowance ("" otherwise)."""
+        if not self.within_pairs or self.within <= stats.DRIFT:
+            return ""
+        return (
+            f", allowance {self.within * 100:.1f}% from the history ({self.within_pairs} neighbouring pairs of one run)"
+        )
+
+
+def judge_together(
+    base: BenchmarkResult,
+    head: BenchmarkResult,
+    *,
+    threshold: float,
+    cores: int = 0,
+    apart: Callable[[BenchmarkId], Allowance] | None = None,
+    machine: Callable[[tuple[str, ...]], np.ndarray] | None = None,
+) -> Verdict:
+    """compare's judgement of one benchmark: paired, in the runs that measured both sides (the allowance within
+    a run), else apart (`apart`'s allowance between runs). `machine(runs)`: `modes.machine` of those runs."""
+    bs, hs, paired = _in_common(base.samples, head.samples)
+    b, h = (replace(base, samples=bs), replace(head, samples=hs)) if paired else (base, head)
+    if paired:
+        given = apart(head.id) if apart is not None else None
+        drift = None if given is None else max(given.within, stats.drift_for(head.spec.num_threads, cores))
+        pool = (lambda: machine(paired)) if machine else None
+        v = judge(b, h, threshold=threshold, cores=cores, drift=drift, pool=pool)
+        n = len(paired)
+        note = f"paired in {n} run{'s' if n != 1 else ''}{given.describe_within() if given is not None else ''}"
+    else:
+        given = apart(head.id) if apart is not None else allowances({}, cores=cores)(head.id)
+        # Each side had its own run's machine: the slow-mode test reads the slower side's run.
+        pools = modes.Apart(lambda: machine(_runs(b)), lambda: machine(_runs(h))) if machine else None
+        v = judge(b, h, threshold=threshold, cores=cores, drift=given.sigma, pool=pools)
+        note = given.describe()
+    return replace(v, reason=f"{v.reason}{_BASIS}{note}")
+
+
+def _runs(result: BenchmarkResult) -> tuple[str, ...]:
+    return tuple(sorted({s.run for s in result.samples}))
+
+
+_BASIS = "; "  # how a verdict's sides were compared ends its reason, after this (`with_basis` keeps it)
+_BASES = ("paired in ", "separate runs: ")
+
+
+def basis(reason: str) -> str:
+    """`reason`'s closing note on how its sides were compared ("" when it has none)."""
+    _, sep, tail = reason.rpartition(_BASIS)
+    return tail if sep and tail.startswith(_BASES) else ""
+
+
+def with_basis(reason: str, of: str) -> str:
+    """`reason` closed by the note on how `of`'s sides were compared, when `of` has one."""
+    note = basis(of)
+    return f"{reason}{_BASIS}{note}" if note else reason
+
+
+def _sigma(own, fixed: float) -> tuple[float, int]:
+    """The scaled MAD about zero of `own`, never below `fixed`; (fixed, 0) below MIN_PAIRS."""
+    if len(own) < MIN_PAIRS:
+        return fixed, 0
+    # |d| of a zero-centred normal: its median is 0.674 sigma.
+    raw = stats.median(np.abs(np.asarray(own, dtype=float))) / stats.Z_75
+    return max(math.ceil(raw / STEP - 1e-9) * STEP, fixed), len(own)
+
+
+def allowances(
+    pairs: dict[BenchmarkId, list[float]],
+    *,
+    cores: int = 0,
+    neighbours: dict[BenchmarkId, list[float]] | None = None,
+) -> Callable[[BenchmarkId], Allowance]:
+    """BenchmarkId -> its `Allowance`: `_sigma` of its own `pairs` when it has MIN_PAIRS, else of its kind's (using
+    every core, or not); `within` the same from the `neighbours` (`neighbour_pairs`)."""
+    neighbours = neighbours or {}
+    pooled: dict[tuple[bool, bool], tuple[float, int]] = {}
+
+    def kind_of(bid: BenchmarkId) -> bool:
+        return bool(cores) and bid.num_threads >= cores
+
+    def of(source: dict[BenchmarkId, list[float]], bid: BenchmarkId, fixed: float, within: bool) -> tuple[float, int]:
+        own = source.get(bid, [])
+        if len(own) >= MIN_PAIRS:
+            return _sigma(own, fixed)
+        key = (kind_of(bid), within)  # fixed, too, depends on the kind alone
+        if key not in pooled:
+            alike = [ds for other, ds in source.items() if kind_of(other) == key[0]]
+            both = np.concatenate([np.asarray(ds, dtype=float) for ds in alike] or [np.zeros(0)])
+            pooled[key] = _sigma(both, fixed)
+        return pooled[key]
+
+    def given(bid: BenchmarkId) -> Allowance:
+        sigma, n = of(pairs, bid, stats.drift_for(bid.num_threads, cores, apart=True), False)
+        within, m = of(neighbours, bid, stats.drift_for(bid.num_threads, cores), True)
+        return Allowance(sigma, n, within, m)
+
+    return given
+
+
+Pairs = tuple[dict[BenchmarkId, list[float]], dict[BenchmarkId, list[float]]]  # same-code, neighbour pairs
+_LAST: list = []  # the last history's pairs, held with its records, so a match is the very same records
+
+
+def _commits(history) -> list[CommitResult]:
+    return history.history if isinstance(history, Table) else history
+
+
+def pairs_found(history, code: dict[str, str]) -> Pairs | None:
+    """The pairs an allowance of this very history already computed, else None."""
+    commits = _commits(history)
+    if _LAST and len(_LAST[0]) == len(commits) and _LAST[1] == code and all(a is b for a, b in zip(_LAST[0], commits)):
+        return _LAST[2]
+    return None
+
+
+def apart_for(history, code: dict[str, str], *, cores: int = 0) -> Callable[[BenchmarkId], Allowance]:
+    """BenchmarkId -> the allowance for separate runs that this history's same-code pairs give."""
+    found: Callable[[BenchmarkId], Allowance] | None = None
+    known: dict[BenchmarkId, Allowance] = {}
+
+    def given(bid: BenchmarkId) -> Allowance:
+        nonlocal found
+        if bid not in known:
+            if found is None:
+                pairs = pairs_found(history, code)
+                if pairs is None:
+                    pairs = history_pairs(history, code)
+                    _LAST[:] = [tuple(_commits(history)), dict(code), pairs]
+                found = allowances(pairs[0], cores=cores, neighbours=pairs[1])
+            known[bid] = found(bid)
+        return known[bid]
+
+    return given
+
+
+SETTLED = 0.025  # a neighbouring pair counts when both floors are settled this well (log: fastest to second)
+
+
+def same_code_pairs(history, code: dict[str, str]) -> dict[BenchmarkId, list[float]]:
+    """Per benchmark: log differences between consecutive runs' levels of the same code (`code`: sha -> digest)."""
+    t = as_table(history)
+    node_ids: dict[str, int] = {}
+    node_of = np.asarray(
+        [node_ids.setdefault(code.get(c.commit.sha) or c.commit.sha, len(node_ids)) for c in t.history], dtype=np.int64
+    )
+    named = np.asarray([bool(r) for r in t.run_names], dtype=bool)
+    rows = np.flatnonzero((t.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & (named[t.run] if len(t.run) else False))
+    # Only (benchmark, code) keys that two runs measured give pairs: found in bulk, the rest never walked.
+    width = max(len(node_ids), 1)
+    key = t.run_bench[rows].astype(np.int64) * width + node_of[t.run_pos[rows]]
+    measured = unique(key * max(len(t.run_names), 1) + t.run[rows]) // max(len(t.run_names), 1)
+    keys, runs_of_key = unique(measured, counts=True)
+    keep = np.isin(key, keys[runs_of_key >= 2])
+    rows, k = rows[keep], key[keep]
+    if not len(rows):
+        return {}
+    # Each (benchmark, code, run)'s fastest level; then, per (benchmark, code), the runs in the order
+    # they ran (a run's name starts with its time): n runs give n - 1 log differences.
+    rank = np.empty(len(names := t.run_names), dtype=np.int64)
+    rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+    r, v = rank[t.run[rows]], t.low[0, rows]
+    order = np.lexsort((r, k))
+    k, r, v = k[order], r[order], v[order]
+    first = np.ones(len(k), dtype=bool)
+    first[1:] = (k[1:] != k[:-1]) | (r[1:] != r[:-1])
+    starts = np.flatnonzero(first)
+    k, first_row = k[starts], np.minimum.reduceat(order, starts)  # per (key, run): its first row
+    logs = np.log(np.minimum.reduceat(v, starts))
+    pair = np.flatnonzero(k[1:] == k[:-1])  # consecutive runs of one key
+    diffs = logs[pair + 1] - logs[pair]
+    # In the order the rows first name each key (and its runs in order), per benchmark as a loop would.
+    key_first = np.minimum.reduceat(first_row, np.flatnonzero(np.r_[True, k[1:] != k[:-1]]))
+    seen = key_first[np.cumsum(np.r_[True, k[1:] != k[:-1]]) - 1][pair]
+    ordered = np.lexsort((pair, seen))
+    bench, diffs = k[pair][ordered] // width, diffs[ordered]
+    # Split per benchmark (a stable sort keeps each one's order), benchmarks in the order first seen.
+    by = np.argsort(bench, kind="stable")
+    grouped = bench[by]
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    groups = np.split(diffs[by], starts[1:])
+    firsts, names = by[starts].tolist(), grouped[starts].tolist()
+    return {t.ids[names[i]]: groups[i].tolist() for i in sorted(range(len(starts)), key=firsts.__getitem__)}
+
+
+def neighbour_pairs(history) -> dict[BenchmarkId, list[float]]:
+    """Per benchmark: log differences between neighbouring commits one run measured, settled floors only."""
+    t = as_table(history)
+    named = np.asarray([bool(r) for r in t.run_names], dtype=bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        settled = np.log(t.low[1] / t.low[0]) <= SETTLED if len(t.run_n) else np.zeros(0, dtype=bool)
+    rows = np.flatnonzero((t.run_n >= stats.FEWEST_ROUNDS_TO_JUDGE) & settled & (named[t.run] if len(t.run) else False))
+    if not len(rows):
+        return {}
+    run, bench, pos = t.run[rows].astype(np.int64), t.run_bench[rows].astype(np.int64), t.run_pos[rows]
+    order = np.lexsort((pos, bench, run))
+    run, bench, logs = run[order], bench[order], np.log(t.low[0, rows][order])
+    same = (run[1:] == run[:-1]) & (bench[1:] == bench[:-1])
+    diffs, of = (logs[1:] - logs[:-1])[same], bench[1:][same]
+    out: dict[BenchmarkId, list[float]] = {}
+    for b in np.unique(of).tolist():
+        out[t.ids[b]] = diffs[of == b].tolist()
+    return out
+
+
+def history_pairs(history, code: dict[str, str]) -> Pairs:
+    """The history's same-code pairs and neighbour pairs: what its allowances read."""
+    return same_code_pairs(history, code), neighbour_pairs(history)
+
+
+def unique(values: np.ndarray, *, counts: bool = False):
+    """np.unique of integers (sorted, and how often each occurs), by a sort (numpy 2.3's is hashed)."""
+    ordered = np.sort(values)
+    first = np.ones(len(ordered), dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    found = ordered[first]
+    return (found, np.diff(np.append(np.flatnonzero(first), len(ordered)))) if counts else found
+
+
+PAIRS = "history pairs"  # the memo's kind for a history's pairs (kept by a site build for `regress compare`)
+
+
+def pairs_tree(pairs: Pairs) -> list:
+    """Pairs as the memo keeps them: per kind, (benchmark, its differences as one array) in order."""
+    return [[(b, np.asarray(d, dtype=np.float64)) for b, d in one.items()] for one in pairs]
+
+
+def pairs_from_tree(tree: list) -> Pairs:
+    same, neighbours = ({kept_id(b): d.tolist() for b, d in one} for one in tree)
+    return same, neighbours
 
 
 def _side(r: BenchmarkResult) -> Side:
@@ -39,7 +305,7 @@ def _pair(
     if unpaired is not None:
         return unpaired
     assert b is not None and h is not None  # `pair` leaves only benchmarks both sides have
-    v = runs.judge_together(b, h, threshold=threshold, cores=cores, apart=apart, machine=machine)
+    v = judge_together(b, h, threshold=threshold, cores=cores, apart=apart, machine=machine)
     if same_code and v.verdict != Kind.UNCHANGED:
         return replace(v, verdict=Kind.UNCHANGED, reason=_same(same_code, v), rounds_needed=None)
     return replace(v, reason=_same(same_code, v)) if same_code else v
@@ -77,7 +343,7 @@ def compare(
     only: Collection[BenchmarkId] | None = None,
 ) -> list[Verdict]:
     """Every benchmark of either commit (or of `only`), by label then threads, worst first. `before` / `after`:
-    the commits next to base and head (the blip rule: `with_neighbours`); `apart`: BenchmarkId -> runs.Allowance; `same_code`: base's sha
+    the commits next to base and head (the blip rule: `with_neighbours`); `apart`: BenchmarkId -> `Allowance`; `same_code`: base's sha
     where both hold identical code."""
     if threshold < 0:
         raise ValueError("threshold must not be negative")
@@ -122,7 +388,7 @@ def with_neighbours(
         rx, ry = index[id(x)].get(bid), index[id(y)].get(bid)
         if rx is None or ry is None or not rx.ok or not ry.ok:
             return None
-        return runs.judge_together(rx, ry, threshold=threshold, cores=cores, apart=apart)
+        return judge_together(rx, ry, threshold=threshold, cores=cores, apart=apart)
 
     def blip(v: Verdict) -> Verdict:
         if not may_blip(v):
@@ -139,7 +405,7 @@ def with_neighbours(
                 return replace(
                     v,
                     verdict=Kind.NOISY,
-                    reason=runs.with_basis(
+                    reason=with_basis(
                         f"{pct(v.ratio)}, but a blip: {odd.commit.short} alone differs, while {x.commit.short} and "
                         f"{y.commit.short} on either side of it agree (a commit's measurement can sit a few percent "
                         "off its neighbours however many rounds it gets); the history calls it no change",
@@ -194,12 +460,8 @@ def machine_shift(base: CommitResult | None, head: CommitResult | None, *, thres
     MACHINE_SHARE of the threshold, or with too few reference rounds."""
     if base is None or head is None:
         return None
-    b, h = base.reference, head.reference
     # Measured together: the machine of the runs both sides share is the one that matters.
-    common = {s.run for s in b} & {s.run for s in h} - {""}
-    bc, hc = tuple(s for s in b if s.run in common), tuple(s for s in h if s.run in common)
-    if min(len(bc), len(hc)) >= stats.FEWEST_ROUNDS_TO_JUDGE:
-        b, h = bc, hc
+    b, h, _ = _in_common(base.reference, head.reference)
     if min(len(b), len(h)) < stats.FEWEST_ROUNDS_TO_JUDGE:
         return None
     s = stats.shift([stats.round_value(x) for x in b], [stats.round_value(x) for x in h])
@@ -222,7 +484,7 @@ def machine_not_commit(v: Verdict, machine: stats.Shift, threshold: float) -> Ve
     return replace(
         v,
         verdict=Kind.NOISY,
-        reason=runs.with_basis(
+        reason=with_basis(
             f"{pct(v.ratio)}, but the machine itself was {pct(machine.ratio)} {word} while head was measured "
             f"(the reference workload timed in the same rounds, 95% interval {pct(machine.low)} to {pct(machine.high)}): "
             "the machine moved, not the code; measure both in one run with `regress compare BASE HEAD --measure`",

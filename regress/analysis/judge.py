@@ -299,7 +299,7 @@ def judge(
     pool=None,
 ) -> Verdict:
     """`decide`, worded, for a benchmark measured at both commits. `drift`: the allowance between runs, where
-    the history says (`runs.allowances`); `pool`: `modes.machine`'s rounds."""
+    the history says (`diff.allowances`); `pool`: `modes.machine`'s rounds."""
     bv, hv = stats.round_values(base), stats.round_values(head)
     b_level, h_level = stats.level(bv), stats.level(hv)
     ratio = h_level / b_level

@@ -19,7 +19,7 @@ FEWEST_ROUNDS_TO_JUDGE = 3  # below it a side has no trustworthy floor (the gap 
 RECOMMENDED_ROUNDS = 10  # per commit: the documented error rates on a shared 2-core machine
 # Drift of the floor (one standard deviation, log scale) that rounds of one run can't show: between commits of
 # one run; for a benchmark using every core (it can't get out of a neighbour's way); between separate runs
-# while the history holds no same-code pairs to measure it by (`runs.allowances`).
+# while the history holds no same-code pairs to measure it by (`diff.allowances`).
 DRIFT = 0.01
 DRIFT_ALL_CORES = 0.05
 DRIFT_APART = 0.015

@@ -17,7 +17,7 @@ import math
 import re
 from dataclasses import replace
 
-from regress.analysis import diff, runs, stats
+from regress.analysis import diff, stats
 from regress.analysis.explanation import Bisected, Probe
 from regress.core.config import Config
 from regress.core.errors import RegressError
@@ -61,7 +61,8 @@ def _in_run(result: CommitResult | None, run: str) -> CommitResult | None:
     """A commit's stored results with only the rounds `run` took."""
     if result is None:
         return None
-    return replace(result, results=tuple(runs.only_runs(r, {run}) if r.ok else r for r in result.results))
+    kept = (replace(r, samples=tuple(s for s in r.samples if s.run == run)) if r.ok else r for r in result.results)
+    return replace(result, results=tuple(kept))
 
 
 def bisect(

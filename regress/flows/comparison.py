@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from regress.analysis import diff, metrics, runs
+from regress.analysis import diff, metrics
 from regress.analysis import table as figures_table
 from regress.analysis.table import Table
 from regress.core.config import Config
@@ -116,23 +116,23 @@ class History:
         def given(bid):
             if "of" not in lazy:
                 same, near = self._pairs()
-                lazy["of"] = runs.allowances(same, cores=cores, neighbours=near)
+                lazy["of"] = diff.allowances(same, cores=cores, neighbours=near)
             return lazy["of"](bid)
 
         return given
 
-    def _pairs(self) -> runs.Pairs:
+    def _pairs(self) -> diff.Pairs:
         """The history's pairs: kept by the last site build for these very files (no history read), else from
         the history's figures."""
         shas = [c.commit.sha for c in self.listed]
         code = self.code(shas)
         digests = summary.digests(self.session.store, self.cfg.machine_name, self.env)
         return self.memo.get(
-            runs.PAIRS,
+            diff.PAIRS,
             memo.files_digest(digests, shas, sorted(code.items())),
-            lambda: runs.history_pairs(self.table(), code),
-            runs.pairs_tree,
-            runs.pairs_from_tree,
+            lambda: diff.history_pairs(self.table(), code),
+            diff.pairs_tree,
+            diff.pairs_from_tree,
         )
 
 

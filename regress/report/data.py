@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from regress.analysis import levels, runs
+from regress.analysis import diff, levels
 from regress.analysis.changepoints import Step, find_steps
 from regress.analysis.diff import Verdict, compare
 from regress.analysis.table import FAILED, TIMED, Table
@@ -57,7 +57,7 @@ class Series:
     overview: dict[str, tuple[int, list[Verdict]]] = field(default_factory=dict)
     # Its figures (analysis/table.py): given by the loader, else built from `history` by summarize.
     table: Table | None = None
-    # BenchmarkId -> runs.Allowance, as the recent verdicts were judged (`judge_recent`), and what each
+    # BenchmarkId -> diff.Allowance, as the recent verdicts were judged (`judge_recent`), and what each
     # benchmark can detect at the newest commit (`site._detects`).
     apart: object | None = None
     detects: dict = field(default_factory=dict)
@@ -160,7 +160,7 @@ def judge_recent(
     code = code or {}
     if apart is None:  # as `regress compare` judges separate runs
         cores = min([c.fingerprint.cores for c in history if c.fingerprint.cores] or [0])
-        apart = runs.apart_for(series.table if series.table is not None else history, code, cores=cores)
+        apart = diff.apart_for(series.table if series.table is not None else history, code, cores=cores)
     series.apart = apart
     for head in sorted(wanted):
         judged: dict[BenchmarkId, tuple[int, Verdict]] = {}

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from regress.analysis import changepoints, detectable, runs
+from regress.analysis import changepoints, detectable, diff
 from regress.analysis import table as figures_table
 from regress.analysis.detectable import Seen
 from regress.analysis.levels import trusted
@@ -164,7 +164,7 @@ def _series(
     summarize(s, threshold=threshold, code=code, whole=False)
     levels = functools.cache(lambda: trusted(s.table, threshold=threshold, code=code))
     cores = min([c.fingerprint.cores for c in s.history if c.fingerprint.cores] or [0])
-    apart = runs.apart_for(s.table, code, cores=cores)  # one allowance for the steps and the verdicts
+    apart = diff.apart_for(s.table, code, cores=cores)  # one allowance for the steps and the verdicts
 
     def steps() -> list[changepoints.Step]:  # judged through the kept verdicts across candidate steps
         kept = memo.values(changepoints.CHECKPOINT)
@@ -191,10 +191,10 @@ def _series(
     noise = detectable.kept_noise(memo, inputs, s.table, threshold=threshold, code=code, levels=levels)
     least, most = rounds
     s.detects = _detects(store, s, threshold=threshold, rounds=least, most_rounds=most, noise=noise)
-    pairs = runs.pairs_found(s.table, code)  # the verdicts' allowances' pairs, for `regress compare`
+    pairs = diff.pairs_found(s.table, code)  # the verdicts' allowances' pairs, for `regress compare`
     if pairs is not None:
         kept = files_digest(digests, shas, sorted(code.items()))
-        memo.get(runs.PAIRS, kept, lambda: pairs, runs.pairs_tree, runs.pairs_from_tree)
+        memo.get(diff.PAIRS, kept, lambda: pairs, diff.pairs_tree, diff.pairs_from_tree)
     return s
 
 

@@ -8,9 +8,8 @@ from typing import Any
 
 from regress.analysis import diff
 from regress.analysis.changepoints import Step, judge_across
-from regress.analysis.diff import compare, with_neighbours
+from regress.analysis.diff import Allowance, compare, with_neighbours
 from regress.analysis.judge import Verdict, order_key
-from regress.analysis.runs import Allowance
 from regress.core import trees
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, CommitResult

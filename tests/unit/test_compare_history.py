@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from factories import bench, commit, rounds_of
 
-from regress.analysis import diff, runs, stats
+from regress.analysis import diff, stats
 from regress.core.records import BenchmarkId
 from regress.storage import summary
 from regress.storage.store import Store
@@ -45,10 +45,10 @@ def test_median_busyness_and_floor_gap_are_numpys_to_the_bit():
 
 
 def _allowance_with_numpy(pairs, bid, cores):
-    """runs.allowances as it was written before the pooled pairs were kept: every benchmark walks them all."""
+    """diff.allowances as it was written before the pooled pairs were kept: every benchmark walks them all."""
     fixed = stats.drift_for(bid.num_threads, cores, apart=True)
     own = pairs.get(bid, [])
-    if len(own) < runs.MIN_PAIRS:
+    if len(own) < diff.MIN_PAIRS:
         own = [
             d
             for other, ds in pairs.items()
@@ -56,12 +56,12 @@ def _allowance_with_numpy(pairs, bid, cores):
             if (bool(cores) and other.num_threads >= cores) == (bool(cores) and bid.num_threads >= cores)
         ]
     within = stats.drift_for(bid.num_threads, cores)  # no neighbouring pairs given: the fixed one
-    if len(own) < runs.MIN_PAIRS:
-        return runs.Allowance(fixed, 0, within)
+    if len(own) < diff.MIN_PAIRS:
+        return diff.Allowance(fixed, 0, within)
     sigma = float(np.median(np.abs(np.asarray(own, dtype=float)))) / stats.Z_75
-    stated = math.ceil(sigma / runs.STEP - 1e-9) * runs.STEP  # as it is stated: a tenth of a percent, rounded up
-    assert sigma <= stated < sigma + runs.STEP
-    return runs.Allowance(max(stated, fixed), len(own), within)
+    stated = math.ceil(sigma / diff.STEP - 1e-9) * diff.STEP  # as it is stated: a tenth of a percent, rounded up
+    assert sigma <= stated < sigma + diff.STEP
+    return diff.Allowance(max(stated, fixed), len(own), within)
 
 
 def test_pooled_allowances_are_each_benchmarks_own_rule():
@@ -74,10 +74,10 @@ def test_pooled_allowances_are_each_benchmarks_own_rule():
             if rng.random() < 0.8
         }
         cores = rng.choice((0, 2, 4))
-        given = runs.allowances(pairs, cores=cores)
+        given = diff.allowances(pairs, cores=cores)
         for b in [*ids, BenchmarkId("ops", "never-measured", "", 2)]:
             expected = _allowance_with_numpy(pairs, b, cores)
-            assert given(b) == expected == runs.allowances(pairs, cores=cores)(b), (trial, b)
+            assert given(b) == expected == diff.allowances(pairs, cores=cores)(b), (trial, b)
 
 
 def _blip_history():
@@ -110,7 +110,7 @@ def test_light_neighbours_give_the_verdicts_their_files_give():
     kinds = {v.id.sub_label: v.verdict for v in judged}
     assert kinds == {"blip": "noisy", "stays": "regression", "calm": "unchanged"}
     (blipped,) = [v for v in judged if v.id.sub_label == "blip"]
-    assert "but a blip" in blipped.reason and runs.basis(blipped.reason).startswith("separate runs: allowance")
+    assert "but a blip" in blipped.reason and diff.basis(blipped.reason).startswith("separate runs: allowance")
 
 
 def test_light_neighbours_of_a_fabricated_history_give_the_verdicts_their_files_give(tmp_path):
@@ -123,7 +123,7 @@ def test_light_neighbours_of_a_fabricated_history_give_the_verdicts_their_files_
     for k in range(1, len(full) - 2):
         before, base, head, after = full[k - 1 : k + 3]
         pairs = {r.id: [0.01, -0.02, 0.015, 0.0, -0.01, 0.02, 0.005, -0.004] for r in head.results}
-        apart = runs.allowances(pairs, cores=4)
+        apart = diff.allowances(pairs, cores=4)
         verdicts = diff.compare(base, head, apart=apart)
         expected = diff.with_neighbours(verdicts, base, head, before, after, threshold=0.05, apart=apart)
         got = diff.with_neighbours(
@@ -139,7 +139,7 @@ def test_the_run_keys_unique_is_numpys():
     for n in (0, 1, 2, 7, 100, 5000):
         for span in (1, 3, 50, 10**12):
             values = rng.integers(0, span, size=n, dtype=np.int64)
-            found, counts = runs.unique(values, counts=True)
+            found, counts = diff.unique(values, counts=True)
             expected, expected_counts = np.unique(values, return_counts=True)
             assert np.array_equal(found, expected) and np.array_equal(counts, expected_counts)
-            assert np.array_equal(runs.unique(values), np.unique(values))
+            assert np.array_equal(diff.unique(values), np.unique(values))

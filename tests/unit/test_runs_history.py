@@ -11,7 +11,7 @@ import dataclasses
 import factories
 import numpy as np
 
-from regress.analysis import changepoints, diff, levels, runs, stats
+from regress.analysis import changepoints, diff, levels, stats
 from regress.core.kinds import Kind
 
 N = 24
@@ -85,13 +85,13 @@ def test_the_allowance_between_runs_comes_from_the_history():
     rng = np.random.default_rng(7)
     shifts = list(np.exp(rng.normal(0, 0.03, 40)))
     history = factories.pushes([1e-3] * 40, shifts)
-    pairs = runs.same_code_pairs(history, {})
+    pairs = diff.same_code_pairs(history, {})
     (bid,) = pairs
-    got = runs.allowances(pairs)(bid)
+    got = diff.allowances(pairs)(bid)
     assert got.pairs == 39 and 0.025 < got.sigma < 0.07, got
     assert "from the history (39 same-code pairs)" in got.describe()
     # Too few pairs: the fixed allowance, and it says so.
-    few = runs.allowances(runs.same_code_pairs(history[:4], {}))(bid)
+    few = diff.allowances(diff.same_code_pairs(history[:4], {}))(bid)
     assert few.pairs == 0 and few.sigma == 0.015
 
 
@@ -104,7 +104,7 @@ def _pairs_by_loop(history, code):
     for c in history:
         node = code.get(c.commit.sha) or c.commit.sha
         for r in c.results:
-            for run, values in runs.by_run(r).items():
+            for run, values in stats.by_run(r).items():
                 if run and len(values) >= stats.FEWEST_ROUNDS_TO_JUDGE:
                     levels[(r.id, node)][run].append(min(values))
     out = defaultdict(list)
@@ -125,11 +125,11 @@ def test_same_code_pairs_in_bulk_are_the_pairs_their_definition_gives():
     # Commits 10-12 are one code (measured by runs 10-13, run 11 and 12 measuring two of them each).
     code = {history[k].commit.sha: "same" for k in (10, 11, 12)}
     for given in ({}, code):
-        got = runs.same_code_pairs(history, given)
+        got = diff.same_code_pairs(history, given)
         assert {b: sorted(d) for b, d in got.items()} == _pairs_by_loop(history, given)
     # One code over three commits: its four runs give three differences, as the three commits' two runs each did.
     bid = history[0].results[0].id
-    alone, together = runs.same_code_pairs(history, {})[bid], runs.same_code_pairs(history, code)[bid]
+    alone, together = diff.same_code_pairs(history, {})[bid], diff.same_code_pairs(history, code)[bid]
     assert len(alone) == len(together) == n - 1 and sorted(alone) != sorted(together)
 
 
@@ -142,7 +142,7 @@ def test_a_5_percent_step_each_push_sees_is_found_though_the_levels_alone_blur_i
     cpus = [f"CPU model {k % 4}" for k in range(n)]
     paired = factories.pushes(levels, shifts, cpus=cpus, seed=3)
     # Each push's own verdict sees it (its parent measured in the same run)...
-    (v,) = diff.compare(paired[at - 1], paired[at], apart=runs.apart_for(paired, {}))
+    (v,) = diff.compare(paired[at - 1], paired[at], apart=diff.apart_for(paired, {}))
     assert v.verdict == Kind.REGRESSION and "paired in 1 run" in v.reason
     # ...and so does the history, at that very push, and nowhere else.
     assert _steps(paired) == [(at, Kind.REGRESSION)]

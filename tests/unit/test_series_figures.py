@@ -9,7 +9,7 @@ import sqlite3
 import numpy as np
 import pytest
 
-from regress.analysis import changepoints, runs
+from regress.analysis import changepoints, diff
 from regress.analysis import table as figures_table
 from regress.analysis.table import Table
 from regress.storage import memo, summary
@@ -59,7 +59,7 @@ def test_kept_figures_are_the_files_own_and_made_once(folder):
     assert made == []  # nothing computed again
     # What the analyses find from them is what they find from the files in full.
     assert changepoints.find_steps(first, threshold=0.05) == changepoints.find_steps(full, threshold=0.05)
-    assert runs.same_code_pairs(first, {}) == runs.same_code_pairs(full, {})
+    assert diff.same_code_pairs(first, {}) == diff.same_code_pairs(full, {})
 
 
 def test_a_changed_file_is_made_again_and_a_garbled_entry_is_not_trusted(folder):

@@ -216,7 +216,7 @@ def test_steps_are_kept_for_the_same_files_and_found_afresh_when_one_changes(fol
 
 
 def test_a_build_keeps_the_pairs_compare_would_read_the_history_for(folder):
-    from regress.analysis import runs
+    from regress.analysis import diff
     from regress.report import site
 
     store = Store(folder)
@@ -225,7 +225,7 @@ def test_a_build_keeps_the_pairs_compare_would_read_the_history_for(folder):
         shas = [c.commit.sha for c in summary.commits(store, MACHINE, ENV)]
         inputs = memo.files_digest(summary.digests(store, MACHINE, ENV), shas, [])
         with Memo(folder, verify=False) as m:
-            return m.get(runs.PAIRS, inputs, compute, runs.pairs_tree, runs.pairs_from_tree)
+            return m.get(diff.PAIRS, inputs, compute, diff.pairs_tree, diff.pairs_from_tree)
 
     with Memo(folder) as m:
         site._model(store, m, 0.05, None)  # the recent verdicts, whose allowances compute the pairs
@@ -235,7 +235,7 @@ def test_a_build_keeps_the_pairs_compare_would_read_the_history_for(folder):
 
     kept = kept_pairs(never)
     same, _ = kept
-    assert same and kept == runs.history_pairs(Store(folder).history(MACHINE, ENV), {})
+    assert same and kept == diff.history_pairs(Store(folder).history(MACHINE, ENV), {})
     fabricate(folder, machines=(MACHINE,), which=[SHAPE["commits"]], **SHAPE)
     calls = []
     kept_pairs(lambda: calls.append(1) or ({}, {}))
