@@ -208,21 +208,21 @@ class Seen:
         return f"too few rounds to tell ({self.rounds} here; {need} in runs of 2 or more are needed)"
 
 
-NOISE = "history noise"  # the memo's kind for `series_noise`
-
-
-def series_noise(table, *, threshold: float, code: dict[str, str], levels=None) -> dict[BenchmarkId, float]:
-    """`history_noise` of the trusted levels the change points segment (`levels.trusted`, or `levels`)."""
-    found = levels if levels is not None else trusted(table, threshold=threshold, code=code)
-    return history_noise({bid: values for bid, (_, values) in found.items()})
+NOISE = "history noise"  # the memo's kind for `kept_noise`
 
 
 def kept_noise(memo, inputs: str | None, table, *, threshold: float, code: dict[str, str], levels=None):
-    """`series_noise`, kept in `memo` under `inputs` (the digest of the history's files, threshold and code)."""
+    """`history_noise` of the trusted levels the change points segment (`levels.trusted`, or `levels()`), kept in
+    `memo` under `inputs` (the digest of the history's files, threshold and code)."""
+
+    def noise() -> dict[BenchmarkId, float]:
+        found = levels() if levels is not None else trusted(table, threshold=threshold, code=code)
+        return history_noise({bid: values for bid, (_, values) in found.items()})
+
     return memo.get(
         NOISE,
         inputs,
-        lambda: series_noise(table, threshold=threshold, code=code, levels=None if levels is None else levels()),
+        noise,
         lambda noise: list(noise.items()),
         lambda tree: {kept_id(b): float(v) for b, v in tree},
     )

@@ -216,22 +216,11 @@ def same_code_pairs(history, code: dict[str, str]) -> dict[BenchmarkId, list[flo
     first = np.ones(len(k), dtype=bool)
     first[1:] = (k[1:] != k[:-1]) | (r[1:] != r[:-1])
     starts = np.flatnonzero(first)
-    k, first_row = k[starts], np.minimum.reduceat(order, starts)  # per (key, run): its first row
-    logs = np.log(np.minimum.reduceat(v, starts))
+    k, logs = k[starts], np.log(np.minimum.reduceat(v, starts))
     pair = np.flatnonzero(k[1:] == k[:-1])  # consecutive runs of one key
-    diffs = logs[pair + 1] - logs[pair]
-    # In the order the rows first name each key (and its runs in order), per benchmark as a loop would.
-    key_first = np.minimum.reduceat(first_row, np.flatnonzero(np.r_[True, k[1:] != k[:-1]]))
-    seen = key_first[np.cumsum(np.r_[True, k[1:] != k[:-1]]) - 1][pair]
-    ordered = np.lexsort((pair, seen))
-    bench, diffs = k[pair][ordered] // width, diffs[ordered]
-    # Split per benchmark (a stable sort keeps each one's order), benchmarks in the order first seen.
-    by = np.argsort(bench, kind="stable")
-    grouped = bench[by]
-    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
-    groups = np.split(diffs[by], starts[1:])
-    firsts, names = by[starts].tolist(), grouped[starts].tolist()
-    return {t.ids[names[i]]: groups[i].tolist() for i in sorted(range(len(starts)), key=firsts.__getitem__)}
+    diffs, bench = logs[pair + 1] - logs[pair], k[pair] // width  # keys ascending: benchmarks grouped
+    cuts = np.flatnonzero(np.diff(bench)) + 1
+    return {t.ids[int(b[0])]: d.tolist() for b, d in zip(np.split(bench, cuts), np.split(diffs, cuts))}
 
 
 def neighbour_pairs(history) -> dict[BenchmarkId, list[float]]:

@@ -91,15 +91,16 @@ def compare(
     """Every benchmark of either commit that carries `metric`, as `diff.compare` orders them."""
     if metric == Metric.TIME:
         return diff.compare(only(base, metric), only(head, metric), threshold=threshold)
-    if metric == Metric.INSTRUCTIONS:
-        return compare_counts(only(base, metric), only(head, metric), threshold=threshold)
     b = {r.id: r for r in (base.results if base else ()) if carries(r, metric)}
     h = {r.id: r for r in (head.results if head else ()) if carries(r, metric)}
     if spec(metric).field == "compiled":
         # A failed benchmark counts for compile metrics only where the other side compiled it.
         b = {k: r for k, r in b.items() if r.compiled or (k in h and h[k].compiled)}
         h = {k: r for k, r in h.items() if r.compiled or (k in b and b[k].compiled)}
-    judged = pair_all(b, h, base, head, figures(metric), lambda br, hr: judge(br, hr, metric, threshold=threshold))
+    if metric == Metric.INSTRUCTIONS:
+        judged = pair_all(b, h, base, head, COUNTS, lambda br, hr: judge_counts(br, hr, threshold=threshold))
+    else:
+        judged = pair_all(b, h, base, head, figures(metric), lambda br, hr: judge(br, hr, metric, threshold=threshold))
     return sorted(judged, key=order_key)
 
 
@@ -138,14 +139,12 @@ def steps(history: list[CommitResult], metric: Metric, *, threshold: float) -> l
 
 # -- instruction counts: nearly deterministic, judged without a significance test.
 
-_THRESHOLD = spec(Metric.INSTRUCTIONS).threshold
-
 
 def _count_values(r: BenchmarkResult) -> tuple[int, ...]:
     return tuple(c.value for c in r.counts)
 
 
-def judge_counts(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float = _THRESHOLD) -> Verdict:
+def judge_counts(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float) -> Verdict:
     """Instruction counts of two commits: the medians of their callgrind runs; runs disagreeing by more than
     half the threshold are `noisy`."""
     b, h = _count_values(base), _count_values(head)
@@ -172,12 +171,3 @@ COUNTS = Figures(
     lambda r: Side(float(np.median(_count_values(r))), None, len(r.counts)),
     "; run `regress run --mode instructions` on it",
 )
-
-
-def compare_counts(
-    base: CommitResult | None, head: CommitResult | None, *, threshold: float = _THRESHOLD
-) -> list[Verdict]:
-    """Like `compare`, on instruction counts (`regress run --mode instructions`)."""
-    b, h = (c.by_id() if c is not None else {} for c in (base, head))
-    verdicts = pair_all(b, h, base, head, COUNTS, lambda br, hr: judge_counts(br, hr, threshold=threshold))
-    return sorted(verdicts, key=order_key)

@@ -81,14 +81,6 @@ def median(values) -> float:
     return _middle(_ordered(values))
 
 
-def busyness(values) -> float:
-    """log(median round / fastest round): how much of the run the machine was busy."""
-    if not len(values):
-        return 0.0
-    ordered = _ordered(values)
-    return math.log(_middle(ordered) / ordered[0])
-
-
 def span(values) -> float:
     """Slowest round / fastest round."""
     return float(max(values) / min(values)) if len(values) else 1.0

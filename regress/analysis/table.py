@@ -191,28 +191,26 @@ def of_file(result: CommitResult, *, site: bool = True) -> Table:
             if r.tracked:
                 units[k] = r.tracked[-1].unit
     reference = [min(s.raw_times) / s.number_per_run for s in result.reference if s.raw_times]
+    made = {
+        "pos": np.zeros(rows),
+        "bench": bench,
+        "status": status,
+        "ok": ok,
+        "level": level,
+        "band": band,
+        "torch": torch,
+        "instructions": instructions,
+        "extra": extra,
+        "run_pos": np.zeros(len(run)),
+        "run_bench": run_bench,
+        "run": run,
+        "run_n": run_n,
+        "low": np.asarray(low, dtype=np.float64).reshape(-1, 3).T.copy(),
+        "reference": [min(reference) if reference else math.nan],
+    }
+    arrays: dict[str, Any] = {name: np.asarray(made[name], dtype) for name, dtype, _ in _ARRAYS}  # `_ARRAYS`' types
     return Table(
-        history=[result],
-        load=[result].__getitem__,
-        ids=list(index),
-        pos=np.zeros(rows, dtype=np.int32),
-        bench=np.asarray(bench, dtype=np.int32),
-        status=np.asarray(status, dtype=np.int8),
-        ok=np.asarray(ok, dtype=bool),
-        level=np.asarray(level, dtype=np.float64),
-        band=band,
-        torch=torch,
-        instructions=instructions,
-        extra=extra,
-        messages=messages,
-        units=units,
-        run_pos=np.zeros(len(run), dtype=np.int32),
-        run_bench=np.asarray(run_bench, dtype=np.int32),
-        run=np.asarray(run, dtype=np.int32),
-        run_names=list(runs),
-        run_n=np.asarray(run_n, dtype=np.int32),
-        low=np.asarray(low, dtype=np.float64).reshape(-1, 3).T.copy(),
-        reference=np.asarray([min(reference) if reference else math.nan]),
+        [result], [result].__getitem__, list(index), messages=messages, units=units, run_names=list(runs), **arrays
     )
 
 

@@ -146,12 +146,8 @@ def judge(
     wanted: re.Pattern | None = None,
     metric: Metric = Metric.TIME,
 ) -> list[diff.Verdict]:
-    if metric not in (Metric.TIME, Metric.INSTRUCTIONS):
+    if metric is not Metric.TIME:
         verdicts = metrics.compare(base, head, metric, threshold=threshold)
-    elif metric is Metric.INSTRUCTIONS:
-        verdicts = metrics.compare_counts(
-            metrics.only(base, Metric.INSTRUCTIONS), metrics.only(head, Metric.INSTRUCTIONS), threshold=threshold
-        )
     else:
         base, head = metrics.only(base, Metric.TIME), metrics.only(head, Metric.TIME)  # tracked values are judged apart
         known = History(session, sides.head_env) if sides.base_env == sides.head_env else None

@@ -72,7 +72,7 @@ def test_times_counts_and_metrics_pair_benchmarks_with_one_rule_and_one_wording(
     head = _commit("b", _timed("same"), _timed("added"), _timed("breaks", failure=crash), _timed("skips", failure=skip))
     judged = {
         "time": diff.compare(base, head),
-        "instructions": metrics.compare_counts(base, head),
+        "instructions": metrics.compare(base, head, Metric.INSTRUCTIONS, threshold=0.01),
         "allocated": metrics.compare(base, head, Metric.ALLOCATED, threshold=0.01),
     }
     for got in judged.values():
@@ -83,7 +83,9 @@ def test_times_counts_and_metrics_pair_benchmarks_with_one_rule_and_one_wording(
         assert by["skips"] == (Kind.MISSING, "skipped at head: skipped: needs CUDA")
         assert by["same"][0] == Kind.UNCHANGED
     uncounted = _commit("c", BenchmarkResult(TaskSpec("same()"), "b.py:1", _timed("same").samples))
-    (v,) = [v for v in metrics.compare_counts(base, uncounted) if v.id.sub_label == "same()"]
+    (v,) = [
+        v for v in metrics.compare(base, uncounted, Metric.INSTRUCTIONS, threshold=0.01) if v.id.sub_label == "same()"
+    ]
     assert (v.verdict, v.reason) == (
         Kind.MISSING,
         "no instruction counts at head; run `regress run --mode instructions` on it",
