@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from regress.analysis import modes, segments, stats
-from regress.analysis.levels import trusted
+from regress.analysis import modes, stats
+from regress.analysis.levels import PENALTY, history_scale, trusted
 from regress.analysis.table import kept_id
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
 
@@ -158,8 +158,6 @@ def of(
     history = None
     if history_noise is not None:
         # A step held HELD commits either side beats the penalty, and compare across it agrees.
-        from regress.analysis.segments import PENALTY
-
         seen = math.sqrt(2 * PENALTY / HELD) * history_noise
         across = noise.detectable(rounds, within if apart is None else max(apart, within))
         history = math.expm1(max(seen, across))
@@ -229,13 +227,13 @@ def kept_noise(memo, inputs: str | None, table, *, threshold: float, code: dict[
 
 
 def history_noise(levels: Mapping[BenchmarkId, Sequence[float]]) -> dict[BenchmarkId, float]:
-    """Each series' commit-to-commit noise (log; `segments.history_scale`) from its levels, if long enough."""
+    """Each series' commit-to-commit noise (log; `history_scale`) from its levels, if long enough."""
     out = {}
     for bid, values in levels.items():
         v = np.asarray(values, dtype=float)
         v = v[np.isfinite(v) & (v > 0)]
         if len(v) >= FEWEST_LEVELS:
-            out[bid] = segments.history_scale(np.log(v))
+            out[bid] = history_scale(np.log(v))
     return out
 
 

@@ -1,6 +1,6 @@
 """A benchmark's history with the shift of every run taken out: on the log scale y[commit, run] =
 level[code of the commit] + shift[run] + noise, levels and shifts estimated together, robustly (`fit_many`);
-and the trusted levels `changepoints` segments (`trusted`). Pure (docs/statistics.md, "Runs").
+the trusted levels `changepoints` segments (`trusted`), and their noise scale (`history_scale`). Pure (docs/statistics.md, "Runs").
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 
 from regress.analysis import stats
-from regress.analysis.segments import CALIBRATION
 from regress.analysis.table import as_table
 from regress.core.records import BenchmarkId
 
@@ -25,6 +24,22 @@ REWEIGHTS = 3  # reweighted solves
 HUBER = 2.0  # Huber's constant, in units of the residuals' scaled MAD
 MIN_SCALE = 0.002  # the residual scale (log units) below which nothing is down-weighted
 DECIMALS = 9  # fitted log levels are stated to this many decimals: the fit's rounding error is left out
+MIN_NOISE = 0.002  # the noise scale's floor (log units)
+PENALTY = 20.0  # per change point (`changepoints.search`), in squared units of the history's noise
+# The calibration span: a benchmark's noise scale, the search's centre and the level fit's Huber scale are read
+# from its first this many levels (docs/statistics.md, "The calibration span").
+CALIBRATION = 500
+
+
+def history_scale(logs: np.ndarray) -> float:
+    """A benchmark's commit-to-commit noise as the change points read it: the scaled MAD of its calibration span's
+    first differences over sqrt(2)."""
+    d = np.diff(np.asarray(logs)[:CALIBRATION])
+    if len(d) < 2:
+        return MIN_NOISE
+    # scipy.stats.median_abs_deviation(d, scale="normal"), in its own operations.
+    mad = float(np.median(np.abs(d - np.median(d)))) / stats.Z_75
+    return max(mad / math.sqrt(2), MIN_NOISE)
 
 
 @dataclass(frozen=True)
@@ -115,7 +130,7 @@ class _Part:
 
 
 def in_calibration(position: np.ndarray) -> np.ndarray:
-    """Which observations lie in the first `segments.CALIBRATION` measured positions (Huber's scale's)."""
+    """Which observations lie in the first CALIBRATION measured positions (Huber's scale's)."""
     if not len(position):
         return np.zeros(0, dtype=bool)
     seen = np.zeros(int(position.max()) + 1, dtype=bool)

@@ -1,11 +1,11 @@
-"""The pruned optimal partition (`analysis/segments.py`'s `search`) against the unpruned programme and ruptures."""
+"""The pruned optimal partition (`analysis/changepoints.py`'s `search`) against the unpruned programme and ruptures."""
 
 from __future__ import annotations
 
 import numpy as np
 import ruptures
 
-from regress.analysis.segments import search
+from regress.analysis.changepoints import search
 
 
 def _cost(x: np.ndarray, cuts: list[int], penalty: float) -> float:

@@ -1,5 +1,5 @@
 """analysis.stats.mann_whitney_p is scipy's (to the bit on the exact branch, to 1e-13 on the normal one), and
-segments' numpy median filter and noise scale are scipy's to the bit: the change points' tests and clipping depend
+the change points' numpy median filter and noise scale are scipy's to the bit: the change points' tests and clipping depend
 on them, and a site build no longer imports scipy.stats."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 from scipy.ndimage import median_filter
 
-from regress.analysis import segments
+from regress.analysis import changepoints, levels
 from regress.analysis import stats as ours
 
 
@@ -50,15 +50,18 @@ def test_running_median_and_noise_scale_are_scipys():
     rng = np.random.default_rng(5)
     for n in [*range(3, 30), 200, 1000]:
         for x in (np.log(rng.lognormal(0, 0.05, n)), np.round(rng.normal(0, 1, n), 1)):
-            assert np.array_equal(segments.running_median(x), median_filter(x, size=segments.WINDOW, mode="mirror"))
-            want = max(float(stats.median_abs_deviation(np.diff(x), scale="normal")) / math.sqrt(2), segments.MIN_NOISE)
-            assert segments.noise_scale(x) == want
+            assert np.array_equal(
+                changepoints.running_median(x), median_filter(x, size=changepoints.WINDOW, mode="mirror")
+            )
+            d = np.diff(x[: levels.CALIBRATION])
+            want = max(float(stats.median_abs_deviation(d, scale="normal")) / math.sqrt(2), levels.MIN_NOISE)
+            assert levels.history_scale(x) == want
 
 
 def test_change_points_import_no_scipy_stats():
     code = (
-        "import sys, numpy as np; from regress.analysis import changepoints, segments, stats;"
-        "segments.robust(np.linspace(0, 1, 50), segments.noise_scale(np.linspace(0, 1, 50)));"
+        "import sys, numpy as np; from regress.analysis import changepoints, levels, stats;"
+        "changepoints.robust(np.linspace(0, 1, 50), levels.history_scale(np.linspace(0, 1, 50)));"
         "stats.mann_whitney_p([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]);"
         "print(sorted(m for m in ('scipy.stats', 'scipy.ndimage') if m in sys.modules))"
     )
