@@ -17,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from regress.analysis import changepoints, opdiff
+from regress.analysis import changepoints
 from regress.analysis.changepoints import Culprit
-from regress.analysis.explanation import Explanation
+from regress.analysis.explanation import Explanation, diff
 from regress.ci.github import GitHub
 from regress.core.config import Config
 from regress.core.errors import RegressError
@@ -86,7 +86,7 @@ def find(cfg: Config, rev: str, *, threshold: float | None = None, store: Store 
             gaps[c.commit.sha] = 0
         kept = profiles.pairs(cfg.results_dir, cfg.machine_name, cfg.env, c.previous.sha, c.commit.sha)
         operators[c.commit.sha] = [
-            Explanation(i, None, opdiff.diff(b.table, h.table), b.trace, h.trace) for i, (b, h) in kept.items()
+            Explanation(i, None, diff(b.table, h.table), b.trace, h.trace) for i, (b, h) in kept.items()
         ]
     at = next(c.commit for c in history if c.commit.sha == sha)
     return Found(at, culprits, gaps, operators)

@@ -1,7 +1,7 @@
 """An operator profile's records: what torch.profiler's key_averages says a benchmark's statement ran.
 
 Frozen and pure, like the result records; `storage/profiles` keeps them as
-JSON beside the results and `analysis/opdiff` diffs two of them.
+JSON beside the results and `analysis/explanation` diffs two of them.
 """
 
 from __future__ import annotations

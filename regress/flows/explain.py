@@ -3,14 +3,13 @@
 Selects the benchmarks to explain (those `compare` calls a regression or an
 improvement, or those `--bench` names), profiles each at both commits in
 fresh workers in worktrees built as for measuring, keeps the op tables and
-traces beside the results, and diffs them (`analysis.opdiff`).
+traces beside the results, and diffs them (`analysis.explanation`).
 """
 
 from __future__ import annotations
 
-from regress.analysis import opdiff
 from regress.analysis.diff import Verdict
-from regress.analysis.explanation import Explained, Explanation
+from regress.analysis.explanation import Explained, Explanation, diff
 from regress.core.config import Config
 from regress.core.errors import RegressError
 from regress.core.kinds import CHANGES
@@ -80,7 +79,7 @@ def explain(cfg: Config, base: str, head: str, *, bench: str = "", ids: list | N
                 failures.append(f"at {sha[:10]}: {p.failure}")
             else:
                 kept[sha] = profiles.save(cfg.results_dir, cfg.machine_name, cfg.env, sha, bid, p.table, p.trace)
-        d = opdiff.diff(kept[base].table, kept[head].table) if len(kept) == 2 else None
+        d = diff(kept[base].table, kept[head].table) if len(kept) == 2 else None
         traces = [kept[sha].trace if sha in kept else None for sha in (base, head)]
         items.append(Explanation(bid, verdicts.get(bid), d, traces[0], traces[1], "; ".join(failures)))
     note = "" if items else f"no benchmark matches {wanted!r} at either commit"

@@ -12,8 +12,8 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from regress.analysis.opdiff import OpTable
 from regress.core.config import Config
+from regress.core.ops import OpTable
 from regress.core.records import BenchmarkId
 from regress.measure import one_commit, protocol
 from regress.measure.conversation import Conversation

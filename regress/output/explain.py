@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import json
 
-from regress.analysis.explanation import Explained, Explanation
-from regress.analysis.opdiff import OpDiff, OpRow, OpStatus
+from regress.analysis.explanation import Explained, Explanation, OpDiff, OpRow, OpStatus
 from regress.output.verdicts import commit_json, md_cell, pct
 
 JSON_VERSION = 1

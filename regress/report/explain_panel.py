@@ -7,7 +7,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from regress.analysis import opdiff
+from regress.analysis import explanation
 from regress.core.records import CommitInfo
 from regress.core.units import percent
 from regress.output.explain import row_cells
@@ -24,7 +24,7 @@ class Panel:
     base: CommitInfo
     head: CommitInfo
     change: str
-    diff: opdiff.OpDiff
+    diff: explanation.OpDiff
     traces: tuple[tuple[str, Path | None], tuple[str, Path | None]]  # (site path, stored file) for base, head
 
 
@@ -50,7 +50,7 @@ def collect(results: Path, series: list) -> dict[tuple, Panel]:
                 base,
                 head,
                 percent(st.ratio),
-                opdiff.diff(b.table, h.table),
+                explanation.diff(b.table, h.table),
                 traces,
             )
     return panels

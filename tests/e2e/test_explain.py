@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from regress.analysis.opdiff import Op, OpStatus, OpTable, diff
+from regress.analysis.explanation import Op, OpStatus, OpTable, diff
 
 SOFTMAX_SUITE = """
 import torch
