@@ -27,6 +27,7 @@ from regress.core.reporter import QUIET, Reporter
 from regress.flows import rounds
 from regress.measure import engine
 from regress.storage import code_identity, gitrepo
+from regress.storage.memo import Memo
 from regress.storage.store import Store
 
 
@@ -85,7 +86,7 @@ def bisect(
         raise RegressError(f"{good[:10]} is not an ancestor of {bad[:10]}; give the older, good commit first")
     path = gitrepo.first_parent_path(repo, good, bad, paths)
     info = {sha: gitrepo.commit_info(repo, sha) for sha in path}
-    code = code_identity.code_ids(repo, cfg, path)
+    code = code_identity.for_config(cfg, path, Memo(None))
     wanted = re.compile(bench)
     store = Store(cfg.results_dir)
     min_rounds = max(cfg.min_rounds, stats.FEWEST_ROUNDS_TO_JUDGE)

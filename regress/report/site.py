@@ -78,7 +78,7 @@ def build(
     previous = pages.read_manifest(out)
     templates, plotly = _templates(), _plotly_js()
     own = memo is None
-    memo = Memo(store.root) if memo is None else memo
+    memo = Memo(store) if memo is None else memo
     try:
         all_series = _model(store, memo, threshold, code, rounds, baseline)
         site = Site(

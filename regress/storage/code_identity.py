@@ -14,14 +14,9 @@ import hashlib
 import subprocess
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from regress.core.config import Config
 from regress.storage.memo import Memo
-
-if TYPE_CHECKING:
-    import git
 
 # Root entries that no `import` of the project reads (case-insensitive patterns), by what they are.
 _DOCS = ("*.md", "*.rst", "*.txt", "*.ipynb", "docs", "doc", "examples", "example", "site")
@@ -47,14 +42,6 @@ def _digest(parts: list[tuple[str, str]]) -> str:
 TREE = 0o040000
 
 Entry = tuple[str, int, str]  # a tree entry: (name, mode, hex sha)
-
-
-@dataclass(frozen=True)
-class Root:
-    """A commit's root tree: its sha and its entries."""
-
-    sha: str
-    entries: tuple[Entry, ...]
 
 
 def _entries(data: bytes) -> tuple[Entry, ...]:
@@ -107,14 +94,14 @@ class Reader:
             out.append((header[0].decode(), body) if header[1] == b"tree" else None)
         return out
 
-    def roots(self, shas: list[str]) -> dict[str, Root]:
-        """sha -> its root tree, for each commit git has."""
+    def roots(self, shas: list[str]) -> dict[str, tuple[str, tuple[Entry, ...]]]:
+        """sha -> its root tree (the tree's sha, its entries), for each commit git has."""
         found = {}
         for sha, got in zip(shas, self._batch([f"{s}^{{tree}}" for s in shas])):
             if got is not None:
                 tree, body = got
                 self._trees.setdefault(tree, _entries(body))
-                found[sha] = Root(tree, self._trees[tree])
+                found[sha] = (tree, self._trees[tree])
         return found
 
     def _load(self, trees: Iterable[str]) -> None:
@@ -142,15 +129,15 @@ class Reader:
         return found
 
 
-def _plan(cfg: Config, root: Root) -> tuple[list[str], bool]:
-    """What makes a commit's measured code under `cfg`, given its root tree: the paths to look up, and
-    whether the root's code entries are part of it."""
+def _plan(cfg: Config, entries: tuple[Entry, ...]) -> tuple[list[str], bool]:
+    """What makes a commit's measured code under `cfg`, given its root tree's entries: the paths to look
+    up, and whether the root's code entries are part of it."""
     whole = False
     if cfg.code_paths:
         paths = list(cfg.code_paths)
     elif cfg.import_path and cfg.import_path.strip("/") not in ("", "."):
         paths = [cfg.import_path.strip("/")]
-    elif any(name == "src" for name, _, _ in root.entries):
+    elif any(name == "src" for name, _, _ in entries):
         paths = ["src"]
     else:
         paths, whole = [], True
@@ -162,44 +149,35 @@ def _plan(cfg: Config, root: Root) -> tuple[list[str], bool]:
 def _batched(reader: Reader, cfg: Config, shas: list[str]) -> dict[str, str]:
     """sha -> code digest of every commit `reader` finds."""
     roots = reader.roots(list(dict.fromkeys(shas)))
-    plans = {sha: _plan(cfg, root) for sha, root in roots.items()}
+    plans = {sha: _plan(cfg, entries) for sha, (_, entries) in roots.items()}
     asked = list(
-        dict.fromkeys((roots[sha].sha, p) for sha, (paths, _) in plans.items() for p in paths if p not in ("", "."))
+        dict.fromkeys((roots[sha][0], p) for sha, (paths, _) in plans.items() for p in paths if p not in ("", "."))
     )
     found = dict(zip(asked, reader.lookup(asked)))
     out = {}
     for sha, (paths, whole) in plans.items():
-        root = roots[sha]
-        parts = [("", root.sha) if p in ("", ".") else (p, found[(root.sha, p)]) for p in paths]
+        tree, entries = roots[sha]
+        parts = [("", tree) if p in ("", ".") else (p, found[(tree, p)]) for p in paths]
         if whole:
-            parts += [(name, obj) for name, _, obj in root.entries if _is_code(name, cfg)]
+            parts += [(name, obj) for name, _, obj in entries if _is_code(name, cfg)]
         out[sha] = _digest(parts)
     return out
 
 
-def code_ids(repo: git.Repo | None, cfg: Config, shas) -> dict[str, str]:
-    """sha -> code digest for each commit git still has (none without a repository)."""
-    if repo is None:
-        return {}
-    return _read(["--git-dir", str(repo.git_dir)], cfg, shas)
-
-
-def _read(git_args: list[str], cfg: Config, shas) -> dict[str, str]:
-    try:
-        return _batched(Reader(git_args), cfg, list(shas))
-    except OSError:  # git can't be run there, or it is no repository
-        return {}
-
-
 def for_config(cfg: Config, shas, kept: Memo) -> dict[str, str]:
-    """code_ids in cfg's repository ({} outside one), each kept in `kept`."""
+    """sha -> code digest of each of `shas` git has in cfg's repository ({} outside one), each kept in `kept`."""
     shas = list(shas)
     if not shas or not cfg.root.is_dir():
         return {}
+
+    def read(todo: list[str]) -> dict[str, str]:
+        try:
+            return _batched(Reader(["-C", str(cfg.root)]), cfg, todo)
+        except OSError:  # git can't be run there, or it is no repository
+            return {}
+
     made_by = rule(cfg)
-    return kept.get_many(
-        CODE, {sha: f"{made_by}:{sha}" for sha in shas}, lambda todo: _read(["-C", str(cfg.root)], cfg, todo)
-    )
+    return kept.get_many(CODE, {sha: f"{made_by}:{sha}" for sha in shas}, read)
 
 
 CODE = "commit code"  # the memo's kind

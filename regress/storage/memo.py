@@ -1,7 +1,7 @@
 """The one place regress keeps values derived from the results, from one command to the next.
 
 A value (a *tree*: JSON-able, numpy arrays inside, kept as `encode` makes it, never a pickle) is kept
-under its *kind* and the digest of its *inputs* (the caller's, made with `digest` or `files_digest`),
+under its *kind* and the digest of its *inputs* (the caller's, made with `files_digest`),
 in a row of the results folder's FILE, and found only while `code_digest` is the one it was made by.
 A command writes what it put when its memo closes (or once WRITE_AT bytes wait), and drops every row
 of other code and every row none of the last KEEP writing commands used. Never an error: a missing
@@ -21,7 +21,7 @@ import sqlite3
 import struct
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from regress import __version__
 from regress.core.trees import decode, encode
@@ -34,7 +34,7 @@ OLD_FOLDER = ".summary.d"  # an older regress kept large values there; a writing
 # What a garbled value raises in a decoder: a miss, never an error.
 GARBLED = (ValueError, KeyError, TypeError, IndexError, AttributeError, struct.error, EOFError)
 
-_TABLES = (
+SCHEMA = (  # run by `summary.connect`, which opens the file
     "CREATE TABLE IF NOT EXISTS memo (kind TEXT NOT NULL, inputs TEXT NOT NULL, code TEXT NOT NULL,"
     " value BLOB, PRIMARY KEY (kind, inputs))",
     "CREATE INDEX IF NOT EXISTS memo_code ON memo (code)",
@@ -112,14 +112,6 @@ def imports_digest(module: str, package: Path | None = None, leave_out: Iterable
     return _source_digest(seen.items())
 
 
-def digest(*parts: object) -> str:
-    """An inputs digest of `parts` (each as its str)."""
-    h = hashlib.sha256()
-    for part in parts:
-        h.update(str(part).encode() + b"\0")
-    return h.hexdigest()
-
-
 def files_digest(digests: Mapping[str, str], shas: Iterable[str | None], *params: object) -> str | None:
     """The inputs digest of result files (by sha, in order; None: no file) by their content `digests`, and
     `params`; None where a file has no digest (then nothing is kept)."""
@@ -135,12 +127,20 @@ def files_digest(digests: Mapping[str, str], shas: Iterable[str | None], *params
 # -- the store ------------------------------------------------------------------
 
 
+class Folder(Protocol):
+    """Where a memo keeps its values (a `Store`): its folder and its open FILE."""
+
+    root: Path
+
+    def db(self) -> sqlite3.Connection: ...
+
+
 class Memo:
     """One command's view of a results folder's kept values: `get` (or `find` and `put`), then `close`
-    (or a `with`), which writes what was put. `root` None: nothing kept."""
+    (or a `with`), which writes what was put. In `store`'s file (`Store.db`); None: nothing kept."""
 
-    def __init__(self, root: Path | None, *, verify: bool | None = None) -> None:
-        self.root = root
+    def __init__(self, store: Folder | None, *, verify: bool | None = None) -> None:
+        self.store = store
         self.verify = os.environ.get(VERIFY, "") not in ("", "0") if verify is None else verify
         self.code = code_digest()
         self._puts: dict[tuple[str, str], bytes] = {}
@@ -148,19 +148,9 @@ class Memo:
         self._wrote = False  # values put were written before `close`
         self._used: set[tuple[str, str]] = set()  # rows read, and those put and written already
         self._db: sqlite3.Connection | None = None
-        if root is None or not root.is_dir():
-            return
-        try:
-            db = sqlite3.connect(root / FILE, timeout=30, isolation_level=None)
-        except sqlite3.Error:
-            return
-        try:
-            for statement in _TABLES:
-                db.execute(statement)
-        except sqlite3.Error:  # not a database, read-only, busy: nothing kept this time
-            db.close()
-            return
-        self._db = db
+        if store is not None:
+            with contextlib.suppress(OSError, sqlite3.Error):  # no folder, read-only, busy: nothing kept this time
+                self._db = store.db()
 
     def __enter__(self) -> Memo:
         return self
@@ -265,17 +255,12 @@ class Memo:
         return Values(self, kind)
 
     def close(self) -> None:
-        """What was put written, and the clean-up rule applied (see the module)."""
+        """What was put written, and the clean-up rule applied (see the module); the file stays open (`Store.close`)."""
         db, self._db = self._db, None
-        if db is None:
-            return
         puts, used = self._puts, self._used
         self._puts, self._used, self._waiting = {}, set(), 0
-        try:
-            if (puts or self._wrote) and self._write(db, puts, used) and self.root is not None:
-                shutil.rmtree(self.root / OLD_FOLDER, ignore_errors=True)  # no row names its files any more
-        finally:
-            db.close()
+        if db is not None and (puts or self._wrote) and self._write(db, puts, used) and self.store is not None:
+            shutil.rmtree(self.store.root / OLD_FOLDER, ignore_errors=True)  # no row names its files any more
 
     def _write(
         self, db: sqlite3.Connection, puts: dict[tuple[str, str], bytes], used: set[tuple[str, str]], closing=True

@@ -27,7 +27,7 @@ class Session:
     def memo(self) -> Memo:
         """The results folder's memo, opened the first time it is asked for."""
         if self._memo is None:
-            self._memo = Memo(self.cfg.results_dir)
+            self._memo = Memo(self.store)
         return self._memo
 
     @property
@@ -50,10 +50,11 @@ class Session:
         return {s: self._code[s] for s in shas if s in self._code}
 
     def close(self) -> None:
-        """What the memo was given written (see `Memo.close`)."""
+        """What the memo was given written (see `Memo.close`), and the results folder's FILE closed."""
         if self._memo is not None:
             self._memo.close()
             self._memo = None
+        self.store.close()
 
     def __enter__(self) -> Session:
         return self

@@ -10,6 +10,7 @@ import dataclasses
 import fcntl
 import os
 import re
+import sqlite3
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,11 +33,24 @@ def check_name(kind: str, value: str) -> str:
     return value
 
 
-@dataclass(frozen=True)
+@dataclass
 class Store:
     root: Path
     # Files a history load refused (one line each, naming the file): the other commits still load.
     refused: list[str] = field(default_factory=list, compare=False, repr=False)
+    _db: sqlite3.Connection | None = field(default=None, init=False, compare=False, repr=False)
+
+    def db(self) -> sqlite3.Connection:
+        """The results folder's FILE, the summary's and the memo's (`summary.connect`), opened the first time
+        it is asked for and kept open until `close`; OSError or sqlite3.Error where it cannot be opened."""
+        if self._db is None:
+            self._db = summary.connect(self.root)
+        return self._db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
 
     def path(self, machine: str, env: str, sha: str) -> Path:
         return self.root / check_name("machine", machine) / check_name("env", env) / f"{sha}.pkl"
@@ -166,7 +180,7 @@ class Store:
         """The one way a result file is written: atomically, with its summary entry (`summary.py`) after it."""
         data = encode(result) if data is None else data
         write_atomic(path, data)
-        summary.record(self.root, path, result, data)
+        summary.record(self, path, result, data)
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:

@@ -156,6 +156,8 @@ def _open(root: Path) -> sqlite3.Connection:
         " digest TEXT, light BLOB, error TEXT, commit_info BLOB, header BLOB, PRIMARY KEY (machine, env, sha))"
     )
     db.execute("CREATE TABLE IF NOT EXISTS blobs (blob TEXT PRIMARY KEY, digest TEXT NOT NULL)")
+    for statement in memo.SCHEMA:
+        db.execute(statement)
     with contextlib.suppress(sqlite3.OperationalError):  # busy or read-only: the table answers, only slower
         db.execute(_LISTED)
     return db
@@ -175,7 +177,7 @@ def _digest(data: bytes) -> str:
 # -- what readers ask ------------------------------------------------------------
 
 
-def record(root: Path, path: Path, result: records.CommitResult, data: bytes) -> None:
+def record(store, path: Path, result: records.CommitResult, data: bytes) -> None:
     """After a save or a merge wrote `data` (`result`) to `path`: its entry, from the result in hand
     (best effort: a summary that cannot be written is rebuilt by the next read)."""
     if result.commit.sha == records.WORKTREE:
@@ -183,12 +185,11 @@ def record(root: Path, path: Path, result: records.CommitResult, data: bytes) ->
     try:
         st = path.stat()
         digest = _digest(data)
-        with contextlib.closing(connect(root)) as db:
-            db.execute(
-                _INSERT_ENTRY,
-                (result.machine, result.env, path.stem, st.st_size, st.st_mtime_ns, digest, *_entry(result)),
-            )
-            db.execute(_INSERT_BLOB, (branch_files.blob_id(data), digest))
+        db = store.db()
+        db.execute(
+            _INSERT_ENTRY, (result.machine, result.env, path.stem, st.st_size, st.st_mtime_ns, digest, *_entry(result))
+        )
+        db.execute(_INSERT_BLOB, (branch_files.blob_id(data), digest))
     except (OSError, sqlite3.Error):
         pass
 
@@ -227,11 +228,11 @@ def commits(store, machine: str, env: str) -> list[Listed]:
 def knows(store, files: dict[str, str]) -> set[str]:
     """Those of `files` (machine/env/sha.pkl -> git blob id) whose entry was made from that very blob."""
     try:
-        with contextlib.closing(connect(store.root)) as db:
-            digest_of = _known(db, sorted(set(files.values())))
-            entries = {
-                f"{m}/{e}/{sha}.pkl": d for m, e, sha, d in db.execute("SELECT machine, env, sha, digest FROM entries")
-            }
+        db = store.db()
+        digest_of = _known(db, sorted(set(files.values())))
+        entries = {
+            f"{m}/{e}/{sha}.pkl": d for m, e, sha, d in db.execute("SELECT machine, env, sha, digest FROM entries")
+        }
     except (OSError, sqlite3.Error):
         return set()
     return {rel for rel, blob in files.items() if blob in digest_of and entries.get(rel) == digest_of[blob]}
@@ -240,9 +241,8 @@ def knows(store, files: dict[str, str]) -> set[str]:
 def digests(store, machine: str, env: str) -> dict[str, str]:
     """sha -> its file's content digest, as the last `history` checked it ({} without a summary)."""
     try:
-        with contextlib.closing(connect(store.root)) as db:
-            rows = db.execute("SELECT sha, digest FROM entries WHERE machine = ? AND env = ?", (machine, env))
-            return {sha: digest for sha, digest in rows if digest}
+        rows = store.db().execute("SELECT sha, digest FROM entries WHERE machine = ? AND env = ?", (machine, env))
+        return {sha: digest for sha, digest in rows if digest}
     except (OSError, sqlite3.Error):
         return {}
 
@@ -251,12 +251,11 @@ def light_of(store, machine: str, env: str, shas: list[str]) -> dict[str, record
     """sha -> its light result, for those of `shas` whose entries read back (as the last read left them),
     without refreshing the rest."""
     out: dict[str, records.CommitResult] = {}
+    sql = "SELECT sha, light FROM entries WHERE machine = ? AND env = ? AND sha IN ({marks})"
     try:
-        with contextlib.closing(connect(store.root)) as db:
-            sql = "SELECT sha, light FROM entries WHERE machine = ? AND env = ? AND sha IN ({marks})"
-            for sha, blob in memo.in_batches(db, sql, shas, machine, env):
-                with contextlib.suppress(*ERRORS):
-                    out[sha] = _load(blob, records.CommitResult)
+        for sha, blob in memo.in_batches(store.db(), sql, shas, machine, env):
+            with contextlib.suppress(*ERRORS):
+                out[sha] = _load(blob, records.CommitResult)
     except (OSError, sqlite3.Error):
         pass
     return out
@@ -277,11 +276,8 @@ def light_now(store, machine: str, env: str, sha: str) -> records.CommitResult |
     path = store.path(machine, env, sha)
     try:
         st = path.stat()
-        with contextlib.closing(connect(store.root)) as db:
-            row = db.execute(
-                "SELECT size, mtime_ns, light, error FROM entries WHERE machine = ? AND env = ? AND sha = ?",
-                (machine, env, sha),
-            ).fetchone()
+        sql = "SELECT size, mtime_ns, light, error FROM entries WHERE machine = ? AND env = ? AND sha = ?"
+        row = store.db().execute(sql, (machine, env, sha)).fetchone()
     except (OSError, sqlite3.Error):
         return None
     if row is None or row[2] is None or row[3] is not None or not _made_from(row[0], row[1], st):
@@ -313,7 +309,7 @@ def in_order(found: list) -> list:
 def _read(store, machine: str, env: str, column: str) -> list | None:
     """The `column` of every entry of machine/env, refreshed from the files; None if the summary is unusable."""
     try:
-        db = connect(store.root)
+        db = store.db()
     except (OSError, sqlite3.Error):
         return None
     was_enabled = gc.isenabled()
@@ -323,7 +319,6 @@ def _read(store, machine: str, env: str, column: str) -> list | None:
     except sqlite3.Error:
         return None
     finally:
-        db.close()
         gc.freeze()  # later collections skip them
         if was_enabled:
             gc.enable()

@@ -15,6 +15,7 @@ from conftest import Repo
 from regress.core.config import Config
 from regress.storage import code_identity, gitrepo
 from regress.storage.memo import Memo
+from regress.storage.store import Store
 
 
 def _code_id(repo, cfg: Config, sha: str) -> str:
@@ -114,9 +115,8 @@ def test_batched_digests_equal_one_by_one_for_every_layout(tmp_path):
         cfg = replace(Config(root=r.path), **fields)
         one_by_one = {sha: _code_id(repo, cfg, sha) for sha in shas}
         assert _code_id(repo, cfg, gone) == ""
-        batched = code_identity.code_ids(repo, cfg, [*shas, gone, shas[0]])
+        batched = code_identity.for_config(cfg, [*shas, gone, shas[0]], Memo(None))
         assert batched == one_by_one, name
-        assert code_identity.for_config(cfg, [gone, *shas], Memo(None)) == one_by_one, name
         # The digests tell the history's code apart (so equality above is not of constants).
         assert len(set(batched.values())) >= 2, name
 
@@ -135,7 +135,6 @@ def test_no_repository_means_no_digests(tmp_path):
     cfg = Config(root=tmp_path)
     assert code_identity.for_config(cfg, ["0" * 40], Memo(None)) == {}
     assert code_identity.for_config(replace(cfg, root=tmp_path / "absent"), ["0" * 40], Memo(None)) == {}
-    assert code_identity.code_ids(None, cfg, ["0" * 40]) == {}
 
 
 def test_identities_are_kept_in_the_memo_and_asked_again_for_another_rule(tmp_path, monkeypatch):
@@ -145,20 +144,20 @@ def test_identities_are_kept_in_the_memo_and_asked_again_for_another_rule(tmp_pa
     r, shas = _history(tmp_path)
     cfg = Config(root=r.path)
     cfg.results_dir.mkdir(parents=True, exist_ok=True)  # a results folder, for the memo
-    with Memo(cfg.results_dir) as kept:
+    with Memo(Store(cfg.results_dir)) as kept:
         first = code_identity.for_config(cfg, shas, kept)
     asked = []
     real = Reader.roots
     monkeypatch.setattr(Reader, "roots", lambda self, s: asked.append(list(s)) or real(self, s))
-    with Memo(cfg.results_dir, verify=False) as kept:
+    with Memo(Store(cfg.results_dir), verify=False) as kept:
         assert code_identity.for_config(cfg, shas, kept) == first and asked == []  # kept: git not asked
     other = replace(cfg, code_paths=("src",))
-    with Memo(cfg.results_dir) as kept:
+    with Memo(Store(cfg.results_dir)) as kept:
         assert code_identity.for_config(other, shas, kept) == {
             sha: _code_id(gitrepo.open_repo(r.path), other, sha) for sha in shas
         }
     assert asked and set(asked[0]) == set(shas)  # another rule: every commit read again
-    with Memo(cfg.results_dir, verify=False) as kept:  # a wrong identity kept (by hand) ...
+    with Memo(Store(cfg.results_dir), verify=False) as kept:  # a wrong identity kept (by hand) ...
         kept.put(code_identity.CODE, f"{code_identity.rule(cfg)}:{shas[0]}", "not its tree")
-    with Memo(cfg.results_dir, verify=True) as kept, pytest.raises(StaleValue):
+    with Memo(Store(cfg.results_dir), verify=True) as kept, pytest.raises(StaleValue):
         code_identity.for_config(cfg, shas, kept)  # ... is found out where the memo verifies

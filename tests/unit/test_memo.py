@@ -16,6 +16,7 @@ import pytest
 
 from regress.storage import memo, summary
 from regress.storage.memo import KEEP, Memo, StaleValue
+from regress.storage.store import Store
 
 
 def counted(calls: list, value):
@@ -27,7 +28,7 @@ def counted(calls: list, value):
 
 
 def get(root, kind: str, inputs: str, value, calls: list, *, verify: bool = False):
-    with Memo(root, verify=verify) as m:
+    with Memo(Store(root) if root is not None else None, verify=verify) as m:
         return m.get(kind, inputs, counted(calls, value))
 
 
@@ -47,7 +48,7 @@ def test_a_hit_a_miss_on_other_inputs_and_nothing_kept_without_inputs(tmp_path):
     assert again["name"] == "x" and np.array_equal(again["levels"], value["levels"]) and first is value
     assert get(tmp_path, "k", "b", {"other": 1}, calls) == {"other": 1} and len(calls) == 2  # other inputs
     assert get(tmp_path, "other kind", "a", [1], calls) == [1] and len(calls) == 3  # another kind
-    with Memo(tmp_path) as m:
+    with Memo(Store(tmp_path)) as m:
         assert m.get("k", None, lambda: "not kept") == "not kept"
     assert rows(tmp_path) == [("k", "a"), ("k", "b"), ("other kind", "a")]
 
@@ -70,7 +71,7 @@ def test_a_garbled_row_or_database_is_a_miss(tmp_path):
         db.execute("UPDATE memo SET value = x'0500000000'")  # a length that runs past the end
     db.close()
     assert get(tmp_path, "k", "a", [1, 2], calls) == [1, 2] and len(calls) == 2
-    with Memo(tmp_path) as m:  # a tree the caller can't read: a miss too, and replaced
+    with Memo(Store(tmp_path)) as m:  # a tree the caller can't read: a miss too, and replaced
         assert m.get("k", "a", lambda: 3, from_tree=lambda t: t["no such key"]) == 3
     assert get(tmp_path, "k", "a", 0, calls) == 3
     (tmp_path / memo.FILE).write_bytes(b"not a database" * 100)
@@ -97,7 +98,7 @@ def test_an_older_regress_spill_folder_goes_at_the_first_write_and_a_read_leaves
     old = tmp_path / memo.OLD_FOLDER
     old.mkdir()
     (old / "0123-abcd.bin").write_bytes(b"x" * 100)
-    with Memo(tmp_path) as m:  # reads only: nothing written, nothing removed
+    with Memo(Store(tmp_path)) as m:  # reads only: nothing written, nothing removed
         assert m.find("k", "a") is None
     assert old.is_dir()
     calls: list = []
@@ -113,7 +114,7 @@ def test_verify_computes_every_hit_again_and_catches_a_wrong_kept_value(tmp_path
     with pytest.raises(StaleValue, match="figures"):  # a value its inputs no longer give: named by its kind
         get(tmp_path, "figures", "a", {"level": np.full(3, 2.0)}, calls, verify=True)
     assert os.environ.get(memo.VERIFY) == "1"  # the test suite runs with it on (tests/conftest.py)
-    assert Memo(tmp_path).verify and not Memo(tmp_path, verify=False).verify
+    assert Memo(Store(tmp_path)).verify and not Memo(Store(tmp_path), verify=False).verify
 
 
 def test_a_row_that_none_of_the_last_writing_commands_used_is_dropped(tmp_path):
@@ -121,11 +122,11 @@ def test_a_row_that_none_of_the_last_writing_commands_used_is_dropped(tmp_path):
     get(tmp_path, "k", "used", 1, calls)
     get(tmp_path, "k", "unused", 2, calls)
     for k in range(KEEP - 1):  # writing commands that use "used"
-        with Memo(tmp_path) as m:
+        with Memo(Store(tmp_path)) as m:
             m.get("k", "used", lambda: 1)
             m.put("k", f"new {k}", k)
     assert ("k", "unused") in rows(tmp_path)  # used by the KEEP-th writing command before the last
-    with Memo(tmp_path) as m:
+    with Memo(Store(tmp_path)) as m:
         m.get("k", "used", lambda: 1)
         m.put("k", "newest", 0)
     assert KEEP == 3 and rows(tmp_path) == [("k", "new 0"), ("k", "new 1"), ("k", "newest"), ("k", "used")]
@@ -139,7 +140,7 @@ def test_a_row_that_none_of_the_last_writing_commands_used_is_dropped(tmp_path):
 
 def test_values_put_are_written_once_write_at_bytes_wait_and_count_as_used_by_their_command(tmp_path, monkeypatch):
     monkeypatch.setattr(memo, "WRITE_AT", 1000)
-    with Memo(tmp_path) as m:
+    with Memo(Store(tmp_path)) as m:
         m.put("k", "a", "x" * 600)
         assert rows(tmp_path) == []  # 600 bytes wait
         m.put("k", "b", "y" * 600)
@@ -148,10 +149,10 @@ def test_values_put_are_written_once_write_at_bytes_wait_and_count_as_used_by_th
         m.put("k", "c", 1)
     assert rows(tmp_path) == [("k", "a"), ("k", "b"), ("k", "c")]
     for k in range(KEEP - 1):  # the command that put them counts as having used them
-        with Memo(tmp_path) as m:
+        with Memo(Store(tmp_path)) as m:
             m.put("k", f"new {k}", k)
     assert ("k", "a") in rows(tmp_path)
-    with Memo(tmp_path) as m:
+    with Memo(Store(tmp_path)) as m:
         m.put("k", "newest", 0)
     assert ("k", "a") not in rows(tmp_path) and ("k", "c") not in rows(tmp_path)
 
@@ -216,7 +217,7 @@ def test_a_changed_figure_function_finds_no_stale_value(tmp_path, monkeypatch):
     site.build(store, tmp_path / "site")  # the memo filled: figures, a block, verdicts, steps, pairs
 
     def read(verify: bool = False) -> Table:
-        with Memo(store.root, verify=verify) as m:
+        with Memo(store, verify=verify) as m:
             return Table.kept(summary.per_file(store, m, machine, env, figures_table.compute), list)
 
     before = read()
@@ -232,7 +233,7 @@ def test_a_changed_figure_function_finds_no_stale_value(tmp_path, monkeypatch):
     made = []
     counted = figures_table.compute
     monkeypatch.setattr(figures_table, "compute", lambda f: made.append(1) or counted(f))
-    with Memo(store.root) as m:
+    with Memo(store) as m:
         found = m.find_many(summary.FIGURES, [d for d in summary.digests(store, machine, env).values()])
     assert found == {}  # nothing kept is found by other code
     after = read()

@@ -36,7 +36,7 @@ def kept(folder, made: list | None = None) -> Table:
         return figures_table.compute(result)
 
     store = Store(folder)
-    with Memo(folder, verify=False) as m:  # what is computed is counted: no hit computed again
+    with Memo(Store(folder), verify=False) as m:  # what is computed is counted: no hit computed again
         return Table.kept(summary.per_file(store, m, MACHINE, ENV, compute), lambda: [])
 
 
@@ -86,7 +86,7 @@ def test_a_changed_file_is_made_again_and_a_garbled_entry_is_not_trusted(folder)
     assert made == [sha]
     garble(memo.encode({"ids": 5}))  # a tree that is no figures: the light history's table, not the entry's
     light = summary.history(Store(folder), MACHINE, ENV)
-    with Memo(folder, verify=False) as m:  # (verifying, it would be a stale value: computed, it differs)
+    with Memo(Store(folder), verify=False) as m:  # (verifying, it would be a stale value: computed, it differs)
         fallback = Table.kept(summary.per_file(Store(folder), m, MACHINE, ENV, figures_table.compute), lambda: light)
     assert fallback.history is light
     same(fallback, Table.of(light, site=True))

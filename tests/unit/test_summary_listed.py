@@ -50,12 +50,11 @@ def _plans(folder, monkeypatch, read) -> list[str]:
 
 
 def test_the_commit_list_reads_the_covering_index(folder, monkeypatch):
-    store = Store(folder)
-    for read in (summary.commits, summary.headers):
-        plans = _plans(folder, monkeypatch, lambda: read(store, MACHINE, ENV))  # noqa: B023 - called at once
+    for read in (summary.commits, summary.headers):  # each in a Store of its own, as a command opens it
+        plans = _plans(folder, monkeypatch, lambda: read(Store(folder), MACHINE, ENV))  # noqa: B023 - called at once
         assert plans and all("COVERING INDEX entries_listed" in p for p in plans), (read, plans)
     # The light history still reads the rows themselves (it wants the light copies).
-    plans = _plans(folder, monkeypatch, lambda: summary.history(store, MACHINE, ENV))
+    plans = _plans(folder, monkeypatch, lambda: summary.history(Store(folder), MACHINE, ENV))
     assert plans and not any("entries_listed" in p for p in plans), plans
 
 
@@ -66,7 +65,7 @@ def test_a_summary_made_before_the_index_gains_it_and_lists_the_same_commits(fol
     assert summary.headers(store, MACHINE, ENV) == [summary.header(r) for r in store.history(MACHINE, ENV)]
     with contextlib.closing(sqlite3.connect(folder / summary.FILE)) as db:
         db.execute("DROP INDEX entries_listed")
-    assert [c.commit for c in summary.commits(store, MACHINE, ENV)] == files
+    assert [c.commit for c in summary.commits(Store(folder), MACHINE, ENV)] == files  # the next command's
     with contextlib.closing(sqlite3.connect(folder / summary.FILE)) as db:
         names = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert "entries_listed" in names
@@ -79,7 +78,7 @@ def test_a_summary_that_cannot_take_the_index_is_still_read(folder, monkeypatch)
     with contextlib.closing(sqlite3.connect(folder / summary.FILE)) as db:
         db.execute("DROP INDEX entries_listed")
     monkeypatch.setattr(summary, "_LISTED", "CREATE INDEX entries_listed ON no_such_table (sha)")  # the fault
-    assert [c.commit for c in summary.commits(store, MACHINE, ENV)] == files
+    assert [c.commit for c in summary.commits(Store(folder), MACHINE, ENV)] == files
     with contextlib.closing(sqlite3.connect(folder / summary.FILE)) as db:
         names = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert "entries_listed" not in names

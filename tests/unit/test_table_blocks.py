@@ -48,7 +48,7 @@ def read(folder, monkeypatch=None) -> tuple[Table, int]:
 
         monkeypatch.setattr(figures_table, "from_tree", counted)
     store = Store(folder)
-    with Memo(folder, verify=False) as m:  # what is decoded is counted: no hit joined again
+    with Memo(Store(folder), verify=False) as m:  # what is decoded is counted: no hit joined again
         table = Table.kept(summary.per_file(store, m, MACHINE, ENV, figures_table.compute), lambda: [])
     return table, len(decoded)
 
@@ -63,7 +63,7 @@ def test_the_blocks_join_into_the_table_of_every_file_and_are_kept_whole(folder,
     again, decoded = read(folder, monkeypatch)
     assert decoded == n - 2 * figures_table.BLOCK  # the two blocks kept whole
     same(again, full)
-    with Memo(folder, verify=True) as m:  # each kept block joined again from its files: the same
+    with Memo(Store(folder), verify=True) as m:  # each kept block joined again from its files: the same
         same(Table.kept(summary.per_file(Store(folder), m, MACHINE, ENV, figures_table.compute), list), full)
 
 

@@ -33,7 +33,7 @@ def afresh(folder) -> dict:
 def cached(folder, verify: bool = False) -> tuple[dict, CachedCompare]:
     """The verdicts through the memo (not verified, unless asked: what is judged is counted)."""
     store = Store(folder)
-    with Memo(folder, verify=verify) as m:
+    with Memo(Store(folder), verify=verify) as m:
         judge = CachedCompare(store, m, MACHINE, ENV)
         series = summarize(Series(MACHINE, ENV, summary.history(store, MACHINE, ENV)), threshold=0.05, judge=judge)
     return series.verdicts, judge
@@ -188,7 +188,7 @@ def steps_of(folder, calls: list, verify: bool = False) -> list:
         return find_steps(history, threshold=0.05)
 
     inputs = verdicts.steps_inputs(summary.digests(store, MACHINE, ENV), shas, threshold=0.05, code={})
-    with Memo(folder, verify=verify) as m:
+    with Memo(Store(folder), verify=verify) as m:
         return m.get(verdicts.STEPS, inputs, compute, from_tree=verdicts.steps_of)
 
 
@@ -224,10 +224,10 @@ def test_a_build_keeps_the_pairs_compare_would_read_the_history_for(folder):
     def kept_pairs(compute):
         shas = [c.commit.sha for c in summary.commits(store, MACHINE, ENV)]
         inputs = memo.files_digest(summary.digests(store, MACHINE, ENV), shas, [])
-        with Memo(folder, verify=False) as m:
+        with Memo(Store(folder), verify=False) as m:
             return m.get(diff.PAIRS, inputs, compute, diff.pairs_tree, diff.pairs_from_tree)
 
-    with Memo(folder) as m:
+    with Memo(Store(folder)) as m:
         site._model(store, m, 0.05, None)  # the recent verdicts, whose allowances compute the pairs
 
     def never():
@@ -251,17 +251,17 @@ def test_verdicts_across_candidate_steps_are_kept_and_say_the_same(tmp_path):
     decoded = []
     history = dataclasses.replace(light, load=lambda i: decoded.append(i) or light.load(i))
     afresh_steps = changepoints.find_steps(light, threshold=0.05)
-    with Memo(tmp_path, verify=False) as m:
+    with Memo(Store(tmp_path), verify=False) as m:
         judge = CachedCompare(store, m, MACHINE, ENV)
         first = changepoints.find_steps(history, threshold=0.05, judge_one=judge.across)
     assert first == afresh_steps and first  # the fabricated history has steps to check
     assert judge.misses > 0 and judge.hits == 0 and decoded  # a miss reads both sides' rounds
     decoded.clear()
-    with Memo(tmp_path, verify=False) as m:
+    with Memo(Store(tmp_path), verify=False) as m:
         judge2 = CachedCompare(store, m, MACHINE, ENV)
         assert changepoints.find_steps(history, threshold=0.05, judge_one=judge2.across) == first
     assert (judge2.hits, judge2.misses) == (judge.misses, 0) and decoded == []  # a hit reads none
-    with Memo(tmp_path, verify=True) as m:
+    with Memo(Store(tmp_path), verify=True) as m:
         assert (
             changepoints.find_steps(history, threshold=0.05, judge_one=CachedCompare(store, m, MACHINE, ENV).across)
             == first
