@@ -22,9 +22,8 @@ from regress.core.records import BenchmarkId, CommitInfo
 from regress.core.units import fmt_time, percent
 from regress.output import detects
 from regress.report import data_files, explain_panel
-from regress.report import metrics as report_metrics
 from regress.report.data import BIG_CHANGE, VERDICT_COMMITS, Series, Step, commit_order
-from regress.report.data_files import Chunks, Line, layout_for, script_json
+from regress.report.data_files import Chunks, Line, layout_for, script_json, short_name
 from regress.report.links import bench_slug, iso, label_slug
 from regress.storage.atomic import write_atomic
 
@@ -120,7 +119,7 @@ class Site:
         self.changes.sort(key=lambda c: (-self.commit_index[c["commit"].sha], -abs(c["step"].ratio - 1)))
         self.runs = [runs_of(s) for s in series]
         self.panels = explain_panel.collect(results, series)
-        self.metric_index = report_metrics.Index(series)
+        self.metric_index = data_files.MetricIndex(series)
         self.env = jinja2.Environment(
             loader=jinja2.FunctionLoader(lambda name: (templates / name).read_text(encoding="utf-8")),
             autoescape=True,
@@ -215,9 +214,7 @@ def write(site: Site, previous: dict[str, str], *, keep_unchanged: bool) -> tupl
         layout = layout_for(ids)
         chunks = data_files.LabelChunks(site.series, layout, site.threshold, shas)
         srcs, inline = chunks.write(out, site.version, label_slug(label))
-        metrics = report_metrics.label_tables(
-            site.series, ids, threshold_for=site.threshold_for, index=site.metric_index
-        )
+        metrics = data_files.metric_tables(site.series, ids, threshold_for=site.threshold_for, index=site.metric_index)
         names, judged = chunks.names, chunks.overlay()
         sections = [{"name": name, "judged": judged[name]} for name in names]
         data = script_json({"sections": sections, "judged_commits": VERDICT_COMMITS, "metrics": metrics})
@@ -294,11 +291,6 @@ def round6(values) -> np.ndarray:
     return np.where(up, r / p, r * p)
 
 
-def short_name(bid: BenchmarkId) -> str:
-    """The benchmark without its label (shown under the label's heading)."""
-    return str(bid)[len(bid.label) + 3 :]
-
-
 def bench_data(site: Site, bid: BenchmarkId) -> tuple[dict, Chunks]:
     """The chart's data: per series its failures and change points, and its points in data files."""
     out, lines = [], []
@@ -328,7 +320,7 @@ def bench_data(site: Site, bid: BenchmarkId) -> tuple[dict, Chunks]:
         if track is not None:
             shown = {"level": levels, "lo": track.lo, "hi": track.hi}  # as the chart shows them: 6 figures
             lines.append(Line("series", s.name, commits, {k: round6(v) for k, v in shown.items()}))
-    metrics, metric_lines = report_metrics.bench(site.series, bid, site.metric_index)
+    metrics, metric_lines = data_files.metric_lines(site.series, bid, site.metric_index)
     longest = max(len(s.history) for s in site.series)
     return {"series": out, "metrics": metrics}, Chunks.of(lines + metric_lines, longest)
 
