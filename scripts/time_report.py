@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from regress.report.verdicts import BARE, WHOLE  # noqa: E402
+from regress.report.data import BARE, WHOLE  # noqa: E402
 from scripts.fabricate_history import fabricate  # noqa: E402
 
 MACHINE = "ci-runner"

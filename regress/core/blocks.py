@@ -3,7 +3,7 @@
 `summarize_times` gives, for rows of per-run times, the quartiles and
 torch's significant-figure estimate that `Measurement` gives. In core because
 both the report (200,000 cells at a time) and the results summary
-(`storage/summary.py`, when a file is saved) compute it; `report/tables.py`
+(`storage/summary.py`, when a file is saved) compute it; `report/data_files.py`
 says more about mirroring torch in float32.
 """
 

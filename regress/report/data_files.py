@@ -1,9 +1,11 @@
 """A page's data files, each a span of history positions (`Chunking`) kept while its digest stands: a
-chart's points (`Chunks`) and a label's plain Compare tables (`LabelChunks`; the page overlays verdicts)."""
+chart's points (`Chunks`) and a label's plain Compare tables (`LabelChunks`; the page overlays verdicts);
+the metrics beyond time, as chart lines and label tables (`Index`); torch's Compare number formatting."""
 
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Iterable
@@ -13,11 +15,14 @@ from typing import Any, Protocol
 import numpy as np
 from markupsafe import Markup
 
+from regress.analysis import metrics
 from regress.analysis.diff import Verdict
-from regress.core.kinds import Kind
-from regress.core.records import BenchmarkId
+from regress.core.blocks import log10_f32 as _log10_f32
+from regress.core.kinds import Kind, Metric
+from regress.core.metric_specs import BEYOND_TIME, spec
+from regress.core.records import BenchmarkId, BenchmarkResult
+from regress.core.units import binary_unit
 from regress.report.data import BIG_CHANGE, Series
-from regress.report.tables import UNIT_ENGLISH, format_tables
 
 # Positions a closed chunk holds.
 CHUNK = 500
@@ -167,6 +172,172 @@ class Chunks(_Files):
             else:
                 data["metrics"].setdefault(line.kind, {})[line.name] = cols
         return data
+
+
+# torch's Compare number formatting (`trim_significant_figures()`), in bulk with numpy and in float32 as
+# torch computes: torch/utils/benchmark/utils/common.py (`select_unit`, `trim_sigfig`) and compare.py
+# (`_Column`); the tests check it against torch digit for digit.
+UNITS = ("ns", "us", "ms", "s")
+UNIT_SCALE = np.array([1e-9, 1e-6, 1e-3, 1.0])
+UNIT_ENGLISH = {"ns": "nanosecond", "us": "microsecond", "ms": "millisecond", "s": "second"}
+
+
+def unit_index(t) -> np.ndarray:
+    """Index into UNITS of torch's `select_unit(t)` (which says "s" below 1 ns, as torch does)."""
+    k = np.floor_divide(_log10_f32(t).astype(np.float64), 3)
+    return np.select([k == -3, k == -2, k == -1], [0, 1, 2], 3)
+
+
+def select_unit(t: float) -> tuple[str, float]:
+    i = int(unit_index(t))
+    return UNITS[i], float(UNIT_SCALE[i])
+
+
+def trim_sigfig(x, n) -> np.ndarray:
+    """`x` rounded to `n` significant figures (x > 0), as float32 like torch's."""
+    x = np.asarray(x, dtype=np.float64)
+    magnitude = np.ceil(_log10_f32(np.abs(x)).astype(np.float64))
+    scale = np.power(10.0, magnitude - n)
+    return (np.round((x / scale).astype(np.float32)) * scale.astype(np.float32)).astype(np.float32)
+
+
+def format_tables(
+    medians: np.ndarray, figures: np.ndarray | int, columns: np.ndarray
+) -> tuple[list[str], list[list[str | None]]]:
+    """Compare tables, one a row of `medians` (rows x cells, NaN where a cell has none). `figures`: each
+    cell's significant figures, or one number for all; `columns`: each cell's column. Returns each row's
+    unit (from its smallest median, "" if none) and its cells' texts, every cell of a column with the
+    decimals of its least precise cell."""
+    rows, _ncells = medians.shape
+    if rows == 0:
+        return [], []
+    present = ~np.isnan(medians)
+    smallest = np.where(present, medians, np.inf).min(axis=1)
+    unit = unit_index(np.where(np.isfinite(smallest), smallest, 1.0))
+    scaled = medians / UNIT_SCALE[unit][:, None]
+    leading = np.ceil(_log10_f32(np.where(present, scaled, 1.0)).astype(np.float64)).astype(np.int64)
+    want = np.where(present, np.maximum(figures - leading, 0), np.iinfo(np.int64).max)
+    decimals = np.empty_like(want)
+    for c in np.unique(columns):
+        in_column = columns == c
+        decimals[:, in_column] = want[:, in_column].min(axis=1, keepdims=True)
+    values = trim_sigfig(np.where(present, scaled, 1.0), np.where(present, figures, 1))
+    values_l, decimals_l, present_l = values.tolist(), decimals.tolist(), present.tolist()
+    texts = [
+        [f"{v:.{d}f}" if p else None for v, d, p in zip(vr, dr, pr)]
+        for vr, dr, pr in zip(values_l, decimals_l, present_l)
+    ]
+    measured = present.any(axis=1).tolist()
+    return [UNITS[u] if m else "" for u, m in zip(unit.tolist(), measured)], texts
+
+
+def short_name(bid: BenchmarkId) -> str:
+    """The benchmark without its label (shown under the label's heading)."""
+    return str(bid)[len(bid.label) + 3 :]
+
+
+def _axis(metric: Metric, values: list[float], unit: str = "") -> tuple[float, str]:
+    """(scale, axis title): bytes in the binary unit of the largest value, compile time in ms."""
+    s = spec(metric)
+    if s.axis == "binary":
+        scale, name = binary_unit(max(values, default=0))
+        return scale, f"{s.what} ({name})"
+    if s.axis == "ms":
+        return 1e-3, f"{s.what} (ms)"
+    return 1.0, f"{s.what}" + (f" ({unit})" if unit else "")
+
+
+class MetricIndex:
+    """Per series, each benchmark's figures beyond time, grouped once by benchmark."""
+
+    def __init__(self, series: list) -> None:
+        self.series = series
+        self.by_series = [s.table.by_bench(~np.isnan(s.table.extra).all(axis=0)) for s in series]
+        self._arrays: dict[tuple[int, BenchmarkId, Metric], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._by_id: dict[tuple[int, int], dict[BenchmarkId, BenchmarkResult]] = {}
+
+    def arrays(self, k: int, bid: BenchmarkId, metric: Metric) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The k-th series' commit indices, levels and table rows of `bid` for `metric`, oldest first."""
+        key = (k, bid, metric)
+        if key not in self._arrays:  # the chart and the label tables both ask
+            t = self.series[k].table
+            rows = self.by_series[k].get(bid, np.zeros(0, dtype=np.int64))
+            # Every metric's values of the benchmark gathered at once.
+            every, pos = t.extra[:, rows], t.pos[rows].astype(np.int64)
+            for m, y in zip(BEYOND_TIME, every):
+                have = ~np.isnan(y)
+                self._arrays[(k, bid, m)] = (pos[have], y[have], rows[have])
+        return self._arrays[key]
+
+    def result(self, k: int, row: int) -> BenchmarkResult:
+        """The benchmark result behind a table row (its commit read from the summary)."""
+        t = self.series[k].table
+        at = (k, int(t.pos[row]))
+        if at not in self._by_id:  # the label tables ask for the same two commits benchmark after benchmark
+            self._by_id[at] = t.load(at[1]).by_id()
+        return self._by_id[at][t.ids[int(t.bench[row])]]
+
+
+def metric_lines(series: list, bid: BenchmarkId, index: MetricIndex) -> tuple[list[dict], list[Line]]:
+    """Per metric this benchmark has: its axis (title, note, scale) and per series a line of its levels."""
+    out, lines = [], []
+    for metric in BEYOND_TIME:
+        found, unit = [], ""
+        for k, s in enumerate(series):
+            at, y, rows = index.arrays(k, bid, metric)
+            if len(at):
+                if metric == Metric.TRACKED:
+                    unit = s.table.units.get(int(rows[-1]), "")
+                found.append((s.name, at, y))
+        if not found:
+            continue
+        scale, title = _axis(metric, [float(np.max(y)) for _, _, y in found], unit)
+        text = functools.lru_cache(maxsize=4096)(spec(metric).fmt)  # exact figures repeat commit after commit
+        out.append(
+            {
+                "metric": metric.value,
+                "title": title,
+                "note": spec(metric).footnote,
+                "scale": scale,
+                "series": [{"name": name} for name, _, _ in found],
+            }
+        )
+        lines += [Line(metric.value, name, at, {"y": y}, text=text) for name, at, y in found]
+    return out, lines
+
+
+def metric_tables(
+    series: list, ids: list[BenchmarkId], *, threshold_for: Callable[[Metric], float], index: MetricIndex
+) -> list[dict]:
+    """Per metric, a table of the label's benchmarks: newest level per series, and the change and verdict
+    against the previous measured commit, as `regress compare --metric` judges."""
+    tables = []
+    for metric in BEYOND_TIME:
+        threshold = threshold_for(metric)
+        rows = []
+        for k, s in enumerate(series):
+            for bid in ids:
+                # The newest two (commit index, level, table row), oldest first.
+                have = list(zip(*(a[-2:].tolist() for a in index.arrays(k, bid, metric))))
+                if not have:
+                    continue
+                head = index.result(k, have[-1][2])
+                row = {
+                    "series": s.name,
+                    "name": short_name(bid),
+                    "value": spec(metric).fmt(have[-1][1]),
+                    "change": "",
+                    "verdict": "",
+                }
+                if len(have) > 1:
+                    v = metrics.judge(index.result(k, have[-2][2]), head, metric, threshold=threshold)
+                    row["change"] = "" if v.ratio is None else f"{(v.ratio - 1) * 100:+.1f}%"
+                    row["verdict"] = str(v.verdict) if v.verdict != Kind.UNCHANGED else "unchanged"
+                rows.append(row)
+        if rows:
+            s = spec(metric)
+            tables.append({"metric": metric.value, "title": s.what, "note": s.footnote, "rows": rows})
+    return tables
 
 
 # Significant figures of a shown level (as `fmt_time` and the chart's hover, `.4s`, write it).

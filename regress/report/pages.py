@@ -1,4 +1,4 @@
-"""The site rendered from its model (`site.Site`), in one loop (`write`): the chart, label and overview
+"""The site rendered from its model (`Site`), in one loop (`write`): the chart, label, overview and explain
 pages, their data files, the change points as JSON and the feed, each page with a digest of what it
 shows, so that `--incremental` keeps a page whose digest is the last build's."""
 
@@ -9,29 +9,33 @@ import hashlib
 import json
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 import numpy as np
 
 from regress import __version__
+from regress.analysis import explanation
 from regress.analysis.judge import Verdict
 from regress.core.errors import RegressError
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, CommitInfo
 from regress.core.units import fmt_time, percent
 from regress.output import detects
-from regress.report import data_files, explain_panel
-from regress.report import metrics as report_metrics
+from regress.output.explain import row_cells
+from regress.report import data_files
 from regress.report.data import BIG_CHANGE, VERDICT_COMMITS, Series, Step, commit_order
-from regress.report.data_files import Chunks, Line, layout_for, script_json
+from regress.report.data_files import Chunks, Line, layout_for, script_json, short_name
 from regress.report.links import bench_slug, iso, label_slug
+from regress.storage import profiles
 from regress.storage.atomic import write_atomic
 
 SITE_FORMAT = 1
 MANIFEST = ".regress-site.json"
 DETECTS = "data/detects.js"
 MAX_CHANGES_ON_OVERVIEW = 100
+TOP = 25  # operators an explain panel lists
 
 
 def write_file(path: Path, data: str | bytes) -> None:
@@ -119,8 +123,8 @@ class Site:
         ]
         self.changes.sort(key=lambda c: (-self.commit_index[c["commit"].sha], -abs(c["step"].ratio - 1)))
         self.runs = [runs_of(s) for s in series]
-        self.panels = explain_panel.collect(results, series)
-        self.metric_index = report_metrics.Index(series)
+        self.panels = explain_panels(results, series)
+        self.metric_index = data_files.MetricIndex(series)
         self.env = jinja2.Environment(
             loader=jinja2.FunctionLoader(lambda name: (templates / name).read_text(encoding="utf-8")),
             autoescape=True,
@@ -215,9 +219,7 @@ def write(site: Site, previous: dict[str, str], *, keep_unchanged: bool) -> tupl
         layout = layout_for(ids)
         chunks = data_files.LabelChunks(site.series, layout, site.threshold, shas)
         srcs, inline = chunks.write(out, site.version, label_slug(label))
-        metrics = report_metrics.label_tables(
-            site.series, ids, threshold_for=site.threshold_for, index=site.metric_index
-        )
+        metrics = data_files.metric_tables(site.series, ids, threshold_for=site.threshold_for, index=site.metric_index)
         names, judged = chunks.names, chunks.overlay()
         sections = [{"name": name, "judged": judged[name]} for name in names]
         data = script_json({"sections": sections, "judged_commits": VERDICT_COMMITS, "metrics": metrics})
@@ -232,7 +234,7 @@ def write(site: Site, previous: dict[str, str], *, keep_unchanged: bool) -> tupl
         data = script_json(shell)
         digest = hashlib.sha1(f"{site.version} {data} {srcs} {inline}".encode()).hexdigest()
         out.page(site.bench_href[bid], digest, bench_page, site, bid, data, srcs, inline)
-    explain_panel.write(site, site.panels, out.file)
+    explain_pages(site, out.file)
     out.page("index.html", None, overview, site)
     out.file("regressions.json", regressions_json(site))
     out.file("regressions.atom", feed(site))
@@ -294,11 +296,6 @@ def round6(values) -> np.ndarray:
     return np.where(up, r / p, r * p)
 
 
-def short_name(bid: BenchmarkId) -> str:
-    """The benchmark without its label (shown under the label's heading)."""
-    return str(bid)[len(bid.label) + 3 :]
-
-
 def bench_data(site: Site, bid: BenchmarkId) -> tuple[dict, Chunks]:
     """The chart's data: per series its failures and change points, and its points in data files."""
     out, lines = [], []
@@ -328,7 +325,7 @@ def bench_data(site: Site, bid: BenchmarkId) -> tuple[dict, Chunks]:
         if track is not None:
             shown = {"level": levels, "lo": track.lo, "hi": track.hi}  # as the chart shows them: 6 figures
             lines.append(Line("series", s.name, commits, {k: round6(v) for k, v in shown.items()}))
-    metrics, metric_lines = report_metrics.bench(site.series, bid, site.metric_index)
+    metrics, metric_lines = data_files.metric_lines(site.series, bid, site.metric_index)
     longest = max(len(s.history) for s in site.series)
     return {"series": out, "metrics": metrics}, Chunks.of(lines + metric_lines, longest)
 
@@ -534,3 +531,66 @@ def feed(site: Site) -> str:
 
 def _rfc3339(ts: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+
+
+@dataclass(frozen=True)
+class Panel:
+    rel: str  # the page, relative to the site root
+    name: str
+    series: str
+    base: CommitInfo
+    head: CommitInfo
+    change: str
+    diff: explanation.OpDiff
+    traces: tuple[tuple[str, Path | None], tuple[str, Path | None]]  # (site path, stored file) for base, head
+
+
+def explain_panels(results: Path, series: list) -> dict[tuple, Panel]:
+    """The explain panels by (series name, step sha, benchmark id): a change point whose two commits have
+    profiles `regress explain` stored gets a page with the op diff and both traces (copied into the site)."""
+    panels = {}
+    for s in series:
+        for st in s.steps:
+            if st.index == 0:
+                continue
+            base, head = s.history[st.index - 1].commit, s.history[st.index].commit
+            stored = profiles.pair(results, s.machine, s.env, base.sha, head.sha, st.id)
+            if stored is None:
+                continue
+            b, h = stored
+            key = (s.name, st.sha, st.id)
+            slug = hashlib.sha1(repr(key).encode()).hexdigest()[:16]
+            traces = ((f"explain/traces/{slug}-base.json", b.trace), (f"explain/traces/{slug}-head.json", h.trace))
+            panels[key] = Panel(
+                f"explain/{slug}.html",
+                str(st.id),
+                s.name,
+                base,
+                head,
+                percent(st.ratio),
+                explanation.diff(b.table, h.table),
+                traces,
+            )
+    return panels
+
+
+def explain_pages(site: Site, write_file) -> None:
+    """Write every explain panel's page and its two traces (`write_file(rel, content)`: relative to the site)."""
+    template = site.env.get_template("explain.html")
+    for p in site.panels.values():
+        links = []
+        for rel, stored in p.traces:
+            if stored is not None and stored.is_file():
+                write_file(rel, stored.read_bytes())
+                links.append(rel.removeprefix("explain/"))
+            else:
+                links.append("")
+        html = template.render(
+            **site.context("../"),
+            p=p,
+            rows=[row_cells(p.diff, r) for r in p.diff.rows[:TOP]],
+            base_trace=links[0],
+            head_trace=links[1],
+            more=max(0, len(p.diff.rows) - TOP),
+        )
+        write_file(p.rel, html)

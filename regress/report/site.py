@@ -25,10 +25,9 @@ from regress.analysis.table import Table
 from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
 from regress.core.records import BenchmarkId
-from regress.report import pages, verdicts
-from regress.report.data import Series, judge_recent, summarize
+from regress.report import data, pages
+from regress.report.data import CachedCompare, Series
 from regress.report.pages import Site
-from regress.report.verdicts import STEPS, CachedCompare
 from regress.storage import summary
 from regress.storage.memo import Memo, files_digest
 from regress.storage.store import Store
@@ -159,12 +158,11 @@ def _series(
 ) -> Series:
     """One series made whole: its change points, verdicts, overview and detects, kept in the memo by `digests`."""
     shas = [c.commit.sha for c in s.history]
-    inputs = verdicts.steps_inputs(digests, shas, threshold=threshold, code=code)  # the noise's too
+    inputs = data.steps_inputs(digests, shas, threshold=threshold, code=code)  # the noise's too
     judge = CachedCompare(store, memo, s.machine, s.env, digests=digests)
-    summarize(s, threshold=threshold, code=code, whole=False)
+    data.summarize(s, threshold=threshold, code=code, whole=False)
     levels = functools.cache(lambda: trusted(s.table, threshold=threshold, code=code))
-    cores = min([c.fingerprint.cores for c in s.history if c.fingerprint.cores] or [0])
-    apart = diff.apart_for(s.table, code, cores=cores)  # one allowance for the steps and the verdicts
+    apart = data.apart_for(s, code)  # one allowance for the steps and the verdicts
 
     def steps() -> list[changepoints.Step]:  # judged through the kept verdicts across candidate steps
         kept = memo.values(changepoints.CHECKPOINT)
@@ -173,13 +171,12 @@ def _series(
             s.table, threshold=threshold, code=code, judge_one=judge.across, found=found, apart=apart
         )
 
-    s.steps = memo.get(STEPS, inputs, steps, from_tree=verdicts.steps_of)
-    judge_recent(s, threshold=threshold, code=code, judge=judge, apart=apart)
+    s.steps = memo.get(data.STEPS, inputs, steps, from_tree=data.steps_of)
+    data.judge_recent(s, threshold=threshold, code=code, judge=judge, apart=apart)
     n, h = len(s.history), s.history
 
     def against(base: int, before=None) -> list:  # the newest against `base`, as `regress compare` judges them
-        b, newest = h[base].commit.sha, h[n - 1].commit.sha
-        same = b if code.get(b) and code.get(b) == code.get(newest) else ""
+        same = data.same_code(code, h[base], h[n - 1])
         return judge(h[base], h[n - 1], threshold=threshold, before=before, apart=apart, same_code=same)
 
     if n >= 2:  # against the one before it: judged with the recent verdicts where any benchmark has one
@@ -203,8 +200,6 @@ def _detects(
 ) -> dict[BenchmarkId, Seen]:
     """What each benchmark can detect at the series' newest commit."""
     n = len(s.history)
-    if not n:
-        return {}
     shas = [c.commit.sha for c in s.history[-2:]]
     light = summary.light_or_file(store, s.machine, s.env, shas)
     newest = light.get(shas[-1])

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from regress.core.config import Config
-from regress.storage import code_identity, gitrepo
+from regress.storage import code_identity
+from regress.storage.memo import Memo
 from regress.storage.store import Store
 
 
@@ -57,17 +58,16 @@ def test_same_code_is_the_import_paths_tree_plus_the_build_inputs(repo):
     comment = repo.commit(
         "comment", {"src/mypkg/__init__.py": repo.path.joinpath("src/mypkg/__init__.py").read_text() + "# a comment\n"}
     )
-    git = gitrepo.open_repo(repo.path)
     cfg = Config(root=repo.path)
-    ids = code_identity.code_ids(git, cfg, [base, readme, bench, comment])
+    ids = code_identity.for_config(cfg, [base, readme, bench, comment], Memo(None))
     assert ids[base] == ids[readme] == ids[bench]  # docs and today's benchmarks are not the measured code
     assert ids[comment] != ids[bench]  # a comment changes the module's tree (and may change its bytecode)
     # With a build_command, what it reads is code too: a change to a build input is not the same code.
     setup = repo.commit("build flags", {"setup.cfg": "[build]\nflags = -O3\n"})
     built = Config(root=repo.path, build_command="true", build_inputs=("setup.cfg", "src"))
-    with_build = code_identity.code_ids(git, built, [comment, setup])
+    with_build = code_identity.for_config(built, [comment, setup], Memo(None))
     assert with_build[comment] != with_build[setup]
-    assert code_identity.code_ids(git, cfg, [comment, setup]) == {comment: ids[comment], setup: ids[comment]}
+    assert code_identity.for_config(cfg, [comment, setup], Memo(None)) == {comment: ids[comment], setup: ids[comment]}
     # compare says so on the command line.
     repo.regress("run", base, readme, check=True)
     out = repo.regress("compare", base, readme, "--format", "json", check=True).stdout
@@ -83,5 +83,5 @@ def test_code_at_the_repository_root_leaves_out_documents_and_examples(tmp_path)
     base = r.commit("pkg", {"flatpkg/__init__.py": "X = 1\n", "README.md": "a\n", "examples/demo.py": "print(1)\n"})
     docs = r.commit("docs", {"README.md": "b\n", "examples/demo.py": "print(2)\n", "docs/index.rst": "x\n"})
     code = r.commit("code", {"flatpkg/__init__.py": "X = 2\n"})
-    ids = code_identity.code_ids(gitrepo.open_repo(r.path), Config(root=r.path), [base, docs, code])
+    ids = code_identity.for_config(Config(root=r.path), [base, docs, code], Memo(None))
     assert ids[base] == ids[docs] != ids[code]

@@ -17,8 +17,7 @@ from regress.core.records import (
     TaskSpec,
 )
 from regress.report.data import Series, summarize
-from regress.report.data_files import label_tables, layout_for
-from regress.report.tables import format_tables, select_unit, trim_sigfig
+from regress.report.data_files import format_tables, label_tables, layout_for, select_unit, trim_sigfig
 
 
 def _commit(i: int, results) -> CommitResult:

@@ -8,7 +8,7 @@ from regress.analysis.judge import Verdict
 from regress.core import trees
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId
-from regress.report import verdicts  # noqa: F401 (registers the records the site keeps)
+from regress.report import data  # noqa: F401 (registers the records the site keeps)
 
 
 def test_records_come_back_equal_with_their_enums():

@@ -1,4 +1,4 @@
-"""The site's recent verdicts and change points kept in the memo between builds (report/verdicts.py):
+"""The site's recent verdicts and change points kept in the memo between builds (report/data.py):
 the same verdicts as judging afresh."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ import sqlite3
 
 import pytest
 
-from regress.report.data import Series, summarize
-from regress.report.verdicts import ACROSS, BARE, WHOLE, CachedCompare, _read, _tree
+from regress.report.data import ACROSS, BARE, WHOLE, CachedCompare, Series, _read, _tree, summarize
 from regress.storage import memo, summary
 from regress.storage.memo import Memo
 from regress.storage.store import Store
@@ -177,7 +176,7 @@ def test_verifying_judges_every_kept_comparison_again_and_finds_it_the_same(fold
 def steps_of(folder, calls: list, verify: bool = False) -> list:
     """The series' change points through the memo, as `regress regressions` reads them."""
     from regress.analysis.changepoints import find_steps
-    from regress.report import verdicts
+    from regress.report import data
 
     store = Store(folder)
     history = summary.history(store, MACHINE, ENV)
@@ -187,14 +186,14 @@ def steps_of(folder, calls: list, verify: bool = False) -> list:
         calls.append(len(history))
         return find_steps(history, threshold=0.05)
 
-    inputs = verdicts.steps_inputs(summary.digests(store, MACHINE, ENV), shas, threshold=0.05, code={})
+    inputs = data.steps_inputs(summary.digests(store, MACHINE, ENV), shas, threshold=0.05, code={})
     with Memo(Store(folder), verify=verify) as m:
-        return m.get(verdicts.STEPS, inputs, compute, from_tree=verdicts.steps_of)
+        return m.get(data.STEPS, inputs, compute, from_tree=data.steps_of)
 
 
 def test_steps_are_kept_for_the_same_files_and_found_afresh_when_one_changes(folder):
     from regress.analysis.changepoints import find_steps
-    from regress.report.verdicts import STEPS
+    from regress.report.data import STEPS
 
     calls: list = []
     first = steps_of(folder, calls)

@@ -53,7 +53,7 @@ def _run(args, session) -> int:
             "measure some with `regress run HEAD~20..HEAD`"
         )
     if metric == Metric.TIME:
-        from regress.report import verdicts
+        from regress.report import data
 
         machine, env, shas = cfg.machine_name, cfg.env, [c.commit.sha for c in history]
         code = session.code(shas)
@@ -68,8 +68,8 @@ def _run(args, session) -> int:
             )
 
         # Kept by the site build (or the last `regressions`) when no file changed since.
-        inputs = verdicts.steps_inputs(summary.digests(store, machine, env), shas, threshold=threshold, code=code)
-        found = kept.get(verdicts.STEPS, inputs, compute, from_tree=verdicts.steps_of)
+        inputs = data.steps_inputs(summary.digests(store, machine, env), shas, threshold=threshold, code=code)
+        found = kept.get(data.STEPS, inputs, compute, from_tree=data.steps_of)
     else:
         from regress.analysis import metrics
 
