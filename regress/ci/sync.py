@@ -124,8 +124,8 @@ def _distinct(conflicts: list[Conflict]) -> tuple[Conflict, ...]:
 def pull(
     cfg: Config,
     *,
-    remote: str = results_branch.REMOTE,
-    branch: str = results_branch.BRANCH,
+    remote: str = branch_files.REMOTE,
+    branch: str = branch_files.BRANCH,
     near: str | None = None,
     partial: bool = False,
 ) -> Synced:
@@ -175,8 +175,8 @@ def _message(changes: dict[str, bytes]) -> str:
 def push(
     cfg: Config,
     *,
-    remote: str = results_branch.REMOTE,
-    branch: str = results_branch.BRANCH,
+    remote: str = branch_files.REMOTE,
+    branch: str = branch_files.BRANCH,
     retries: int = DEFAULT_RETRIES,
     say: Callable[[str], None] = lambda line: None,
 ) -> Synced:

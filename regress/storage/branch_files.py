@@ -17,6 +17,8 @@ from pathlib import Path
 from regress.core.errors import RegressError
 from regress.storage.atomic import write_atomic
 
+BRANCH = "regress-results"  # the results branch and its remote, by default (results_branch pushes and fetches them)
+REMOTE = "origin"
 MANIFEST = ".branch-files.json"
 
 

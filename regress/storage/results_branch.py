@@ -17,9 +17,8 @@ from gitdb.base import IStream
 
 from regress.core.errors import RegressError
 from regress.storage import gitrepo
+from regress.storage.branch_files import BRANCH
 
-BRANCH = "regress-results"
-REMOTE = "origin"
 _README = """\
 # regress results
 

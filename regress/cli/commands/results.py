@@ -5,7 +5,7 @@ from __future__ import annotations
 from regress.cli import flags
 from regress.cli.console import err, plural, refused
 from regress.core.errors import RegressError
-from regress.storage.results_branch import BRANCH, REMOTE
+from regress.storage.branch_files import BRANCH, REMOTE
 
 
 def add(sub) -> None:
