@@ -200,8 +200,8 @@ def same_code_pairs(history, code: dict[str, str]) -> dict[BenchmarkId, list[flo
     # Only (benchmark, code) keys that two runs measured give pairs: found in bulk, the rest never walked.
     width = max(len(node_ids), 1)
     key = t.run_bench[rows].astype(np.int64) * width + node_of[t.run_pos[rows]]
-    measured = unique(key * max(len(t.run_names), 1) + t.run[rows]) // max(len(t.run_names), 1)
-    keys, runs_of_key = unique(measured, counts=True)
+    measured = stats.unique(key * max(len(t.run_names), 1) + t.run[rows]) // max(len(t.run_names), 1)
+    keys, runs_of_key = stats.unique(measured, counts=True)
     keep = np.isin(key, keys[runs_of_key >= 2])
     rows, k = rows[keep], key[keep]
     if not len(rows):
@@ -246,15 +246,6 @@ def neighbour_pairs(history) -> dict[BenchmarkId, list[float]]:
 def history_pairs(history, code: dict[str, str]) -> Pairs:
     """The history's same-code pairs and neighbour pairs: what its allowances read."""
     return same_code_pairs(history, code), neighbour_pairs(history)
-
-
-def unique(values: np.ndarray, *, counts: bool = False):
-    """np.unique of integers (sorted, and how often each occurs), by a sort (numpy 2.3's is hashed)."""
-    ordered = np.sort(values)
-    first = np.ones(len(ordered), dtype=bool)
-    first[1:] = ordered[1:] != ordered[:-1]
-    found = ordered[first]
-    return (found, np.diff(np.append(np.flatnonzero(first), len(ordered)))) if counts else found
 
 
 PAIRS = "history pairs"  # the memo's kind for a history's pairs (kept by a site build for `regress compare`)

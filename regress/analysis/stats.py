@@ -267,3 +267,33 @@ def _binom(n: int, k: int) -> float:
             num /= den
             den = 1.0
     return num / den
+
+
+def unique(values: np.ndarray, *, inverse: bool = False, counts: bool = False):
+    """np.unique of integers: the values sorted, with `inverse` each one's index among them, with `counts` how
+    often each occurs (in that order after the values). The same arrays, without numpy 2.3's hashing: by
+    marks over the values' span where it is small, else by a sort."""
+    if not len(values):
+        extra = [np.zeros(0, dtype=np.intp)] * (inverse + counts)
+        return (values.copy(), *extra) if extra else values.copy()
+    lo = int(values.min())
+    span = int(values.max()) - lo + 1
+    if span <= 4 * len(values) + 4096:
+        present = np.zeros(span, dtype=bool)
+        present[values - lo] = True
+        found = (np.flatnonzero(present) + lo).astype(values.dtype, copy=False)
+        index = (np.cumsum(present) - 1)[values - lo] if inverse else None
+        count = np.bincount(values - lo, minlength=span)[present] if counts else None
+    else:
+        order = np.argsort(values, kind="stable")
+        ordered = values[order]
+        first = np.ones(len(ordered), dtype=bool)
+        first[1:] = ordered[1:] != ordered[:-1]
+        found = ordered[first]
+        index = None
+        if inverse:
+            index = np.empty(len(values), dtype=np.intp)
+            index[order] = np.cumsum(first) - 1
+        count = np.diff(np.append(np.flatnonzero(first), len(ordered))) if counts else None
+    out = [found, *(x for x in (index, count) if x is not None)]
+    return out[0] if len(out) == 1 else tuple(out)

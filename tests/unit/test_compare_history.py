@@ -132,12 +132,14 @@ def test_light_neighbours_of_a_fabricated_history_give_the_verdicts_their_files_
     assert changes  # the neighbour rule had verdicts to look at
 
 
-def test_the_run_keys_unique_is_numpys():
+def test_the_integer_unique_is_numpys():
     rng = np.random.default_rng(5)
     for n in (0, 1, 2, 7, 100, 5000):
         for span in (1, 3, 50, 10**12):
             values = rng.integers(0, span, size=n, dtype=np.int64)
-            found, counts = diff.unique(values, counts=True)
-            expected, expected_counts = np.unique(values, return_counts=True)
+            found, counts = stats.unique(values, counts=True)
+            expected, index, expected_counts = np.unique(values, return_inverse=True, return_counts=True)
             assert np.array_equal(found, expected) and np.array_equal(counts, expected_counts)
-            assert np.array_equal(diff.unique(values), np.unique(values))
+            assert np.array_equal(stats.unique(values), np.unique(values))
+            got, inverse = stats.unique(values, inverse=True)
+            assert np.array_equal(got, expected) and np.array_equal(inverse, index.reshape(-1))
