@@ -159,9 +159,9 @@ def load_config(args) -> config.Config:
     import os
     from pathlib import Path
 
-    from regress.storage import gitrepo
+    from regress.storage.session import project_root
 
-    root = gitrepo.root_of(gitrepo.open_repo(Path(args.project or os.getcwd())))
+    root = project_root(Path(args.project or os.getcwd()))
     return config.load(
         root,
         results=args.results,

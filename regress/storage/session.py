@@ -4,6 +4,8 @@ session closes), `repo` (gitpython imported only when first asked for) and the c
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from regress.core.config import Config
@@ -13,6 +15,19 @@ from regress.storage.store import Store
 
 if TYPE_CHECKING:
     import git
+
+
+def project_root(path: Path) -> Path:
+    """The checkout holding `path`: the nearest folder upward with a `.git` (a folder, or a worktree's file);
+    gitpython (imported only then) answers what that walk cannot: `GIT_DIR`, bare repositories, errors."""
+    here = Path(os.path.abspath(path))
+    if here.is_dir() and "GIT_DIR" not in os.environ:
+        for folder in (here, *here.parents):
+            if (folder / ".git").exists():
+                return folder
+    from regress.storage import gitrepo
+
+    return gitrepo.root_of(gitrepo.open_repo(path))
 
 
 class Session:
