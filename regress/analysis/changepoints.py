@@ -85,19 +85,18 @@ def find_steps(
     code: dict[str, str] | None = None,
     apart=None,
     judge_one=None,
-    found: list[Candidate] | None = None,
     kept: Kept | None = None,
+    levels: dict | None = None,
 ) -> list[Step]:
     """Every step over `history` (results or their `Table`, oldest first), in history order: the `candidates`
-    (or `found`) that compare across agrees with (`judge_one`, as `judge_across`). `code`: sha -> code digest;
-    `apart`: BenchmarkId -> `diff.Allowance`; `kept`: the search's checkpoints."""
+    that compare across agrees with (`judge_one`, as `judge_across`). `code`: sha -> code digest;
+    `apart`: BenchmarkId -> `diff.Allowance`; `kept`, `levels`: as `candidates` takes them."""
     table = as_table(history)
-    if found is None:
-        found = candidates(table, threshold=threshold, code=code, kept=kept)
+    found = candidates(table, threshold=threshold, code=code, kept=kept, levels=levels)
     history = table.history
     cores = stats.cores_of(history)
     if apart is None and found:
-        apart = diff.apart_for(table, code or {}, cores=cores)
+        apart = diff.Apart(table, code or {}, cores=cores)
     steps: list[Step] = []
     for c in found:
         # Compare across the move must agree; where it can't tell, the history's own test stands.
