@@ -141,7 +141,8 @@ def candidates(
     found_series = levels if levels is not None else trusted(table, threshold=threshold, code=code)
     # Levels, tests and the search (every benchmark's at once) all see outliers clipped to the edge of the noise.
     raws = [np.log(np.asarray(found, dtype=float)) for _, found in found_series.values()]
-    clipped = [calibrated(raw) for raw in raws]
+    scales = [history_scale(raw) for raw in raws]
+    clipped = [(robust(raw, scale), scale) for raw, scale in zip(raws, scales)]
     all_cuts = breakpoints_of(clipped, kept=kept)
     out: list[Candidate] = []
     for (bid, (positions, _)), raw, (logs, _), cuts in zip(found_series.items(), raws, clipped, all_cuts):
@@ -343,12 +344,6 @@ class Kept(Protocol):
     def put(self, key: str, value: dict) -> None: ...
 
     def check(self, kept: object, fresh: object) -> None: ...
-
-
-def calibrated(logs: np.ndarray) -> tuple[np.ndarray, float]:
-    """A benchmark's log levels clipped to the edge of its noise (`robust`), and that noise (`history_scale`)."""
-    scale = history_scale(logs)
-    return robust(logs, scale), scale
 
 
 def breakpoints_of(series: list[tuple[np.ndarray, float]], *, kept: Kept | None = None) -> list[list[int]]:

@@ -337,11 +337,8 @@ def with_neighbours(
     threshold: float,
     apart=None,
 ) -> list[Verdict]:
-    """What `compare(base, head, before=before, after=after, apart=apart)` gives, from `compare(base, head,
-    apart=apart)`'s verdicts: only the blip rule is added, so no benchmark is judged twice. A move made by one
-    odd commit whose neighbours agree is that commit's luck, not a change: head is odd when the commit after it
-    is level with base (and head to it is no further move the same way), base when the commit before it is
-    level with head."""
+    """`compare(base, head, before=before, after=after, apart=apart)` from `compare(base, head, apart=apart)`'s
+    verdicts, the blip rule added: a move one odd commit makes while its neighbours agree is that commit's luck."""
     if before is None and after is None:
         return sorted(verdicts, key=order_key)
     cores = stats.cores_of((base, head))
@@ -384,12 +381,9 @@ def with_neighbours(
 def judge_one(
     base: CommitResult, head: CommitResult, bid: BenchmarkId, *, threshold: float = 0.05, apart=None
 ) -> Verdict:
-    """`compare`'s verdict for one benchmark, with the same rules (the machine's included)."""
-    cores = stats.cores_of((base, head))
-    b, h = base.by_id().get(bid), head.by_id().get(bid)
-    v = _pair(bid, b, h, base, head, threshold, cores, apart, machine=machine_of(base, head))
-    machine = machine_shift(base, head, threshold=threshold)
-    return v if machine is None else machine_not_commit(v, machine, threshold)
+    """`compare`'s verdict for one benchmark (missing where neither commit has it)."""
+    found = compare(base, head, threshold=threshold, apart=apart, only={bid})
+    return found[0] if found else _pair(bid, None, None, base, head, threshold, 0)
 
 
 _OPPOSITE = {Kind.REGRESSION: Kind.IMPROVEMENT, Kind.IMPROVEMENT: Kind.REGRESSION}
