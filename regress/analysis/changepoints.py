@@ -94,9 +94,8 @@ def find_steps(
     table = as_table(history)
     found = candidates(table, threshold=threshold, code=code, kept=kept, levels=levels)
     history = table.history
-    cores = stats.cores_of(history)
     if apart is None and found:
-        apart = diff.Apart(table, code or {}, cores=cores)
+        apart = diff.Apart(table, code or {}, cores=stats.cores_of(history))
     steps: list[Step] = []
     for c in found:
         # Compare across the move must agree; where it can't tell, the history's own test stands.

@@ -269,9 +269,7 @@ def _pair(
         return unpaired
     assert b is not None and h is not None  # `pair` leaves only benchmarks both sides have
     v = judge_together(b, h, threshold=threshold, cores=cores, apart=apart, machine=machine)
-    if same_code and v.verdict != Kind.UNCHANGED:
-        return replace(v, verdict=Kind.UNCHANGED, reason=_same(same_code, v), rounds_needed=None)
-    return replace(v, reason=_same(same_code, v)) if same_code else v
+    return replace(v, verdict=Kind.UNCHANGED, reason=_same(same_code, v), rounds_needed=None) if same_code else v
 
 
 def machine_of(base: CommitResult | None, head: CommitResult | None):
