@@ -202,7 +202,7 @@ def score(hist, planted, tally: Counter) -> None:
         size = f"{abs(ratio - 1) if ratio > 1 else 1 - 1 / ratio:.0%}"
         tally[f"steps {size} planted"] += 1
         tally[f"steps {size} found"] += (b, k) in hits
-    apart = diff.apart_for(hist, {}, cores=4)
+    apart = diff.Apart(hist, {}, cores=4)
     for k in range(1, PUSHES):
         # As `regress compare PARENT HEAD` says it when the push lands: the parent's parent, measured, is a
         # neighbour (the blip rule); nothing after the head exists yet.

@@ -85,19 +85,17 @@ def find_steps(
     code: dict[str, str] | None = None,
     apart=None,
     judge_one=None,
-    found: list[Candidate] | None = None,
     kept: Kept | None = None,
+    levels: dict | None = None,
 ) -> list[Step]:
     """Every step over `history` (results or their `Table`, oldest first), in history order: the `candidates`
-    (or `found`) that compare across agrees with (`judge_one`, as `judge_across`). `code`: sha -> code digest;
-    `apart`: BenchmarkId -> `diff.Allowance`; `kept`: the search's checkpoints."""
+    that compare across agrees with (`judge_one`, as `judge_across`). `code`: sha -> code digest;
+    `apart`: BenchmarkId -> `diff.Allowance`; `kept`, `levels`: as `candidates` takes them."""
     table = as_table(history)
-    if found is None:
-        found = candidates(table, threshold=threshold, code=code, kept=kept)
+    found = candidates(table, threshold=threshold, code=code, kept=kept, levels=levels)
     history = table.history
-    cores = stats.cores_of(history)
     if apart is None and found:
-        apart = diff.apart_for(table, code or {}, cores=cores)
+        apart = diff.Apart(table, code or {}, cores=stats.cores_of(history))
     steps: list[Step] = []
     for c in found:
         # Compare across the move must agree; where it can't tell, the history's own test stands.
@@ -142,7 +140,8 @@ def candidates(
     found_series = levels if levels is not None else trusted(table, threshold=threshold, code=code)
     # Levels, tests and the search (every benchmark's at once) all see outliers clipped to the edge of the noise.
     raws = [np.log(np.asarray(found, dtype=float)) for _, found in found_series.values()]
-    clipped = [calibrated(raw) for raw in raws]
+    scales = [history_scale(raw) for raw in raws]
+    clipped = [(robust(raw, scale), scale) for raw, scale in zip(raws, scales)]
     all_cuts = breakpoints_of(clipped, kept=kept)
     out: list[Candidate] = []
     for (bid, (positions, _)), raw, (logs, _), cuts in zip(found_series.items(), raws, clipped, all_cuts):
@@ -344,12 +343,6 @@ class Kept(Protocol):
     def put(self, key: str, value: dict) -> None: ...
 
     def check(self, kept: object, fresh: object) -> None: ...
-
-
-def calibrated(logs: np.ndarray) -> tuple[np.ndarray, float]:
-    """A benchmark's log levels clipped to the edge of its noise (`robust`), and that noise (`history_scale`)."""
-    scale = history_scale(logs)
-    return robust(logs, scale), scale
 
 
 def breakpoints_of(series: list[tuple[np.ndarray, float]], *, kept: Kept | None = None) -> list[list[int]]:

@@ -185,13 +185,12 @@ class Seen:
     rounds: int  # the commit's own rounds of it
     found: Detectable | None  # None: too few rounds to tell
     pooled: bool = False  # read from this commit's rounds and the commit's before it
-    threads: int = 1
     cores: int = 0
 
     @property
     def advice(self) -> str:
         """What would let it catch the threshold ("" where it can, or nothing is known)."""
-        return "" if self.found is None else self.found.advice(self.threads, self.cores)
+        return "" if self.found is None else self.found.advice(self.id.num_threads, self.cores)
 
     @property
     def rounds_for_threshold(self) -> int | None:
@@ -282,7 +281,7 @@ def each(
                 apart=given.sigma if given is not None and across_runs else None,
                 within=given.within if given is not None else None,
             )
-        out.append(Seen(bid, len(r.samples), found, pooled and found is not None, bid.num_threads, cores))
+        out.append(Seen(bid, len(r.samples), found, pooled and found is not None, cores))
     return out
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from regress.analysis import modes, stats
 from regress.analysis.judge import Figures, Side, Verdict, any_regression, iqr, judge, order_key, pair  # noqa: F401 - re-exported
-from regress.analysis.table import Table, as_table, kept_id
+from regress.analysis.table import as_table, kept_id
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult, Sample
 from regress.core.units import percent as pct
@@ -150,39 +150,24 @@ def allowances(
 
 
 Pairs = tuple[dict[BenchmarkId, list[float]], dict[BenchmarkId, list[float]]]  # same-code, neighbour pairs
-_LAST: list = []  # the last history's pairs, held with its records, so a match is the very same records
 
 
-def _commits(history) -> list[CommitResult]:
-    return history.history if isinstance(history, Table) else history
+class Apart:
+    """BenchmarkId -> the allowance for separate runs that this history's same-code pairs give; `pairs`: those
+    pairs once an allowance was asked for (else None)."""
 
+    def __init__(self, history, code: dict[str, str], *, cores: int = 0) -> None:
+        self.history, self.code, self.cores = history, code, cores
+        self.pairs: Pairs | None = None
+        self.known: dict[BenchmarkId, Allowance] = {}
 
-def pairs_found(history, code: dict[str, str]) -> Pairs | None:
-    """The pairs an allowance of this very history already computed, else None."""
-    commits = _commits(history)
-    if _LAST and len(_LAST[0]) == len(commits) and _LAST[1] == code and all(a is b for a, b in zip(_LAST[0], commits)):
-        return _LAST[2]
-    return None
-
-
-def apart_for(history, code: dict[str, str], *, cores: int = 0) -> Callable[[BenchmarkId], Allowance]:
-    """BenchmarkId -> the allowance for separate runs that this history's same-code pairs give."""
-    found: Callable[[BenchmarkId], Allowance] | None = None
-    known: dict[BenchmarkId, Allowance] = {}
-
-    def given(bid: BenchmarkId) -> Allowance:
-        nonlocal found
-        if bid not in known:
-            if found is None:
-                pairs = pairs_found(history, code)
-                if pairs is None:
-                    pairs = history_pairs(history, code)
-                    _LAST[:] = [tuple(_commits(history)), dict(code), pairs]
-                found = allowances(pairs[0], cores=cores, neighbours=pairs[1])
-            known[bid] = found(bid)
-        return known[bid]
-
-    return given
+    def __call__(self, bid: BenchmarkId) -> Allowance:
+        if bid not in self.known:
+            if self.pairs is None:
+                self.pairs = history_pairs(self.history, self.code)
+                self.found = allowances(self.pairs[0], cores=self.cores, neighbours=self.pairs[1])
+            self.known[bid] = self.found(bid)
+        return self.known[bid]
 
 
 SETTLED = 0.025  # a neighbouring pair counts when both floors are settled this well (log: fastest to second)
@@ -233,14 +218,12 @@ def neighbour_pairs(history) -> dict[BenchmarkId, list[float]]:
     if not len(rows):
         return {}
     run, bench, pos = t.run[rows].astype(np.int64), t.run_bench[rows].astype(np.int64), t.run_pos[rows]
-    order = np.lexsort((pos, bench, run))
+    order = np.lexsort((pos, run, bench))  # benchmarks grouped, each by run then position
     run, bench, logs = run[order], bench[order], np.log(t.low[0, rows][order])
     same = (run[1:] == run[:-1]) & (bench[1:] == bench[:-1])
     diffs, of = (logs[1:] - logs[:-1])[same], bench[1:][same]
-    out: dict[BenchmarkId, list[float]] = {}
-    for b in np.unique(of).tolist():
-        out[t.ids[b]] = diffs[of == b].tolist()
-    return out
+    cuts = np.flatnonzero(np.diff(of)) + 1
+    return {t.ids[int(b[0])]: d.tolist() for b, d in zip(np.split(of, cuts), np.split(diffs, cuts)) if len(b)}
 
 
 def history_pairs(history, code: dict[str, str]) -> Pairs:
@@ -286,9 +269,7 @@ def _pair(
         return unpaired
     assert b is not None and h is not None  # `pair` leaves only benchmarks both sides have
     v = judge_together(b, h, threshold=threshold, cores=cores, apart=apart, machine=machine)
-    if same_code and v.verdict != Kind.UNCHANGED:
-        return replace(v, verdict=Kind.UNCHANGED, reason=_same(same_code, v), rounds_needed=None)
-    return replace(v, reason=_same(same_code, v)) if same_code else v
+    return replace(v, verdict=Kind.UNCHANGED, reason=_same(same_code, v), rounds_needed=None) if same_code else v
 
 
 def machine_of(base: CommitResult | None, head: CommitResult | None):
@@ -354,11 +335,8 @@ def with_neighbours(
     threshold: float,
     apart=None,
 ) -> list[Verdict]:
-    """What `compare(base, head, before=before, after=after, apart=apart)` gives, from `compare(base, head,
-    apart=apart)`'s verdicts: only the blip rule is added, so no benchmark is judged twice. A move made by one
-    odd commit whose neighbours agree is that commit's luck, not a change: head is odd when the commit after it
-    is level with base (and head to it is no further move the same way), base when the commit before it is
-    level with head."""
+    """`compare(base, head, before=before, after=after, apart=apart)` from `compare(base, head, apart=apart)`'s
+    verdicts, the blip rule added: a move one odd commit makes while its neighbours agree is that commit's luck."""
     if before is None and after is None:
         return sorted(verdicts, key=order_key)
     cores = stats.cores_of((base, head))
@@ -401,12 +379,9 @@ def with_neighbours(
 def judge_one(
     base: CommitResult, head: CommitResult, bid: BenchmarkId, *, threshold: float = 0.05, apart=None
 ) -> Verdict:
-    """`compare`'s verdict for one benchmark, with the same rules (the machine's included)."""
-    cores = stats.cores_of((base, head))
-    b, h = base.by_id().get(bid), head.by_id().get(bid)
-    v = _pair(bid, b, h, base, head, threshold, cores, apart, machine=machine_of(base, head))
-    machine = machine_shift(base, head, threshold=threshold)
-    return v if machine is None else machine_not_commit(v, machine, threshold)
+    """`compare`'s verdict for one benchmark (missing where neither commit has it)."""
+    found = compare(base, head, threshold=threshold, apart=apart, only={bid})
+    return found[0] if found else _pair(bid, None, None, base, head, threshold, 0)
 
 
 _OPPOSITE = {Kind.REGRESSION: Kind.IMPROVEMENT, Kind.IMPROVEMENT: Kind.REGRESSION}

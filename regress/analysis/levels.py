@@ -139,9 +139,9 @@ def in_calibration(position: np.ndarray) -> np.ndarray:
     return position <= measured[min(CALIBRATION, len(measured)) - 1]
 
 
-def fit_many(batch: list[Observations]) -> list[dict[str, dict[int, float]]]:
-    """Per benchmark of a batch (one system): the log level per node code ("node") and each CPU model's shift
-    ("cpu"): least squares on y = level[node] + model[cpu] + own[run] (`Design`), reweighted (Huber)."""
+def fit_many(batch: list[Observations]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per benchmark of a batch (one system): its node codes (ascending) and their log levels, as `separate` gives
+    them: least squares on y = level[node] + model[cpu] + own[run] (`Design`), reweighted (Huber)."""
     parts, ys, node_at, node_col, rest_at, rest_col, pulls, blocks = [], [], [], [], [], [], [], []
     free_nodes = free_rest = start = 0
     for obs in batch:
@@ -193,18 +193,10 @@ def fit_many(batch: list[Observations]) -> list[dict[str, dict[int, float]]]:
     out = []
     for part, x in zip(parts, kept):
         assert x is not None  # the last reweighting keeps every part's answer
-        nodes = x[part.node_col : part.node_col + len(part.nodes)]
         at = free_nodes + part.rest_col + part.runs
-        shifts = x[at : at + len(part.models)]
         # RIDGE's optimum has the models' shifts summing to zero, which the solve's rounding misses.
-        c = float(np.mean(shifts))
-        nodes, shifts = nodes + c, shifts - c
-        out.append(
-            {
-                "node": dict(zip(part.nodes.tolist(), nodes.tolist())),
-                "cpu": dict(zip(part.models.tolist(), shifts.tolist())),
-            }
-        )
+        c = float(np.mean(x[at : at + len(part.models)]))
+        out.append((part.nodes, x[part.node_col : part.node_col + len(part.nodes)] + c))
     return out
 
 
@@ -221,23 +213,10 @@ def points(
     fitted = {bid: table.fits[key] for bid, key in linked.items()}
     out = {}
     for bid, obs in found.items():
-        p = obs.position
-        if len(p) and bool((p[1:] >= p[:-1]).all()):  # in history order already (as `observed` gives them)
-            first = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])
-            positions = p[first]
-        else:
-            order = np.argsort(p, kind="stable")
-            positions = stats.unique(p)
-            first = order[np.searchsorted(p, positions, sorter=order)]
-        nodes = obs.node[first]
-        if bid in fitted:  # node -> level, as arrays: each node's level looked up by a sort, not a dict
-            by_node = fitted[bid]["node"]
-            codes = np.fromiter(by_node.keys(), dtype=np.int64, count=len(by_node))
-            level = np.fromiter(by_node.values(), dtype=float, count=len(by_node))
-            ranked = np.argsort(codes, kind="stable")
-            codes, level = codes[ranked], level[ranked]
-        else:
-            codes, level = alone[bid]
+        p = obs.position  # in history order (run rows are)
+        first = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])
+        positions, nodes = p[first], obs.node[first]
+        codes, level = fitted[bid] if bid in fitted else alone[bid]
         logs = level[np.searchsorted(codes, nodes)]
         out[bid] = (positions, nodes, np.round(logs, DECIMALS))
     return out

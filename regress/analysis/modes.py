@@ -48,14 +48,13 @@ def rounds_to_rule_out(p: float) -> int:
 
 @dataclass(frozen=True)
 class Apart:
-    """The slow-mode test's pools for sides measured by separate runs: each side's `machine`, or its maker."""
+    """The slow-mode test's pools for sides measured by separate runs: each side's `machine` maker."""
 
-    base: np.ndarray | Callable[[], np.ndarray]
-    head: np.ndarray | Callable[[], np.ndarray]
+    base: Callable[[], np.ndarray]
+    head: Callable[[], np.ndarray]
 
     def of(self, side: str) -> np.ndarray:
-        pool = self.base if side == "base" else self.head
-        return pool() if callable(pool) else pool
+        return (self.base if side == "base" else self.head)()
 
 
 @dataclass(frozen=True)

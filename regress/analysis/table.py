@@ -1,7 +1,5 @@
 """A series' figures as one table, a row per (commit, benchmark result) and per (commit, benchmark, run of an ok
-result): a file's (`of_file`: a one-commit table, as the memo keeps it per file) joined in history order (`join`),
-from stored figures in blocks (`Table.kept`) or a history in hand (`Table.of`); `load` gives a commit's result,
-rounds and all; `values`, one figure a round of a metric. Pure.
+result): files' one-commit tables (`of_file`) joined in history order (`join`). Pure.
 """
 
 from __future__ import annotations
@@ -55,8 +53,7 @@ class Table:
     low: np.ndarray  # (3, run rows): its three fastest round values, NaN-padded
     reference: np.ndarray  # per position: the reference workload's level (NaN: none)
     _index: dict = field(default_factory=dict, repr=False)  # BenchmarkId -> its place in ids
-    # A benchmark's fitted levels (`levels.points`) by the digest of its observations: the chart's fit and
-    # the change points' read the same observations of most benchmarks, which are fitted once.
+    # `levels.points`' fitted levels by the digest of their observations (the chart's and the change points').
     fits: dict = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -219,10 +216,8 @@ def compute(result: CommitResult) -> dict:
     return to_tree(of_file(result))
 
 
-# -- blocks: a series' table joined from blocks of BLOCK commits, each kept whole in the memo (kind BLOCKS)
-# under a digest of its files' shas and content digests, once it ends TAIL or more positions before the
-# newest (a push measures the commit before it again, and a rerun the few before that); a block with a
-# file of another digest is joined afresh. The joined table is the one the files alone give, field for field.
+# -- blocks of BLOCK commits kept whole in the memo (kind BLOCKS) by their files' shas and digests, once they
+# end TAIL or more positions before the newest; the joined table is the one the files alone give.
 
 BLOCK = 100
 TAIL = 10

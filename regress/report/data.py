@@ -193,7 +193,7 @@ def judge_recent(
 def apart_for(series: Series, code: dict[str, str]):
     """BenchmarkId -> the allowance for separate runs, as `regress compare` judges them on this series."""
     cores = min([c.fingerprint.cores for c in series.history if c.fingerprint.cores] or [0])
-    return diff.apart_for(series.table, code, cores=cores)
+    return diff.Apart(series.table, code, cores=cores)
 
 
 def same_code(code: dict[str, str], base: CommitResult, head: CommitResult) -> str:

@@ -166,9 +166,8 @@ def _series(
 
     def steps() -> list[changepoints.Step]:  # judged through the kept verdicts across candidate steps
         kept = memo.values(changepoints.CHECKPOINT)
-        found = changepoints.candidates(s.table, threshold=threshold, code=code, kept=kept, levels=levels())
         return changepoints.find_steps(
-            s.table, threshold=threshold, code=code, judge_one=judge.across, found=found, apart=apart
+            s.table, threshold=threshold, code=code, judge_one=judge.across, apart=apart, kept=kept, levels=levels()
         )
 
     s.steps = memo.get(data.STEPS, inputs, steps, from_tree=data.steps_of)
@@ -188,7 +187,7 @@ def _series(
     noise = detectable.kept_noise(memo, inputs, s.table, threshold=threshold, code=code, levels=levels)
     least, most = rounds
     s.detects = _detects(store, s, threshold=threshold, rounds=least, most_rounds=most, noise=noise)
-    pairs = diff.pairs_found(s.table, code)  # the verdicts' allowances' pairs, for `regress compare`
+    pairs = apart.pairs  # the verdicts' allowances' pairs, for `regress compare`
     if pairs is not None:
         kept = files_digest(digests, shas, sorted(code.items()))
         memo.get(diff.PAIRS, kept, lambda: pairs, diff.pairs_tree, diff.pairs_from_tree)

@@ -68,7 +68,7 @@ def built(tmp_path_factory) -> tuple[Path, list[CommitResult]]:
 
 def _newest_verdicts(history: list[CommitResult]) -> dict[str, object]:
     """The newest commit against the one before, as the site's recent verdicts judge it (`data.judge_recent`)."""
-    apart = diff.apart_for(history, {}, cores=2)
+    apart = diff.Apart(history, {}, cores=2)
     found = compare(history[-2], history[-1], threshold=0.05, before=history[-3], apart=apart)
     return {v.id.sub_label: v for v in found}
 

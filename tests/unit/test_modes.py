@@ -110,7 +110,7 @@ def test_every_adjacent_pair_of_the_recorded_modal_range_is_judged_right():
         results.append(commit(RECORDED["commits"][k]["sha"], *benches))
     found = alarms = 0
     # As `regress compare` judges: with the history's allowances, what commits of one run differ by included.
-    apart = diff.apart_for(results, {})
+    apart = diff.Apart(results, {})
     for k in range(1, n):
         planted = RECORDED["commits"][k]["planted"]
         before = results[k - 2] if k >= 2 else None

@@ -142,7 +142,7 @@ def test_a_5_percent_step_each_push_sees_is_found_though_the_levels_alone_blur_i
     cpus = [f"CPU model {k % 4}" for k in range(n)]
     paired = factories.pushes(levels, shifts, cpus=cpus, seed=3)
     # Each push's own verdict sees it (its parent measured in the same run)...
-    (v,) = diff.compare(paired[at - 1], paired[at], apart=diff.apart_for(paired, {}))
+    (v,) = diff.compare(paired[at - 1], paired[at], apart=diff.Apart(paired, {}))
     assert v.verdict == Kind.REGRESSION and "paired in 1 run" in v.reason
     # ...and so does the history, at that very push, and nowhere else.
     assert _steps(paired) == [(at, Kind.REGRESSION)]

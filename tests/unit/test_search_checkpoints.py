@@ -36,7 +36,7 @@ def _series(n: int, seed: int) -> list[tuple[np.ndarray, float]]:
         logs = rng.normal(0, 0.01, 1300)
         for at in rng.integers(50, 1190, size=b):
             logs[at:] += rng.choice([-0.1, 0.08, 0.2])
-        out.append(changepoints.calibrated(logs[:n]))
+        out.append((changepoints.robust(logs[:n], s := levels.history_scale(logs[:n])), s))
     return out
 
 
