@@ -26,8 +26,8 @@ from regress.core.errors import RegressError
 from regress.core.records import CommitInfo
 from regress.output import regression_issue as render
 from regress.output.pr_comment import fit
-from regress.storage import gitrepo, profiles
-from regress.storage.store import Store
+from regress.storage import gitrepo
+from regress.storage.store import Store, profile_pairs
 
 LABEL = "performance-regression"
 NEED = "issues: write"
@@ -84,7 +84,7 @@ def find(cfg: Config, rev: str, *, threshold: float | None = None, store: Store 
             gaps[c.commit.sha] = gitrepo.count_between(repo, c.previous.sha, c.commit.sha) or 0
         except Exception:  # noqa: BLE001 - a shallow clone or a commit git no longer has: nothing to count
             gaps[c.commit.sha] = 0
-        kept = profiles.pairs(cfg.results_dir, cfg.machine_name, cfg.env, c.previous.sha, c.commit.sha)
+        kept = profile_pairs(cfg.results_dir, cfg.machine_name, cfg.env, c.previous.sha, c.commit.sha)
         operators[c.commit.sha] = [
             Explanation(i, None, diff(b.table, h.table), b.trace, h.trace) for i, (b, h) in kept.items()
         ]

@@ -1,6 +1,6 @@
 """An operator profile's records: what torch.profiler's key_averages says a benchmark's statement ran.
 
-Frozen and pure, like the result records; `storage/profiles` keeps them as
+Frozen and pure, like the result records; `storage/store` keeps them as
 JSON beside the results and `analysis/explanation` diffs two of them.
 """
 

@@ -19,9 +19,9 @@ from regress.flows.rounds import exact_filter
 from regress.measure import engine
 from regress.measure.profile_commit import profile_target
 from regress.measure.worker_process import close_servers
-from regress.storage import gitrepo, profiles
+from regress.storage import gitrepo
 from regress.storage.session import Session
-from regress.storage.store import Store
+from regress.storage.store import Store, save_profile
 
 
 def _verdicts(cfg: Config, base: str, head: str) -> list[Verdict]:
@@ -78,7 +78,7 @@ def explain(cfg: Config, base: str, head: str, *, bench: str = "", ids: list | N
             elif p.table is None:
                 failures.append(f"at {sha[:10]}: {p.failure}")
             else:
-                kept[sha] = profiles.save(cfg.results_dir, cfg.machine_name, cfg.env, sha, bid, p.table, p.trace)
+                kept[sha] = save_profile(cfg.results_dir, cfg.machine_name, cfg.env, sha, bid, p.table, p.trace)
         d = diff(kept[base].table, kept[head].table) if len(kept) == 2 else None
         traces = [kept[sha].trace if sha in kept else None for sha in (base, head)]
         items.append(Explanation(bid, verdicts.get(bid), d, traces[0], traces[1], "; ".join(failures)))

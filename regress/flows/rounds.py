@@ -15,7 +15,7 @@ from regress.core.reporter import QUIET, Reporter
 from regress.flows import runner
 from regress.measure import adaptive, engine
 from regress.measure.worker_process import close_servers
-from regress.storage import gitrepo, worktrees
+from regress.storage import gitrepo
 from regress.storage.store import Store
 
 
@@ -40,7 +40,7 @@ def measure_rounds(
     store = Store(cfg.results_dir)
     shas = list(dict.fromkeys(shas))
     with store.lock():
-        worktrees.prune_stale(repo)
+        gitrepo.prune_stale(repo)
         stored = {sha: store.load(cfg.machine_name, cfg.env, sha) for sha in shas}
         if any(r is None or r.settings.benchmarks_from == BenchmarksFrom.WORKTREE for r in stored.values()):
             runner.require_suites(cfg)

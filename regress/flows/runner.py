@@ -27,7 +27,7 @@ from regress.core.reporter import QUIET
 from regress.measure.one_commit import Collector, Request, measure_commit
 from regress.measure.shard import Shard
 from regress.measure.worker_process import close_servers, trace
-from regress.storage import gitrepo, worktrees
+from regress.storage import gitrepo
 from regress.storage.store import Store
 
 
@@ -162,7 +162,7 @@ def run(cfg: Config, options: Options, progress=None) -> RunSummary:
     settings = adaptive.with_plan(settings_for(cfg, options), budget)
     summary = RunSummary()
     with _sigterm_as_interrupt(), store.lock():
-        worktrees.prune_stale(repo)
+        gitrepo.prune_stale(repo)
         plan: list[str] = []
         top_up: dict[str, CommitResult | None] = {}
         for sha in shas:

@@ -37,7 +37,7 @@ from regress.core.records import (
 )
 from regress.core.reporter import QUIET, Reporter
 from regress.measure import adaptive, build, clock, one_commit
-from regress.storage import gitrepo, worktrees
+from regress.storage import gitrepo
 from regress.storage.store import Store
 
 
@@ -280,8 +280,8 @@ def checked_out(
             info = gitrepo.worktree_info(repo) if sha == WORKTREE else gitrepo.commit_info(repo, sha)
             settings = settings_of(sha)
             try:
-                code_dir = cfg.root if sha == WORKTREE else stack.enter_context(worktrees.worktree(repo, sha))
-            except worktrees.CheckoutFailed as exc:
+                code_dir = cfg.root if sha == WORKTREE else stack.enter_context(gitrepo.worktree(repo, sha))
+            except gitrepo.CheckoutFailed as exc:
                 # Recorded for this commit, like a failed build; the range goes on.
                 failed = Failure(FailureKind.CHECKOUT, str(exc))
                 targets.append(Target(info, settings, cfg.root, cfg.root, cfg.root, failed))

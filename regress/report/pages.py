@@ -28,8 +28,8 @@ from regress.report import data_files
 from regress.report.data import BIG_CHANGE, VERDICT_COMMITS, Series, Step, commit_order
 from regress.report.data_files import Chunks, Line, layout_for, script_json, short_name
 from regress.report.links import bench_slug, iso, label_slug
-from regress.storage import profiles
 from regress.storage.atomic import write_atomic
+from regress.storage.store import profile_pair
 
 SITE_FORMAT = 1
 MANIFEST = ".regress-site.json"
@@ -554,7 +554,7 @@ def explain_panels(results: Path, series: list) -> dict[tuple, Panel]:
             if st.index == 0:
                 continue
             base, head = s.history[st.index - 1].commit, s.history[st.index].commit
-            stored = profiles.pair(results, s.machine, s.env, base.sha, head.sha, st.id)
+            stored = profile_pair(results, s.machine, s.env, base.sha, head.sha, st.id)
             if stored is None:
                 continue
             b, h = stored

@@ -1,14 +1,18 @@
-"""Everything regress asks of git about revisions: resolving them, commit metadata, ancestry.
-
-The checkouts regress measures in are `worktrees`; the user's working tree,
-index and branch are never touched.
+"""Everything regress asks of git about revisions (resolving them, commit metadata, ancestry), and the
+throwaway checkouts it measures in: each commit a detached worktree in a temporary folder, removed
+afterwards (those of a killed regress by the next one). The user's working tree, index and branch
+are never touched.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import git
@@ -105,7 +109,8 @@ def resolve(repo: git.Repo, revs: list[str], paths: tuple[str, ...] = ()) -> lis
             shas.extend(_rev_list(repo, rev, paths))
         else:
             sha = _rev_parse(repo, rev)
-            if not paths or touches(repo, sha, paths):
+            # `git log -- PATHS` lists `sha` when the newest commit up to it that touches them is itself
+            if not paths or repo.git.log("-1", "--format=%H", sha, "--", *paths).strip() == sha:
                 shas.append(sha)
     if paths and not shas:
         shown = " ".join(paths)
@@ -113,11 +118,6 @@ def resolve(repo: git.Repo, revs: list[str], paths: tuple[str, ...] = ()) -> lis
             f"no commit of {' '.join(revs)} touches {shown}; check the paths with `git log {' '.join(revs)} -- {shown}`"
         )
     return _oldest_first(repo, list(dict.fromkeys(shas)))
-
-
-def touches(repo: git.Repo, sha: str, paths: tuple[str, ...]) -> bool:
-    """Whether `git log` limited to `paths` lists `sha`: the newest commit up to it that touches them is itself."""
-    return repo.git.log("-1", "--format=%H", sha, "--", *paths).strip() == sha
 
 
 def resolve_one(repo: git.Repo, rev: str, *, what: str, worktree: bool = True) -> str:
@@ -229,3 +229,68 @@ def count_between(repo: git.Repo, a: str, b: str, paths: tuple[str, ...] = ()) -
         between = set(repo.git.rev_list("--ancestry-path", f"{a}..{b}", "--").split()) - {b}
         return len(between & set(repo.git.rev_list(f"{a}..{b}", "--", *paths).split()))
     return max(0, int(repo.git.rev_list("--count", "--ancestry-path", f"{a}..{b}", "--")) - 1)
+
+
+# -- worktrees ---------------------------------------------------------------------
+
+_WT_PREFIX = "regress-wt-"
+
+
+class CheckoutFailed(RegressError):
+    """git cannot check a commit out (a blob missing from the clone): that commit's failure, not the run's."""
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def prune_stale(repo: git.Repo) -> None:
+    """Remove worktrees left by a regress process that was killed."""
+    try:
+        listing = repo.git.worktree("list", "--porcelain")
+    except git.GitCommandError:
+        return
+    for line in listing.splitlines():
+        if not line.startswith("worktree "):
+            continue
+        path = Path(line.removeprefix("worktree "))
+        m = re.match(rf"{_WT_PREFIX}(\d+)-", path.parent.name)
+        if m and not _pid_alive(int(m.group(1))):
+            _remove_worktree(repo, path)
+    with contextlib.suppress(git.GitCommandError):
+        repo.git.worktree("prune")
+
+
+def _remove_worktree(repo: git.Repo, path: Path) -> None:
+    with contextlib.suppress(git.GitCommandError):
+        repo.git.worktree("remove", "--force", str(path))
+    if path.parent.name.startswith(_WT_PREFIX):
+        shutil.rmtree(path.parent, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def worktree(repo: git.Repo, sha: str) -> Iterator[Path]:
+    """A detached checkout of `sha`, removed afterwards (also on Ctrl-C)."""
+    parent = Path(tempfile.mkdtemp(prefix=f"{_WT_PREFIX}{os.getpid()}-{sha[:8]}-"))
+    path = parent / root_of(repo).name
+    try:
+        try:
+            repo.git.worktree("add", "--detach", "--force", str(path), sha)
+        except git.GitCommandError as exc:
+            raise CheckoutFailed(f"git could not check out {sha[:10]}: {_checkout_reason(exc)}") from None
+        yield path
+    finally:
+        _remove_worktree(repo, path)
+
+
+def _checkout_reason(exc: git.GitCommandError) -> str:
+    """git's own words, one line: its `error:` lines (a missing blob names the file), else its last line."""
+    lines = [line.strip().removeprefix("stderr: ").strip(" '") for line in (exc.stderr or "").splitlines()]
+    errors = [line.removeprefix("error: ") for line in lines if line.startswith("error: ")]
+    return "; ".join(errors[:3]) if errors else git_reason(exc)

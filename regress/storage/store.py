@@ -1,6 +1,8 @@
 """The results folder: <results>/<machine>/<env>/<sha>.pkl, one file per commit (WORKTREE.pkl for the
 uncommitted working tree), written atomically, bytes by `codec`. Files left on the results branch
 (`branch_files`) are listed and read as if they were here; a file written over one is written here.
+Beside them, operator profiles as `regress explain` keeps them: <machine>/<env>/profiles/<sha>/<slug>.json
+(the op table) and <slug>.trace.json (torch.profiler's Chrome trace), read as data only.
 """
 
 from __future__ import annotations
@@ -8,17 +10,20 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
+import hashlib
+import json
 import os
 import re
 import sqlite3
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from regress.core.errors import RegressError
 from regress.core.merge import Conflict, combine
-from regress.core.records import WORKTREE, CommitResult
+from regress.core.ops import Op, OpTable
+from regress.core.records import WORKTREE, BenchmarkId, CommitResult
 from regress.storage import branch_files, summary
 from regress.storage.atomic import make_ignored, write_atomic
 from regress.storage.codec import decode, encode
@@ -234,3 +239,97 @@ def check_relpath(rel: str, result: CommitResult, where: str) -> CommitResult:
             "move it back to <machine>/<env>/<sha>.pkl or delete it"
         )
     return result
+
+
+# -- operator profiles ---------------------------------------------------------------
+
+PROFILE_FORMAT = "regress-profile"
+PROFILE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One benchmark profiled at one commit."""
+
+    id: BenchmarkId
+    sha: str
+    table: OpTable
+    trace: Path | None  # the Chrome trace, where it was kept
+
+
+def _profile_slug(bid: BenchmarkId) -> str:
+    """A file name for a benchmark: readable, and unique by a hash of the whole identity."""
+    text = str(bid)
+    plain = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:60] or "bench"
+    return f"{plain}-{hashlib.sha1(text.encode()).hexdigest()[:10]}"
+
+
+def _profiles_folder(results: Path, machine: str, env: str, sha: str) -> Path:
+    return results / check_name("machine", machine) / check_name("env", env) / "profiles" / sha
+
+
+def save_profile(
+    results: Path, machine: str, env: str, sha: str, bid: BenchmarkId, table: OpTable, trace: bytes | None
+) -> Profile:
+    make_ignored(results)
+    where = _profiles_folder(results, machine, env, sha)
+    name = _profile_slug(bid)
+    trace_path = where / f"{name}.trace.json" if trace is not None else None
+    if trace_path is not None and trace is not None:
+        write_atomic(trace_path, trace, sync=False)
+    doc = {
+        "format": PROFILE_FORMAT,
+        "version": PROFILE_VERSION,
+        "sha": sha,
+        "id": asdict(bid),
+        "calls": table.calls,
+        "ops": [asdict(o) for o in table.ops],
+        "trace": trace_path.name if trace_path is not None else None,
+    }
+    write_atomic(where / f"{name}.json", json.dumps(doc, indent=1))
+    return Profile(bid, sha, table, trace_path)
+
+
+def _read_profile(path: Path) -> Profile:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if doc.get("format") != PROFILE_FORMAT:
+            raise ValueError("not a regress profile")
+        bid = BenchmarkId(**doc["id"])
+        ops = tuple(
+            Op(
+                str(o["name"]),
+                int(o["count"]),
+                float(o["self_cpu_us"]),
+                float(o.get("self_cuda_us", 0.0)),
+                bool(o.get("user", False)),
+            )
+            for o in doc["ops"]
+        )
+        trace = path.with_name(doc["trace"]) if doc.get("trace") else None
+        return Profile(bid, str(doc["sha"]), OpTable(int(doc["calls"]), ops), trace)
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
+        raise RegressError(f"cannot read profile {path} ({exc}); delete it and run `regress explain` again") from None
+
+
+def profile_pair(
+    results: Path, machine: str, env: str, base: str, head: str, bid: BenchmarkId
+) -> tuple[Profile, Profile] | None:
+    """A benchmark's profiles at two commits, as an earlier `regress explain` kept them; None unless both are."""
+    paths = [_profiles_folder(results, machine, env, sha) / f"{_profile_slug(bid)}.json" for sha in (base, head)]
+    b, h = (_read_profile(p) if p.is_file() else None for p in paths)
+    return (b, h) if b is not None and h is not None else None
+
+
+def _profiles_of(results: Path, machine: str, env: str, sha: str) -> dict[BenchmarkId, Profile]:
+    where = _profiles_folder(results, machine, env, sha)
+    paths = sorted(p for p in where.glob("*.json") if not p.name.endswith(".trace.json")) if where.is_dir() else []
+    return {p.id: p for p in map(_read_profile, paths)}
+
+
+def profile_pairs(
+    results: Path, machine: str, env: str, base: str, head: str
+) -> dict[BenchmarkId, tuple[Profile, Profile]]:
+    """Every benchmark an earlier `regress explain` profiled at both commits: its two profiles, by id."""
+    b, h = _profiles_of(results, machine, env, base), _profiles_of(results, machine, env, head)
+    return {i: (b[i], h[i]) for i in sorted(set(b) & set(h))}

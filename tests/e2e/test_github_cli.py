@@ -25,7 +25,7 @@ from regress.ci import pr_comment
 from regress.ci.regression_issues import issue_marker
 from regress.core.ops import Op, OpTable
 from regress.core.records import BenchmarkId
-from regress.storage import profiles
+from regress.storage.store import save_profile
 
 SLOWER = """
 def work(n):
@@ -159,7 +159,7 @@ def test_a_regression_on_main_opens_one_issue_then_comments(repo, github, slowed
     bid = BenchmarkId("ops", "add", "", 1)
     for name, us in (("c3", 10.0), ("c4", 15.0)):
         table = OpTable(100, (Op("aten::add", 100, us * 100), Op("aten::empty", 100, 100.0)))
-        profiles.save(repo.path / ".regress", "testbox", "default", shas[name], bid, table, None)
+        save_profile(repo.path / ".regress", "testbox", "default", shas[name], bid, table, None)
     assert "no regression newly found with" in notify(repo, github, shas["c5"])  # not confirmed yet
     out = notify(repo, github, shas["c6"], GITHUB_SERVER_URL="https://github.com", GITHUB_RUN_ID="99")
     assert f"opened issue #1 for {shas['c4'][:10]} (1 benchmark)" in out
