@@ -95,7 +95,7 @@ def find_steps(
     found = candidates(table, threshold=threshold, code=code, kept=kept, levels=levels)
     history = table.history
     if apart is None and found:
-        apart = diff.Apart(table, code or {}, cores=stats.cores_of(history))
+        apart = diff.Apart(table, code or {})
     steps: list[Step] = []
     for c in found:
         # Compare across the move must agree; where it can't tell, the history's own test stands.

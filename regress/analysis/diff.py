@@ -153,17 +153,19 @@ Pairs = tuple[dict[BenchmarkId, list[float]], dict[BenchmarkId, list[float]]]  #
 
 
 class Apart:
-    """BenchmarkId -> the allowance for separate runs that this history's same-code pairs give; `pairs`: those
-    pairs once an allowance was asked for (else None)."""
+    """BenchmarkId -> the allowance for separate runs that this history's (results or their `Table`) same-code
+    pairs give, on `cores` (default: its machines' fewest); `pairs`: those pairs once an allowance was asked for."""
 
-    def __init__(self, history, code: dict[str, str], *, cores: int = 0) -> None:
-        self.history, self.code, self.cores = history, code, cores
+    def __init__(self, history, code: dict[str, str], *, cores: int | None = None) -> None:
+        self.history, self.code = history, code
+        self.cores = stats.cores_of(getattr(history, "history", history)) if cores is None else cores
         self.pairs: Pairs | None = None
+        self.found: Callable[[BenchmarkId], Allowance] | None = None
         self.known: dict[BenchmarkId, Allowance] = {}
 
     def __call__(self, bid: BenchmarkId) -> Allowance:
         if bid not in self.known:
-            if self.pairs is None:
+            if self.found is None:
                 self.pairs = history_pairs(self.history, self.code)
                 self.found = allowances(self.pairs[0], cores=self.cores, neighbours=self.pairs[1])
             self.known[bid] = self.found(bid)

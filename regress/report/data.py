@@ -166,7 +166,7 @@ def judge_recent(
             wanted.setdefault(head, {}).setdefault(base, []).append(bid)
     history = series.history
     code = code or {}
-    series.apart = apart = apart_for(series, code) if apart is None else apart
+    series.apart = apart = diff.Apart(series.table, code) if apart is None else apart
     for head in sorted(wanted):
         judged: dict[BenchmarkId, tuple[int, Verdict]] = {}
         for base, ids in sorted(wanted[head].items(), reverse=True):
@@ -188,12 +188,6 @@ def judge_recent(
                 if bid in by_id:
                     judged[bid] = (base, by_id[bid])
         series.verdicts[head] = judged
-
-
-def apart_for(series: Series, code: dict[str, str]):
-    """BenchmarkId -> the allowance for separate runs, as `regress compare` judges them on this series."""
-    cores = min([c.fingerprint.cores for c in series.history if c.fingerprint.cores] or [0])
-    return diff.Apart(series.table, code, cores=cores)
 
 
 def same_code(code: dict[str, str], base: CommitResult, head: CommitResult) -> str:

@@ -162,7 +162,7 @@ def _series(
     judge = CachedCompare(store, memo, s.machine, s.env, digests=digests)
     data.summarize(s, threshold=threshold, code=code, whole=False)
     levels = functools.cache(lambda: trusted(s.table, threshold=threshold, code=code))
-    apart = data.apart_for(s, code)  # one allowance for the steps and the verdicts
+    apart = diff.Apart(s.table, code)  # one allowance for the steps and the verdicts
 
     def steps() -> list[changepoints.Step]:  # judged through the kept verdicts across candidate steps
         kept = memo.values(changepoints.CHECKPOINT)
