@@ -9,6 +9,10 @@ it is nearer: a verdict alone would let a busy minute's false alarm misplace
 the step. A commit
 that fails to build, import or run the benchmark is skipped,
 as `git bisect skip` would; if skips surround the answer it is a range.
+An answer that does not move against its parent when both are measured
+again (a probe's rounds caught by a busy minute put it on the wrong side)
+is searched for once more, every probe with more rounds, before bisect
+calls it inconclusive.
 """
 
 from __future__ import annotations
@@ -189,21 +193,35 @@ def bisect(
         state = ProbeState.BAD if sum(votes) * 2 > len(votes) else ProbeState.GOOD
         return Probe(info[sha], state, measured=True)
 
-    lo, hi = 0, len(path) - 1
-    while hi - lo > 1:
-        open_ = [k for k in range(lo + 1, hi) if path[k] not in probes]
-        if not open_:
-            break  # every commit left between is skipped: the answer is a range
-        mid = (lo + hi) // 2
-        k = min(open_, key=lambda k: (abs(k - mid), k))
-        p = probes[path[k]] = classify(k, lo, hi)
-        if p.state == ProbeState.GOOD:
-            lo = k
-        elif p.state == ProbeState.BAD:
-            hi = k
-    candidates = [info[path[k]] for k in range(lo + 1, hi + 1) if not _same_as_parent(code, path, k)]
+    def search() -> tuple[int, int]:
+        lo, hi = 0, len(path) - 1
+        while hi - lo > 1:
+            open_ = [k for k in range(lo + 1, hi) if path[k] not in probes]
+            if not open_:
+                break  # every commit left between is skipped: the answer is a range
+            mid = (lo + hi) // 2
+            k = min(open_, key=lambda k: (abs(k - mid), k))
+            p = probes[path[k]] = classify(k, lo, hi)
+            if p.state == ProbeState.GOOD:
+                lo = k
+            elif p.state == ProbeState.BAD:
+                hi = k
+        return lo, hi
+
+    lo, hi = search()
     ends_ = (stand.get(path[lo], path[lo]), stand.get(path[hi], path[hi]))
     verdicts, inconclusive = _confirm(cfg, ends_, moved, direction, measure, load, say)
+    if inconclusive:
+        # A probe placed on the wrong side (its rounds caught by a busy minute) ends the search where
+        # nothing moves: search once more, each probe re-measured beside its brackets with the rounds
+        # it has plus more; skipped commits stay skipped (they fail the same way again).
+        say("bisect: the commit the search ended on does not confirm; searching again with more rounds")
+        for sha in [s for s, p in probes.items() if p.state != ProbeState.SKIP and s not in (good, bad)]:
+            del probes[sha]
+        lo, hi = search()
+        ends_ = (stand.get(path[lo], path[lo]), stand.get(path[hi], path[hi]))
+        verdicts, inconclusive = _confirm(cfg, ends_, moved, direction, measure, load, say)
+    candidates = [info[path[k]] for k in range(lo + 1, hi + 1) if not _same_as_parent(code, path, k)]
     order = {sha: n for n, sha in enumerate(path)}
     listed = sorted(probes.values(), key=lambda p: order[p.info.sha])
     return Bisected(

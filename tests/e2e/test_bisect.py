@@ -40,7 +40,27 @@ def bench_work():
 """
 
 
-def history(repo, n: int, slow_at: int, broken_at: int | None = None) -> list[str]:
+BUSY_ROUNDS = 6
+# A commit whose first rounds are caught by a busy minute: each import of its package (one a
+# round, each round a fresh worker) is counted in a file, and the first `slow` read 4x slower.
+BUSY = """
+import os
+with open({count!r}, "a") as f:
+    f.write("x")
+factor = 8 if os.path.getsize({count!r}) <= {slow} else 2
+
+def work(n):
+    total = 0
+    for i in range(n * factor // 2):
+        total += i
+    return total
+
+def other(n):
+    return sum(range(n))
+"""
+
+
+def history(repo, n: int, slow_at: int, broken_at: int | None = None, busy_at: int | None = None) -> list[str]:
     """n commits; `work` is 2x slower from commit `slow_at` on (1.5x in scripts/eval_bisect.py, the signal target); `broken_at` does not build.
 
     Bisect measures every probe beside the commits that bracket it, in its own run, so a busy
@@ -61,6 +81,11 @@ def history(repo, n: int, slow_at: int, broken_at: int | None = None) -> list[st
             files["src/mypkg/__init__.py"] = PKG.format(factor=4)
         if k == broken_at:
             files["BROKEN"] = "this commit does not build\n"
+        if k == busy_at:
+            count = str(repo.path.parent / "busy-imports")
+            files["src/mypkg/__init__.py"] = BUSY.format(count=count, slow=BUSY_ROUNDS)
+        elif busy_at is not None and k == busy_at + 1 and k != slow_at:
+            files["src/mypkg/__init__.py"] = PKG.format(factor=2)
         shas.append(repo.commit(f"change {k}", files))
         if k == broken_at:
             repo.git("rm", "-q", "BROKEN")
