@@ -62,17 +62,13 @@ def read_manifest(out: Path) -> dict[str, str]:
     return files if ok else {}
 
 
-def _cpus(commit) -> list[str]:
-    return [r.fingerprint.cpu for r in commit.runs if r.fingerprint is not None and r.fingerprint.cpu]
-
-
 def runs_of(s) -> tuple[list[str], list[frozenset], np.ndarray]:
     """Per commit of a series: the runs behind its level for the chart's hover ("2 runs on Intel Xeon ×2"),
     and the few distinct sets of their CPU models with each commit's set."""
     described, which = [], []
     sets: dict[frozenset, int] = {}
     for c in s.history:
-        n, cpus = len(c.runs), _cpus(c)
+        n, cpus = len(c.runs), [r.fingerprint.cpu for r in c.runs if r.fingerprint is not None and r.fingerprint.cpu]
         models = ", ".join(f"{cpu} ×{k}" if k > 1 else cpu for cpu, k in Counter(cpus).items())
         described.append(f"{n} run{'s' if n != 1 else ''}" + (f" on {models}" if models else "") if n else "")
         which.append(sets.setdefault(frozenset(cpus), len(sets)))
@@ -212,7 +208,11 @@ def write(site: Site, previous: dict[str, str], *, keep_unchanged: bool) -> tupl
     out.files[plotly_rel] = ""
     for name, key in (("regress.css", "css"), ("regress.js", "js")):
         out.file(f"assets/{site.assets[key]}", site.static[name])
-    out.file("data/commits.js", _commits_js(site))
+    # Every commit's sha, subject, author and date, and per series each position's sha and runs.
+    table = {c.sha: [i, c.short, c.subject, c.author, iso(c.committed_at)] for i, c in enumerate(site.commits)}
+    series = {s.name: {"sha": shas, "runs": runs[0]} for s, shas, runs in zip(site.series, site.shas, site.runs)}
+    data = script_json({"repo": site.repo_url, "commits": table, "series": series})
+    out.file("data/commits.js", f"window.REGRESS_COMMITS = {data};\n")
     # A Compare table page per label, with the metric tables beyond time.
     shas = [np.asarray(x, dtype="S40") for x in site.shas]
     for label, ids in site.labels.items():
@@ -220,13 +220,19 @@ def write(site: Site, previous: dict[str, str], *, keep_unchanged: bool) -> tupl
         chunks = data_files.LabelChunks(site.series, layout, site.threshold, shas)
         srcs, inline = chunks.write(out, site.version, label_slug(label))
         metrics = data_files.metric_tables(site.series, ids, threshold_for=site.threshold_for, index=site.metric_index)
-        names, judged = chunks.names, chunks.overlay()
-        sections = [{"name": name, "judged": judged[name]} for name in names]
+        sections = [{"name": name, "judged": judged} for name, judged in chunks.overlay().items()]
         data = script_json({"sections": sections, "judged_commits": VERDICT_COMMITS, "metrics": metrics})
         digest = hashlib.sha1(f"{site.version} {data} {label} {ids} {srcs} {inline}".encode()).hexdigest()
-        out.page(site.label_href[label], digest, label_page, site, label, layout, names, data, srcs, inline)
-    # A chart page per benchmark; what each can detect, for the line under its title, in one file.
-    out.file(DETECTS, detects_js(site.series, site.threshold))
+        out.page(site.label_href[label], digest, label_page, site, label, layout, chunks.names, data, srcs, inline)
+    # A chart page per benchmark; what each can detect, for the line under its title, in one file: per
+    # series, by chart slug, [the line, whether the threshold is within reach].
+    reach = {
+        s.name: {
+            bench_slug(b): [detects.line(x), x.found is not None and x.found.reaches] for b, x in s.detects.items()
+        }
+        for s in site.series
+    }
+    out.file(DETECTS, f"window.REGRESS_DETECTS = {script_json({'threshold': site.threshold, 'series': reach})};\n")
     for bid in site.ids:
         shell, points = bench_data(site, bid)
         slug = shell["slug"] = bench_slug(bid)  # its line under the title in data/detects.js
@@ -247,21 +253,6 @@ def write(site: Site, previous: dict[str, str], *, keep_unchanged: bool) -> tupl
     return out.written, out.kept
 
 
-def detects_js(series, threshold: float) -> str:
-    """data/detects.js: per series, by chart slug, [the line, whether the threshold is within reach]."""
-    data = {
-        "threshold": threshold,
-        "series": {
-            s.name: {
-                bench_slug(bid): [detects.line(x), x.found is not None and x.found.reaches]
-                for bid, x in s.detects.items()
-            }
-            for s in series
-        },
-    }
-    return f"window.REGRESS_DETECTS = {script_json(data)};\n"
-
-
 def detects_cell(v: Verdict | None, threshold: float, cores: int) -> dict:
     """A verdict's figure as an overview cell: its text ("3.1%"), its tooltip, and whether it falls short."""
     if v is None or v.detectable is None:
@@ -271,14 +262,6 @@ def detects_cell(v: Verdict | None, threshold: float, cores: int) -> dict:
         "note": detects.note(v, threshold, cores),
         "short": not detects.reaches(v, threshold),
     }
-
-
-def _commits_js(site: Site) -> str:
-    """Every commit's sha, subject, author and date, and per series each position's sha and runs."""
-    table = {c.sha: [i, c.short, c.subject, c.author, iso(c.committed_at)] for i, c in enumerate(site.commits)}
-    series = {s.name: {"sha": shas, "runs": runs[0]} for s, shas, runs in zip(site.series, site.shas, site.runs)}
-    data = {"repo": site.repo_url, "commits": table, "series": series}
-    return f"window.REGRESS_COMMITS = {script_json(data)};\n"
 
 
 def round6(values) -> np.ndarray:
@@ -330,15 +313,15 @@ def bench_data(site: Site, bid: BenchmarkId) -> tuple[dict, Chunks]:
     return {"series": out, "metrics": metrics}, Chunks.of(lines + metric_lines, longest)
 
 
-def _instruction_rows(site: Site, bid: BenchmarkId) -> list[dict]:
-    """Newest first, per series, with the change against the previous count."""
-    rows = []
+def bench_page(site: Site, bid: BenchmarkId, data, chunks: list[str], inline=None) -> str:
+    steps = [site.change_row(ch, "../") for ch in site.changes if ch["step"].id == bid]
+    instructions: list[dict] = []  # newest first, per series, with the change against the previous count
     for s, shas in zip(site.series, site.shas):
         counted = s.counts.get(bid, [])
         for k in range(len(counted) - 1, max(-1, len(counted) - 31), -1):
             ci, n = counted[k]
             prev = counted[k - 1][1] if k > 0 else None
-            rows.append(
+            instructions.append(
                 {
                     "series": s.name,
                     "commit": site.commit(shas[ci]),
@@ -346,18 +329,13 @@ def _instruction_rows(site: Site, bid: BenchmarkId) -> list[dict]:
                     "change": f"{(n / prev - 1) * 100:+.2f}%" if prev else "",
                 }
             )
-    return rows
-
-
-def bench_page(site: Site, bid: BenchmarkId, data, chunks: list[str], inline=None) -> str:
-    steps = [site.change_row(ch, "../") for ch in site.changes if ch["step"].id == bid]
     return site.env.get_template("bench.html").render(
         **site.context("../"),
         bid=bid,
         name=str(bid),
         label_href="../" + site.label_href[bid.label],
         steps=steps,
-        instructions=_instruction_rows(site, bid),
+        instructions=instructions,
         data=data,
         chunks=chunks,
         inline=inline,
@@ -389,14 +367,9 @@ def overview(site: Site) -> str:
         baseline = "Against the baseline" + ("" if site.baseline else " (the oldest measured commit)")
         missing = "The newest commit is the baseline." if measured else ""
         missing = missing or f"The baseline {(site.baseline or '')[:10]} was not measured on this series."
+        only = "This is the only commit measured on this series."
         comparisons = [
-            _comparison(
-                site,
-                s,
-                "previous",
-                "Against the previous measured commit",
-                "This is the only commit measured on this series.",
-            ),
+            _comparison(site, s, "previous", "Against the previous measured commit", only),
             _comparison(site, s, "baseline", baseline, missing),
         ]
         series.append(
