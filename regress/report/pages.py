@@ -129,14 +129,11 @@ class Site:
             lstrip_blocks=True,
         )
         self.env.filters["iso"] = iso
-        self.static = {name: (templates / "static" / name).read_bytes() for name in ("regress.css", "regress.js")}
+        self.static = {kind: (templates / "static" / f"regress.{kind}").read_bytes() for kind in ("css", "js")}
         plotly_name, self.plotly_path = plotly
         # Assets are named by content, so a browser never runs a stale copy from its cache.
-        self.assets = {
-            "plotly": plotly_name,
-            "css": f"regress-{hashlib.sha1(self.static['regress.css']).hexdigest()[:8]}.css",
-            "js": f"regress-{hashlib.sha1(self.static['regress.js']).hexdigest()[:8]}.js",
-        }
+        named = {kind: f"regress-{hashlib.sha1(b).hexdigest()[:8]}.{kind}" for kind, b in self.static.items()}
+        self.assets = {"plotly": plotly_name, **named}
         # A page is rewritten when its inputs or anything that renders it changes.
         names = ("base.html", "macros.html", "label.html", "bench.html", "metrics_switch.html")
         sources = "".join((templates / n).read_text(encoding="utf-8") for n in names)
@@ -206,8 +203,8 @@ def write(site: Site, previous: dict[str, str], *, keep_unchanged: bool) -> tupl
     if not (target.is_file() and target.stat().st_size == site.plotly_path.stat().st_size):
         write_file(target, site.plotly_path.read_bytes())
     out.files[plotly_rel] = ""
-    for name, key in (("regress.css", "css"), ("regress.js", "js")):
-        out.file(f"assets/{site.assets[key]}", site.static[name])
+    for kind, content in site.static.items():
+        out.file(f"assets/{site.assets[kind]}", content)
     # Every commit's sha, subject, author and date, and per series each position's sha and runs.
     table = {c.sha: [i, c.short, c.subject, c.author, iso(c.committed_at)] for i, c in enumerate(site.commits)}
     series = {s.name: {"sha": shas, "runs": runs[0]} for s, shas, runs in zip(site.series, site.shas, site.runs)}
@@ -240,7 +237,22 @@ def write(site: Site, previous: dict[str, str], *, keep_unchanged: bool) -> tupl
         data = script_json(shell)
         digest = hashlib.sha1(f"{site.version} {data} {srcs} {inline}".encode()).hexdigest()
         out.page(site.bench_href[bid], digest, bench_page, site, bid, data, srcs, inline)
-    explain_pages(site, out.file)
+    template = site.env.get_template("explain.html")  # each explain panel's page, and its two traces
+    for p in site.panels.values():
+        links = ["", ""]
+        for k, (rel, stored) in enumerate(p.traces):
+            if stored is not None and stored.is_file():
+                out.file(rel, stored.read_bytes())
+                links[k] = rel.removeprefix("explain/")
+        html = template.render(
+            **site.context("../"),
+            p=p,
+            rows=[row_cells(p.diff, r) for r in p.diff.rows[:TOP]],
+            base_trace=links[0],
+            head_trace=links[1],
+            more=max(0, len(p.diff.rows) - TOP),
+        )
+        out.file(p.rel, html)
     out.page("index.html", None, overview, site)
     out.file("regressions.json", regressions_json(site))
     out.file("regressions.atom", feed(site))
@@ -545,25 +557,3 @@ def explain_panels(results: Path, series: list) -> dict[tuple, Panel]:
                 traces,
             )
     return panels
-
-
-def explain_pages(site: Site, write_file) -> None:
-    """Write every explain panel's page and its two traces (`write_file(rel, content)`: relative to the site)."""
-    template = site.env.get_template("explain.html")
-    for p in site.panels.values():
-        links = []
-        for rel, stored in p.traces:
-            if stored is not None and stored.is_file():
-                write_file(rel, stored.read_bytes())
-                links.append(rel.removeprefix("explain/"))
-            else:
-                links.append("")
-        html = template.render(
-            **site.context("../"),
-            p=p,
-            rows=[row_cells(p.diff, r) for r in p.diff.rows[:TOP]],
-            base_trace=links[0],
-            head_trace=links[1],
-            more=max(0, len(p.diff.rows) - TOP),
-        )
-        write_file(p.rel, html)

@@ -71,7 +71,11 @@ def build(
     did not change. `baseline`: the sha the overview compares against (default: each series' oldest);
     `code`: shas -> {sha: code digest}; `rounds`: the plan's least and most; `memo`: default the results'."""
     started = time.perf_counter()
-    repo_url = _check_repo_url(repo_url)
+    repo_url = repo_url.strip().rstrip("/")
+    if repo_url and not re.match(r"^https?://[^\s\"'<>]+$", repo_url):
+        raise RegressError(
+            f"repo_url {repo_url!r} is not an http(s) URL; set repo_url in [tool.regress] to e.g. https://github.com/owner/repo"
+        )
     previous = pages.read_manifest(out)
     templates, plotly = _templates(), _plotly_js()
     own = memo is None
@@ -108,15 +112,6 @@ def build(
         len(all_series),
         time.perf_counter() - started,
     )
-
-
-def _check_repo_url(url: str) -> str:
-    url = url.strip().rstrip("/")
-    if url and not re.match(r"^https?://[^\s\"'<>]+$", url):
-        raise RegressError(
-            f"repo_url {url!r} is not an http(s) URL; set repo_url in [tool.regress] to e.g. https://github.com/owner/repo"
-        )
-    return url
 
 
 def _model(
@@ -186,17 +181,17 @@ def _series(
     light = summary.light_or_file(store, s.machine, s.env, shas[-2:])
     newest = light.get(shas[-1])
     if newest is not None:  # what each benchmark can detect at the newest commit
-        found = detectable.each(
+        seen = detectable.each(
             newest,
             threshold=threshold,
             rounds=rounds[0],
             most_rounds=rounds[1],
             before=light.get(shas[-2]) if n > 1 else None,
             history=noise,
-            apart=s.apart,
+            apart=apart,  # s.apart: judge_recent's
             across_runs=not detectable.shares_a_run(s.table, n - 1),
         )
-        s.detects = {x.id: x for x in found}
+        s.detects = {x.id: x for x in seen}
     pairs = apart.pairs  # the verdicts' allowances' pairs, for `regress compare`
     if pairs is not None:
         kept = files_digest(digests, shas, sorted(code.items()))
