@@ -38,10 +38,6 @@ MAX_CHANGES_ON_OVERVIEW = 100
 TOP = 25  # operators an explain panel lists
 
 
-def write_file(path: Path, data: str | bytes) -> None:
-    write_atomic(path, data, sync=False)  # a site can be rebuilt: no fsync per page
-
-
 def read_manifest(out: Path) -> dict[str, str]:
     """{relative path: digest of what it shows} of the site already in `out`."""
     if out.exists() and not out.is_dir():
@@ -166,7 +162,8 @@ class Site:
 
 
 class Pages:
-    """The files one build writes, each recorded in the manifest (with its digest, for pages)."""
+    """The files one build writes, each recorded in the manifest (with its digest, for pages); unsynced, as a
+    site can be rebuilt."""
 
     def __init__(self, out: Path, previous: dict[str, str], *, keep_unchanged: bool) -> None:
         self.out, self.previous, self.keep_unchanged = out, previous, keep_unchanged
@@ -183,13 +180,13 @@ class Pages:
         ):
             self.kept += counted
         else:
-            write_file(self.out / rel, render(*args))
+            self.file(rel, render(*args))
             self.written += counted
         self.files[rel] = digest or ""
 
     def file(self, rel: str, content: str | bytes) -> None:
         """A file written every build (assets, data, feeds): not counted as a page."""
-        write_file(self.out / rel, content)
+        write_atomic(self.out / rel, content, sync=False)
         self.files[rel] = ""
 
 
@@ -201,7 +198,7 @@ def write(site: Site, previous: dict[str, str], *, keep_unchanged: bool) -> tupl
     plotly_rel = f"assets/{site.assets['plotly']}"
     target = site.out / plotly_rel
     if not (target.is_file() and target.stat().st_size == site.plotly_path.stat().st_size):
-        write_file(target, site.plotly_path.read_bytes())
+        write_atomic(target, site.plotly_path.read_bytes(), sync=False)
     out.files[plotly_rel] = ""
     for kind, content in site.static.items():
         out.file(f"assets/{site.assets[kind]}", content)
@@ -261,7 +258,7 @@ def write(site: Site, previous: dict[str, str], *, keep_unchanged: bool) -> tupl
         if ".." not in Path(rel).parts and stale.is_file():
             stale.unlink()
     manifest = {"format": SITE_FORMAT, "regress": __version__, "files": out.files}
-    write_file(site.out / MANIFEST, json.dumps(manifest, indent=0, sort_keys=True))
+    write_atomic(site.out / MANIFEST, json.dumps(manifest, indent=0, sort_keys=True), sync=False)
     return out.written, out.kept
 
 
