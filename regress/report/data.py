@@ -66,7 +66,7 @@ class Series:
     # Its figures (analysis/table.py): given by the loader, else built from `history` by summarize.
     table: Table | None = None
     # BenchmarkId -> diff.Allowance, as the recent verdicts were judged (`judge_recent`), and what each
-    # benchmark can detect at the newest commit (`site._detects`).
+    # benchmark can detect at the newest commit (`site._series`).
     apart: object | None = None
     detects: dict = field(default_factory=dict)
 

@@ -236,17 +236,6 @@ def short_name(bid: BenchmarkId) -> str:
     return str(bid)[len(bid.label) + 3 :]
 
 
-def _axis(metric: Metric, values: list[float], unit: str = "") -> tuple[float, str]:
-    """(scale, axis title): bytes in the binary unit of the largest value, compile time in ms."""
-    s = spec(metric)
-    if s.axis == "binary":
-        scale, name = binary_unit(max(values, default=0))
-        return scale, f"{s.what} ({name})"
-    if s.axis == "ms":
-        return 1e-3, f"{s.what} (ms)"
-    return 1.0, f"{s.what}" + (f" ({unit})" if unit else "")
-
-
 class MetricIndex:
     """Per series, each benchmark's figures beyond time, grouped once by benchmark."""
 
@@ -291,13 +280,20 @@ def metric_lines(series: list, bid: BenchmarkId, index: MetricIndex) -> tuple[li
                 found.append((s.name, at, y))
         if not found:
             continue
-        scale, title = _axis(metric, [float(np.max(y)) for _, _, y in found], unit)
-        text = functools.lru_cache(maxsize=4096)(spec(metric).fmt)  # exact figures repeat commit after commit
+        # The axis: bytes in the binary unit of the largest value, compile time in ms.
+        sp = spec(metric)
+        scale, title = 1.0, sp.what + (f" ({unit})" if unit else "")
+        if sp.axis == "binary":
+            scale, name = binary_unit(max(float(np.max(y)) for _, _, y in found))
+            title = f"{sp.what} ({name})"
+        elif sp.axis == "ms":
+            scale, title = 1e-3, f"{sp.what} (ms)"
+        text = functools.lru_cache(maxsize=4096)(sp.fmt)  # exact figures repeat commit after commit
         out.append(
             {
                 "metric": metric.value,
                 "title": title,
-                "note": spec(metric).footnote,
+                "note": sp.footnote,
                 "scale": scale,
                 "series": [{"name": name} for name, _, _ in found],
             }

@@ -38,10 +38,6 @@ MAX_CHANGES_ON_OVERVIEW = 100
 TOP = 25  # operators an explain panel lists
 
 
-def write_file(path: Path, data: str | bytes) -> None:
-    write_atomic(path, data, sync=False)  # a site can be rebuilt: no fsync per page
-
-
 def read_manifest(out: Path) -> dict[str, str]:
     """{relative path: digest of what it shows} of the site already in `out`."""
     if out.exists() and not out.is_dir():
@@ -62,17 +58,13 @@ def read_manifest(out: Path) -> dict[str, str]:
     return files if ok else {}
 
 
-def _cpus(commit) -> list[str]:
-    return [r.fingerprint.cpu for r in commit.runs if r.fingerprint is not None and r.fingerprint.cpu]
-
-
 def runs_of(s) -> tuple[list[str], list[frozenset], np.ndarray]:
     """Per commit of a series: the runs behind its level for the chart's hover ("2 runs on Intel Xeon ×2"),
     and the few distinct sets of their CPU models with each commit's set."""
     described, which = [], []
     sets: dict[frozenset, int] = {}
     for c in s.history:
-        n, cpus = len(c.runs), _cpus(c)
+        n, cpus = len(c.runs), [r.fingerprint.cpu for r in c.runs if r.fingerprint is not None and r.fingerprint.cpu]
         models = ", ".join(f"{cpu} ×{k}" if k > 1 else cpu for cpu, k in Counter(cpus).items())
         described.append(f"{n} run{'s' if n != 1 else ''}" + (f" on {models}" if models else "") if n else "")
         which.append(sets.setdefault(frozenset(cpus), len(sets)))
@@ -133,14 +125,11 @@ class Site:
             lstrip_blocks=True,
         )
         self.env.filters["iso"] = iso
-        self.static = {name: (templates / "static" / name).read_bytes() for name in ("regress.css", "regress.js")}
+        self.static = {kind: (templates / "static" / f"regress.{kind}").read_bytes() for kind in ("css", "js")}
         plotly_name, self.plotly_path = plotly
         # Assets are named by content, so a browser never runs a stale copy from its cache.
-        self.assets = {
-            "plotly": plotly_name,
-            "css": f"regress-{hashlib.sha1(self.static['regress.css']).hexdigest()[:8]}.css",
-            "js": f"regress-{hashlib.sha1(self.static['regress.js']).hexdigest()[:8]}.js",
-        }
+        named = {kind: f"regress-{hashlib.sha1(b).hexdigest()[:8]}.{kind}" for kind, b in self.static.items()}
+        self.assets = {"plotly": plotly_name, **named}
         # A page is rewritten when its inputs or anything that renders it changes.
         names = ("base.html", "macros.html", "label.html", "bench.html", "metrics_switch.html")
         sources = "".join((templates / n).read_text(encoding="utf-8") for n in names)
@@ -173,7 +162,8 @@ class Site:
 
 
 class Pages:
-    """The files one build writes, each recorded in the manifest (with its digest, for pages)."""
+    """The files one build writes, each recorded in the manifest (with its digest, for pages); unsynced, as a
+    site can be rebuilt."""
 
     def __init__(self, out: Path, previous: dict[str, str], *, keep_unchanged: bool) -> None:
         self.out, self.previous, self.keep_unchanged = out, previous, keep_unchanged
@@ -190,13 +180,13 @@ class Pages:
         ):
             self.kept += counted
         else:
-            write_file(self.out / rel, render(*args))
+            self.file(rel, render(*args))
             self.written += counted
         self.files[rel] = digest or ""
 
     def file(self, rel: str, content: str | bytes) -> None:
         """A file written every build (assets, data, feeds): not counted as a page."""
-        write_file(self.out / rel, content)
+        write_atomic(self.out / rel, content, sync=False)
         self.files[rel] = ""
 
 
@@ -208,11 +198,15 @@ def write(site: Site, previous: dict[str, str], *, keep_unchanged: bool) -> tupl
     plotly_rel = f"assets/{site.assets['plotly']}"
     target = site.out / plotly_rel
     if not (target.is_file() and target.stat().st_size == site.plotly_path.stat().st_size):
-        write_file(target, site.plotly_path.read_bytes())
+        write_atomic(target, site.plotly_path.read_bytes(), sync=False)
     out.files[plotly_rel] = ""
-    for name, key in (("regress.css", "css"), ("regress.js", "js")):
-        out.file(f"assets/{site.assets[key]}", site.static[name])
-    out.file("data/commits.js", _commits_js(site))
+    for kind, content in site.static.items():
+        out.file(f"assets/{site.assets[kind]}", content)
+    # Every commit's sha, subject, author and date, and per series each position's sha and runs.
+    table = {c.sha: [i, c.short, c.subject, c.author, iso(c.committed_at)] for i, c in enumerate(site.commits)}
+    series = {s.name: {"sha": shas, "runs": runs[0]} for s, shas, runs in zip(site.series, site.shas, site.runs)}
+    data = script_json({"repo": site.repo_url, "commits": table, "series": series})
+    out.file("data/commits.js", f"window.REGRESS_COMMITS = {data};\n")
     # A Compare table page per label, with the metric tables beyond time.
     shas = [np.asarray(x, dtype="S40") for x in site.shas]
     for label, ids in site.labels.items():
@@ -220,13 +214,19 @@ def write(site: Site, previous: dict[str, str], *, keep_unchanged: bool) -> tupl
         chunks = data_files.LabelChunks(site.series, layout, site.threshold, shas)
         srcs, inline = chunks.write(out, site.version, label_slug(label))
         metrics = data_files.metric_tables(site.series, ids, threshold_for=site.threshold_for, index=site.metric_index)
-        names, judged = chunks.names, chunks.overlay()
-        sections = [{"name": name, "judged": judged[name]} for name in names]
+        sections = [{"name": name, "judged": judged} for name, judged in chunks.overlay().items()]
         data = script_json({"sections": sections, "judged_commits": VERDICT_COMMITS, "metrics": metrics})
         digest = hashlib.sha1(f"{site.version} {data} {label} {ids} {srcs} {inline}".encode()).hexdigest()
-        out.page(site.label_href[label], digest, label_page, site, label, layout, names, data, srcs, inline)
-    # A chart page per benchmark; what each can detect, for the line under its title, in one file.
-    out.file(DETECTS, detects_js(site.series, site.threshold))
+        out.page(site.label_href[label], digest, label_page, site, label, layout, chunks.names, data, srcs, inline)
+    # A chart page per benchmark; what each can detect, for the line under its title, in one file: per
+    # series, by chart slug, [the line, whether the threshold is within reach].
+    reach = {
+        s.name: {
+            bench_slug(b): [detects.line(x), x.found is not None and x.found.reaches] for b, x in s.detects.items()
+        }
+        for s in site.series
+    }
+    out.file(DETECTS, f"window.REGRESS_DETECTS = {script_json({'threshold': site.threshold, 'series': reach})};\n")
     for bid in site.ids:
         shell, points = bench_data(site, bid)
         slug = shell["slug"] = bench_slug(bid)  # its line under the title in data/detects.js
@@ -234,7 +234,22 @@ def write(site: Site, previous: dict[str, str], *, keep_unchanged: bool) -> tupl
         data = script_json(shell)
         digest = hashlib.sha1(f"{site.version} {data} {srcs} {inline}".encode()).hexdigest()
         out.page(site.bench_href[bid], digest, bench_page, site, bid, data, srcs, inline)
-    explain_pages(site, out.file)
+    template = site.env.get_template("explain.html")  # each explain panel's page, and its two traces
+    for p in site.panels.values():
+        links = ["", ""]
+        for k, (rel, stored) in enumerate(p.traces):
+            if stored is not None and stored.is_file():
+                out.file(rel, stored.read_bytes())
+                links[k] = rel.removeprefix("explain/")
+        html = template.render(
+            **site.context("../"),
+            p=p,
+            rows=[row_cells(p.diff, r) for r in p.diff.rows[:TOP]],
+            base_trace=links[0],
+            head_trace=links[1],
+            more=max(0, len(p.diff.rows) - TOP),
+        )
+        out.file(p.rel, html)
     out.page("index.html", None, overview, site)
     out.file("regressions.json", regressions_json(site))
     out.file("regressions.atom", feed(site))
@@ -243,23 +258,8 @@ def write(site: Site, previous: dict[str, str], *, keep_unchanged: bool) -> tupl
         if ".." not in Path(rel).parts and stale.is_file():
             stale.unlink()
     manifest = {"format": SITE_FORMAT, "regress": __version__, "files": out.files}
-    write_file(site.out / MANIFEST, json.dumps(manifest, indent=0, sort_keys=True))
+    write_atomic(site.out / MANIFEST, json.dumps(manifest, indent=0, sort_keys=True), sync=False)
     return out.written, out.kept
-
-
-def detects_js(series, threshold: float) -> str:
-    """data/detects.js: per series, by chart slug, [the line, whether the threshold is within reach]."""
-    data = {
-        "threshold": threshold,
-        "series": {
-            s.name: {
-                bench_slug(bid): [detects.line(x), x.found is not None and x.found.reaches]
-                for bid, x in s.detects.items()
-            }
-            for s in series
-        },
-    }
-    return f"window.REGRESS_DETECTS = {script_json(data)};\n"
 
 
 def detects_cell(v: Verdict | None, threshold: float, cores: int) -> dict:
@@ -271,14 +271,6 @@ def detects_cell(v: Verdict | None, threshold: float, cores: int) -> dict:
         "note": detects.note(v, threshold, cores),
         "short": not detects.reaches(v, threshold),
     }
-
-
-def _commits_js(site: Site) -> str:
-    """Every commit's sha, subject, author and date, and per series each position's sha and runs."""
-    table = {c.sha: [i, c.short, c.subject, c.author, iso(c.committed_at)] for i, c in enumerate(site.commits)}
-    series = {s.name: {"sha": shas, "runs": runs[0]} for s, shas, runs in zip(site.series, site.shas, site.runs)}
-    data = {"repo": site.repo_url, "commits": table, "series": series}
-    return f"window.REGRESS_COMMITS = {script_json(data)};\n"
 
 
 def round6(values) -> np.ndarray:
@@ -330,15 +322,15 @@ def bench_data(site: Site, bid: BenchmarkId) -> tuple[dict, Chunks]:
     return {"series": out, "metrics": metrics}, Chunks.of(lines + metric_lines, longest)
 
 
-def _instruction_rows(site: Site, bid: BenchmarkId) -> list[dict]:
-    """Newest first, per series, with the change against the previous count."""
-    rows = []
+def bench_page(site: Site, bid: BenchmarkId, data, chunks: list[str], inline=None) -> str:
+    steps = [site.change_row(ch, "../") for ch in site.changes if ch["step"].id == bid]
+    instructions: list[dict] = []  # newest first, per series, with the change against the previous count
     for s, shas in zip(site.series, site.shas):
         counted = s.counts.get(bid, [])
         for k in range(len(counted) - 1, max(-1, len(counted) - 31), -1):
             ci, n = counted[k]
             prev = counted[k - 1][1] if k > 0 else None
-            rows.append(
+            instructions.append(
                 {
                     "series": s.name,
                     "commit": site.commit(shas[ci]),
@@ -346,18 +338,13 @@ def _instruction_rows(site: Site, bid: BenchmarkId) -> list[dict]:
                     "change": f"{(n / prev - 1) * 100:+.2f}%" if prev else "",
                 }
             )
-    return rows
-
-
-def bench_page(site: Site, bid: BenchmarkId, data, chunks: list[str], inline=None) -> str:
-    steps = [site.change_row(ch, "../") for ch in site.changes if ch["step"].id == bid]
     return site.env.get_template("bench.html").render(
         **site.context("../"),
         bid=bid,
         name=str(bid),
         label_href="../" + site.label_href[bid.label],
         steps=steps,
-        instructions=_instruction_rows(site, bid),
+        instructions=instructions,
         data=data,
         chunks=chunks,
         inline=inline,
@@ -389,14 +376,9 @@ def overview(site: Site) -> str:
         baseline = "Against the baseline" + ("" if site.baseline else " (the oldest measured commit)")
         missing = "The newest commit is the baseline." if measured else ""
         missing = missing or f"The baseline {(site.baseline or '')[:10]} was not measured on this series."
+        only = "This is the only commit measured on this series."
         comparisons = [
-            _comparison(
-                site,
-                s,
-                "previous",
-                "Against the previous measured commit",
-                "This is the only commit measured on this series.",
-            ),
+            _comparison(site, s, "previous", "Against the previous measured commit", only),
             _comparison(site, s, "baseline", baseline, missing),
         ]
         series.append(
@@ -572,25 +554,3 @@ def explain_panels(results: Path, series: list) -> dict[tuple, Panel]:
                 traces,
             )
     return panels
-
-
-def explain_pages(site: Site, write_file) -> None:
-    """Write every explain panel's page and its two traces (`write_file(rel, content)`: relative to the site)."""
-    template = site.env.get_template("explain.html")
-    for p in site.panels.values():
-        links = []
-        for rel, stored in p.traces:
-            if stored is not None and stored.is_file():
-                write_file(rel, stored.read_bytes())
-                links.append(rel.removeprefix("explain/"))
-            else:
-                links.append("")
-        html = template.render(
-            **site.context("../"),
-            p=p,
-            rows=[row_cells(p.diff, r) for r in p.diff.rows[:TOP]],
-            base_trace=links[0],
-            head_trace=links[1],
-            more=max(0, len(p.diff.rows) - TOP),
-        )
-        write_file(p.rel, html)

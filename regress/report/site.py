@@ -19,12 +19,10 @@ from pathlib import Path
 
 from regress.analysis import changepoints, detectable, diff
 from regress.analysis import table as figures_table
-from regress.analysis.detectable import Seen
 from regress.analysis.levels import trusted
 from regress.analysis.table import Table
 from regress.core.config import DEFAULT
 from regress.core.errors import RegressError
-from regress.core.records import BenchmarkId
 from regress.report import data, pages
 from regress.report.data import CachedCompare, Series
 from regress.report.pages import Site
@@ -73,7 +71,11 @@ def build(
     did not change. `baseline`: the sha the overview compares against (default: each series' oldest);
     `code`: shas -> {sha: code digest}; `rounds`: the plan's least and most; `memo`: default the results'."""
     started = time.perf_counter()
-    repo_url = _check_repo_url(repo_url)
+    repo_url = repo_url.strip().rstrip("/")
+    if repo_url and not re.match(r"^https?://[^\s\"'<>]+$", repo_url):
+        raise RegressError(
+            f"repo_url {repo_url!r} is not an http(s) URL; set repo_url in [tool.regress] to e.g. https://github.com/owner/repo"
+        )
     previous = pages.read_manifest(out)
     templates, plotly = _templates(), _plotly_js()
     own = memo is None
@@ -110,15 +112,6 @@ def build(
         len(all_series),
         time.perf_counter() - started,
     )
-
-
-def _check_repo_url(url: str) -> str:
-    url = url.strip().rstrip("/")
-    if url and not re.match(r"^https?://[^\s\"'<>]+$", url):
-        raise RegressError(
-            f"repo_url {url!r} is not an http(s) URL; set repo_url in [tool.regress] to e.g. https://github.com/owner/repo"
-        )
-    return url
 
 
 def _model(
@@ -185,38 +178,25 @@ def _series(
     if at < n - 1:  # and against the baseline
         s.overview["baseline"] = (at, against(at))
     noise = detectable.kept_noise(memo, inputs, s.table, threshold=threshold, code=code, levels=levels)
-    least, most = rounds
-    s.detects = _detects(store, s, threshold=threshold, rounds=least, most_rounds=most, noise=noise)
+    light = summary.light_or_file(store, s.machine, s.env, shas[-2:])
+    newest = light.get(shas[-1])
+    if newest is not None:  # what each benchmark can detect at the newest commit
+        seen = detectable.each(
+            newest,
+            threshold=threshold,
+            rounds=rounds[0],
+            most_rounds=rounds[1],
+            before=light.get(shas[-2]) if n > 1 else None,
+            history=noise,
+            apart=apart,  # s.apart: judge_recent's
+            across_runs=not detectable.shares_a_run(s.table, n - 1),
+        )
+        s.detects = {x.id: x for x in seen}
     pairs = apart.pairs  # the verdicts' allowances' pairs, for `regress compare`
     if pairs is not None:
         kept = files_digest(digests, shas, sorted(code.items()))
         memo.get(diff.PAIRS, kept, lambda: pairs, diff.pairs_tree, diff.pairs_from_tree)
     return s
-
-
-def _detects(
-    store, s, *, threshold: float, rounds: int, most_rounds: int, noise: dict[BenchmarkId, float]
-) -> dict[BenchmarkId, Seen]:
-    """What each benchmark can detect at the series' newest commit."""
-    n = len(s.history)
-    shas = [c.commit.sha for c in s.history[-2:]]
-    light = summary.light_or_file(store, s.machine, s.env, shas)
-    newest = light.get(shas[-1])
-    if newest is None:
-        return {}
-    before = light.get(shas[0]) if n > 1 else None
-    across = s.table is not None and not detectable.shares_a_run(s.table, n - 1)
-    found = detectable.each(
-        newest,
-        threshold=threshold,
-        rounds=rounds,
-        most_rounds=most_rounds,
-        before=before,
-        history=noise,
-        apart=s.apart,
-        across_runs=across,
-    )
-    return {x.id: x for x in found}
 
 
 def _templates() -> Path:
