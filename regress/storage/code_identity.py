@@ -13,7 +13,6 @@ import fnmatch
 import hashlib
 import subprocess
 import sys
-from collections.abc import Iterable
 
 from regress.core.config import Config
 from regress.storage.memo import Memo
@@ -104,18 +103,15 @@ class Reader:
                 found[sha] = (tree, self._trees[tree])
         return found
 
-    def _load(self, trees: Iterable[str]) -> None:
-        wanted = list(dict.fromkeys(t for t in trees if t not in self._trees))
-        for name, got in zip(wanted, self._batch(wanted)):
-            self._trees[name] = _entries(got[1]) if got is not None else ()
-
     def lookup(self, lookups: list[tuple[str, str]]) -> list[str]:
         """For each (root tree sha, path): the sha of what the path names in that tree (as gitpython's
         `tree[path]`), "" when nothing; "" and "." are not resolved here (the caller names the root)."""
         found = [""] * len(lookups)
         pending = [(i, tree, path.split("/")) for i, (tree, path) in enumerate(lookups)]
         while pending:
-            self._load(tree for _, tree, _ in pending)
+            wanted = list(dict.fromkeys(tree for _, tree, _ in pending if tree not in self._trees))
+            for name, got in zip(wanted, self._batch(wanted)):
+                self._trees[name] = _entries(got[1]) if got is not None else ()
             later = []
             for i, tree, parts in pending:
                 hit = next((e for e in self._trees[tree] if e[0] == parts[0]), None)

@@ -75,9 +75,7 @@ def _rev_list(repo: git.Repo, spec: str, paths: tuple[str, ...] = ()) -> list[st
             f"revision range '{spec}' reaches back past this shallow clone's oldest commit {oldest[:10]}; "
             "set `fetch-depth: 0` on actions/checkout (or run `git fetch --unshallow`) to measure all of it"
         )
-    if not shas and paths:
-        return []
-    if not shas:
+    if not shas and not paths:
         raise RegressError(
             f"revision range '{spec}' contains no commits; the left side must be an ancestor of the right (e.g. HEAD~3..HEAD)"
         )
@@ -242,11 +240,10 @@ class CheckoutFailed(RegressError):
 
 def _pid_alive(pid: int) -> bool:
     try:
-        os.kill(pid, 0)
+        with contextlib.suppress(PermissionError):  # another user's process
+            os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
     return True
 
 

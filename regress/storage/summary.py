@@ -204,25 +204,18 @@ class Listed:
 def history(store, machine: str, env: str) -> list[records.CommitResult]:
     """Every commit measured on machine/env as light results, oldest first (as `Store.history`);
     unreadable files are listed in `store.refused`."""
-    found = _read(store, machine, env, "light")
-    if found is None:
-        return [light(r) for r in store.history(machine, env)]
-    return in_order(found)
+    return _listed(store, machine, env, "light", light)
 
 
 def headers(store, machine: str, env: str) -> list[records.CommitResult] | None:
     """Every commit measured on machine/env without its benchmarks (`header`), oldest first; None when
     the summary is unusable."""
-    found = _read(store, machine, env, "header")
-    return None if found is None else in_order(found)
+    return _listed(store, machine, env, "header")
 
 
 def commits(store, machine: str, env: str) -> list[Listed]:
     """Every commit measured on machine/env, oldest first, without decoding any results."""
-    found = _read(store, machine, env, "commit_info")
-    if found is None:
-        return [Listed(r.commit) for r in store.history(machine, env)]
-    return in_order([Listed(c) for c in found])
+    return _listed(store, machine, env, "commit_info", lambda r: Listed(r.commit))
 
 
 def knows(store, files: dict[str, str]) -> set[str]:
@@ -306,22 +299,28 @@ def in_order(found: list) -> list:
 # -- the refresh ---------------------------------------------------------------------
 
 
-def _read(store, machine: str, env: str, column: str) -> list | None:
-    """The `column` of every entry of machine/env, refreshed from the files; None if the summary is unusable."""
+def _listed(store, machine: str, env: str, column: str, fallback: Callable | None = None) -> Any:
+    """The `column` of every entry of machine/env, refreshed from the files, oldest first (`in_order`; a
+    commit_info as a `Listed`); where the summary is unusable, `fallback` of each of `store.history`, else None."""
     try:
         db = store.db()
     except (OSError, sqlite3.Error):
-        return None
-    was_enabled = gc.isenabled()
-    gc.disable()  # many small records, no cycles among them
-    try:
-        return _refresh(store, db, machine, env, column)
-    except sqlite3.Error:
-        return None
-    finally:
-        gc.freeze()  # later collections skip them
-        if was_enabled:
-            gc.enable()
+        db = None
+    found = None
+    if db is not None:
+        was_enabled = gc.isenabled()
+        gc.disable()  # many small records, no cycles among them
+        try:
+            found = _refresh(store, db, machine, env, column)
+        except sqlite3.Error:
+            pass
+        finally:
+            gc.freeze()  # later collections skip them
+            if was_enabled:
+                gc.enable()
+    if found is None:
+        return None if fallback is None else [fallback(r) for r in store.history(machine, env)]
+    return in_order([Listed(c) for c in found] if column == "commit_info" else found)
 
 
 # A column a reader asks for: its place in `_entry`, its type, and how a result gives it.
