@@ -28,6 +28,7 @@ from regress.core import blocks, records
 from regress.core.errors import RegressError
 from regress.core.history import history_order
 from regress.storage import branch_files, codec, memo
+from regress.storage.memo import Memo
 
 FILE = memo.FILE
 FLUSH = 200  # entries written in one transaction while rebuilding
@@ -329,7 +330,6 @@ _COLUMNS = {
     "commit_info": (2, records.CommitInfo, lambda r: r.commit),
     "header": (3, records.CommitResult, header),
 }
-_STALE = (None, None, None, None)  # an entry's fields that have it rebuilt from its file next time
 
 
 def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str) -> list:
@@ -342,13 +342,8 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
                 if entry.name.endswith(".pkl") and entry.name != f"{records.WORKTREE}.pkl" and entry.is_file():
                     files[entry.name[: -len(".pkl")]] = entry.stat()
     on_branch = branch_files.absent(store.root, machine, env)  # sha -> blob id, of files not here
-    rows = {
-        sha: (size, mtime, digest, blob, error)
-        for sha, size, mtime, digest, blob, error in db.execute(
-            f"SELECT sha, size, mtime_ns, digest, {column}, error FROM entries WHERE machine = ? AND env = ?",
-            (machine, env),
-        )
-    }
+    sql = f"SELECT sha, size, mtime_ns, digest, {column}, error FROM entries WHERE machine = ? AND env = ?"
+    rows = {row[0]: row[1:] for row in db.execute(sql, (machine, env))}  # sha -> (size, mtime, digest, blob, error)
     known = _known(db, list(on_branch.values())) if on_branch else {}
     out: list = []
     writes, touches, blobs = [], [], []
@@ -397,7 +392,7 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
             out.append(_load(blob, kind))
         except ERRORS:
             # An entry that does not read back is rebuilt from its file next time; now the file is read.
-            writes.append((machine, env, sha, -1, -1, "", *_STALE))
+            writes.append((machine, env, sha, -1, -1, "", None, None, None, None))
             result = store.load_or_refuse(machine, env, sha)
             if result is not None:
                 out.append(made(result))
@@ -419,25 +414,23 @@ def _write(db: sqlite3.Connection, writes: list, touches: list, gone: list, blob
 # -- each file's figures, kept in the memo -------------------------------------------
 
 
+@dataclasses.dataclass(eq=False)
 class SeriesFigures:
-    """A series' commits in history order (their headers), each file's figures (`blobs`), and
-    `load(position)`: that commit's light result. `memo`: where the figures are kept."""
+    """A series' commits in history order (`headers`), each file's figures (`blobs`), and
+    `load(position)`: that commit's light result. `memo`: where the figures are kept; `by_sha`: sha ->
+    its file's content digest, as the summary has it."""
 
-    def __init__(
-        self,
-        store,
-        kept: memo.Memo,
-        machine: str,
-        env: str,
-        headers: list[records.CommitResult],
-        digests: dict[str, str],
-        compute: Callable[[records.CommitResult], Any],
-    ) -> None:
-        self.store, self.memo, self.machine, self.env, self.compute = store, kept, machine, env, compute
-        self.headers = headers
-        self.by_sha: dict[str, str] = digests  # sha -> its file's content digest, as the summary has it
-        self.shas = [h.commit.sha for h in headers]
-        self.digests = [digests.get(sha, "") for sha in self.shas]  # each file's content digest ("": none)
+    store: Any
+    memo: Memo
+    machine: str
+    env: str
+    headers: list[records.CommitResult]
+    by_sha: dict[str, str]
+    compute: Callable[[records.CommitResult], Any]
+
+    def __post_init__(self) -> None:
+        self.shas = [h.commit.sha for h in self.headers]
+        self.digests = [self.by_sha.get(sha, "") for sha in self.shas]  # each file's content digest ("": none)
         self._loaded: dict[int, records.CommitResult] = {}
 
     def blobs(self, a: int, b: int) -> list[Any]:
@@ -470,7 +463,7 @@ class SeriesFigures:
 
 
 def per_file(
-    store, kept: memo.Memo, machine: str, env: str, compute: Callable[[records.CommitResult], Any]
+    store, kept: Memo, machine: str, env: str, compute: Callable[[records.CommitResult], Any]
 ) -> SeriesFigures | None:
     """machine/env's files with `compute(light result)` of each, kept in `kept`; None where the summary
     is unusable."""
