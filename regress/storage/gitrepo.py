@@ -280,14 +280,11 @@ def worktree(repo: git.Repo, sha: str) -> Iterator[Path]:
         try:
             repo.git.worktree("add", "--detach", "--force", str(path), sha)
         except git.GitCommandError as exc:
-            raise CheckoutFailed(f"git could not check out {sha[:10]}: {_checkout_reason(exc)}") from None
+            # git's own words, one line: its `error:` lines (a missing blob names the file), else its last line
+            lines = [line.strip().removeprefix("stderr: ").strip(" '") for line in (exc.stderr or "").splitlines()]
+            errors = [line.removeprefix("error: ") for line in lines if line.startswith("error: ")]
+            why = "; ".join(errors[:3]) if errors else git_reason(exc)
+            raise CheckoutFailed(f"git could not check out {sha[:10]}: {why}") from None
         yield path
     finally:
         _remove_worktree(repo, path)
-
-
-def _checkout_reason(exc: git.GitCommandError) -> str:
-    """git's own words, one line: its `error:` lines (a missing blob names the file), else its last line."""
-    lines = [line.strip().removeprefix("stderr: ").strip(" '") for line in (exc.stderr or "").splitlines()]
-    errors = [line.removeprefix("error: ") for line in lines if line.startswith("error: ")]
-    return "; ".join(errors[:3]) if errors else git_reason(exc)
