@@ -183,7 +183,7 @@ def record(store, path: Path, result: records.CommitResult, data: bytes) -> None
     (best effort: a summary that cannot be written is rebuilt by the next read)."""
     if result.commit.sha == records.WORKTREE:
         return
-    try:
+    with contextlib.suppress(OSError, sqlite3.Error):
         st = path.stat()
         digest = _digest(data)
         db = store.db()
@@ -191,8 +191,6 @@ def record(store, path: Path, result: records.CommitResult, data: bytes) -> None
             _INSERT_ENTRY, (result.machine, result.env, path.stem, st.st_size, st.st_mtime_ns, digest, *_entry(result))
         )
         db.execute(_INSERT_BLOB, (branch_files.blob_id(data), digest))
-    except (OSError, sqlite3.Error):
-        pass
 
 
 @dataclasses.dataclass(frozen=True)
@@ -246,12 +244,10 @@ def light_of(store, machine: str, env: str, shas: list[str]) -> dict[str, record
     without refreshing the rest."""
     out: dict[str, records.CommitResult] = {}
     sql = "SELECT sha, light FROM entries WHERE machine = ? AND env = ? AND sha IN ({marks})"
-    try:
+    with contextlib.suppress(OSError, sqlite3.Error):
         for sha, blob in memo.in_batches(store.db(), sql, shas, machine, env):
             with contextlib.suppress(*ERRORS):
                 out[sha] = _load(blob, records.CommitResult)
-    except (OSError, sqlite3.Error):
-        pass
     return out
 
 
@@ -312,9 +308,8 @@ def _listed(store, machine: str, env: str, column: str, fallback: Callable | Non
         was_enabled = gc.isenabled()
         gc.disable()  # many small records, no cycles among them
         try:
-            found = _refresh(store, db, machine, env, column)
-        except sqlite3.Error:
-            pass
+            with contextlib.suppress(sqlite3.Error):
+                found = _refresh(store, db, machine, env, column)
         finally:
             gc.freeze()  # later collections skip them
             if was_enabled:
