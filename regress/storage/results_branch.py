@@ -72,9 +72,7 @@ def files(repo: git.Repo, commit: str) -> dict[str, str]:
     """Every file of `commit`'s tree: relative path -> blob id."""
     out = repo.git.ls_tree("-r", "-z", "--full-tree", commit)
     found = {}
-    for entry in out.split("\0"):
-        if not entry:
-            continue
+    for entry in filter(None, out.split("\0")):
         meta, path = entry.split("\t", 1)
         _mode, kind, sha = meta.split()
         if kind == "blob":

@@ -157,7 +157,8 @@ class Store:
         return found
 
     def raw(self, rel: str) -> bytes:
-        """A result file's bytes as stored, to tell whether another copy is identical."""
+        """A result file's bytes as stored, by its relative name (machine/env/sha.pkl); RegressError where they
+        cannot be read."""
         return _read(self.root / rel)
 
     def load_checked(self, rel: str, path: Path) -> CommitResult:

@@ -350,16 +350,9 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
         elif st is None and row is not None and row[2] == known.get(on_branch[sha]):
             blob, error = row[3], row[4]  # the branch's file, as its entry was made from
         else:
-            path = folder / f"{sha}.pkl"
+            rel = f"{machine}/{env}/{sha}.pkl"
             try:
-                data = (
-                    path.read_bytes()
-                    if st is not None
-                    else branch_files.fetch(store.root, f"{machine}/{env}/{sha}.pkl", on_branch[sha])
-                )
-            except OSError as exc:
-                store.refused.append(f"cannot read result file {path}: {exc.strerror}")
-                continue
+                data = store.raw(rel) if st is not None else branch_files.fetch(store.root, rel, on_branch[sha])
             except RegressError as exc:
                 store.refused.append(str(exc))
                 continue
@@ -372,7 +365,7 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
             else:
                 fields: tuple[bytes | None, str | None, bytes | None, bytes | None]
                 try:
-                    fields = _entry(codec.decode(data, str(path)))
+                    fields = _entry(codec.decode(data, str(store.root / rel)))
                 except RegressError as exc:
                     fields = (None, str(exc), None, None)
                 writes.append((machine, env, sha, size, mtime, digest, *fields))
