@@ -21,13 +21,10 @@ import sqlite3
 import struct
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from regress import __version__
 from regress.core.trees import decode, encode
-
-if TYPE_CHECKING:
-    from regress.storage.store import Store
 
 FILE = ".summary.sqlite"
 KEEP = 3  # a row none of the last KEEP writing commands used is dropped
@@ -128,11 +125,19 @@ def files_digest(digests: Mapping[str, str], shas: Iterable[str | None], *params
 # -- the store ------------------------------------------------------------------
 
 
+class Folder(Protocol):
+    """Where a memo keeps its values (a `Store`): its folder and its open FILE."""
+
+    root: Path
+
+    def db(self) -> sqlite3.Connection: ...
+
+
 class Memo:
     """One command's view of a results folder's kept values: `get` (or `find` and `put`), then `close`
     (or a `with`), which writes what was put. In `store`'s file (`Store.db`); None: nothing kept."""
 
-    def __init__(self, store: Store | None, *, verify: bool | None = None) -> None:
+    def __init__(self, store: Folder | None, *, verify: bool | None = None) -> None:
         self.store = store
         self.verify = os.environ.get(VERIFY, "") not in ("", "0") if verify is None else verify
         self.code = code_digest()
