@@ -212,10 +212,9 @@ def first_parent_path(repo: git.Repo, good: str, bad: str, paths: tuple[str, ...
 def first_parent_ancestors(repo: git.Repo, sha: str, limit: int) -> list[str]:
     """sha's first-parent ancestors, newest first (not sha itself); [] for a root commit."""
     try:
-        out = repo.git.rev_list("--first-parent", f"--max-count={limit}", f"{sha}^")
+        return repo.git.rev_list("--first-parent", f"--max-count={limit}", f"{sha}^").split()
     except git.GitCommandError:
         return []
-    return out.split()
 
 
 def count_between(repo: git.Repo, a: str, b: str, paths: tuple[str, ...] = ()) -> int | None:

@@ -102,10 +102,8 @@ def imports_digest(module: str, package: Path | None = None, leave_out: Iterable
         seen[name] = path
         text = path.read_text(encoding="utf-8")
         for found, names in _FROM.findall(text):
-            todo += [
-                found,
-                *(f"{found}.{n.split(' as ')[0].strip()}" for n in names.strip("()").split(",") if n.strip()),
-            ]
+            todo.append(found)
+            todo += (f"{found}.{n.split(' as ')[0].strip()}" for n in names.strip("()").split(",") if n.strip())
         todo += _IMPORT.findall(text)
     return _source_digest(seen.items())
 

@@ -226,9 +226,7 @@ def parse_relpath(rel: str) -> tuple[str, str, str] | None:
     if len(parts) != 3 or not parts[2].endswith(".pkl"):
         return None
     machine, env, sha = parts[0], parts[1], parts[2][: -len(".pkl")]
-    if not (_SAFE_NAME.match(machine) and _SAFE_NAME.match(env) and _SHA.match(sha)):
-        return None
-    return machine, env, sha
+    return (machine, env, sha) if _SAFE_NAME.match(machine) and _SAFE_NAME.match(env) and _SHA.match(sha) else None
 
 
 def check_relpath(rel: str, result: CommitResult, where: str) -> CommitResult:

@@ -75,8 +75,7 @@ def _light_result(r: records.BenchmarkResult, seen: dict) -> records.BenchmarkRe
     figures: tuple[float, ...] = ()
     if r.ok and any(s.raw_times for s in r.samples):
         times = np.concatenate([np.asarray(s.raw_times, dtype=np.float64) / s.number_per_run for s in r.samples])
-        q1, median, q3, sig = (a[0] for a in blocks.summarize_times(times[None, :]))
-        figures = (float(q1), float(median), float(q3), float(sig))
+        figures = tuple(float(a[0]) for a in blocks.summarize_times(times[None, :]))  # q1, median, q3, sig. figures
     fields = {f.name: getattr(r, f.name) for f in dataclasses.fields(records.BenchmarkResult)}
     fields["samples"] = _light_samples(r.samples)
     # Memory figures without their start time; equal ones share one record.
