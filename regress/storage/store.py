@@ -147,10 +147,8 @@ class Store:
 
     def result_files(self) -> dict[str, Path]:
         """Every commit's file here by its relative name (machine/env/sha.pkl); the WORKTREE left out."""
-        if not self.root.is_dir():
-            return {}
         found = {}
-        for path in sorted(self.root.glob("*/*/*.pkl")):
+        for path in sorted(self.root.glob("*/*/*.pkl")):  # none where there is no folder
             rel = path.relative_to(self.root).as_posix()
             if parse_relpath(rel) is not None and path.stem != WORKTREE:
                 found[rel] = path
