@@ -40,9 +40,8 @@ def fetch(repo: git.Repo, remote: str, branch: str, *, partial: bool = False) ->
     and git fetches a blob still missing when it is read (the remote is then a promisor)."""
     names = [r.name for r in repo.remotes]
     if remote not in names:
-        known = ", ".join(names) if names else "none"
         raise RegressError(
-            f"no git remote '{remote}' in {repo.working_tree_dir} (remotes: {known}); "
+            f"no git remote '{remote}' in {repo.working_tree_dir} (remotes: {', '.join(names) or 'none'}); "
             f"add it with `git remote add {remote} URL`, or pass --remote NAME"
         )
     tracking = f"refs/remotes/{remote}/{branch}"

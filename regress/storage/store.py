@@ -62,9 +62,6 @@ class Store:
 
     # -- reading ---------------------------------------------------------
 
-    def load_file(self, path: Path) -> CommitResult:
-        return decode(_read(path), str(path))
-
     def load(self, machine: str, env: str, sha: str) -> CommitResult | None:
         path = self.path(machine, env, sha)
         data = self._stored(path)
@@ -161,7 +158,7 @@ class Store:
 
     def load_checked(self, rel: str, path: Path) -> CommitResult:
         """A file's result, which must be the one its name says (a moved file would land on the wrong commit)."""
-        return check_relpath(rel, self.load_file(path), str(path))
+        return check_relpath(rel, decode(_read(path), str(path)), str(path))
 
     def absorb(self, incoming: CommitResult, data: bytes | None = None) -> tuple[bool, tuple[Conflict, ...]]:
         """Merge a result measured elsewhere into this folder (on a conflict what is here is kept); `data`,
@@ -190,8 +187,7 @@ class Store:
     def lock(self) -> Iterator[None]:
         """Only one `regress run` writes to a results folder at a time."""
         make_ignored(self.root)
-        lock_path = self.root / ".lock"
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
