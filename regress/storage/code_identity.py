@@ -10,10 +10,10 @@ commit is the same code as its parent, a comment in a module is not.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import subprocess
 import sys
-from collections.abc import Iterable
 
 from regress.core.config import Config
 from regress.storage.memo import Memo
@@ -104,18 +104,15 @@ class Reader:
                 found[sha] = (tree, self._trees[tree])
         return found
 
-    def _load(self, trees: Iterable[str]) -> None:
-        wanted = list(dict.fromkeys(t for t in trees if t not in self._trees))
-        for name, got in zip(wanted, self._batch(wanted)):
-            self._trees[name] = _entries(got[1]) if got is not None else ()
-
     def lookup(self, lookups: list[tuple[str, str]]) -> list[str]:
         """For each (root tree sha, path): the sha of what the path names in that tree (as gitpython's
         `tree[path]`), "" when nothing; "" and "." are not resolved here (the caller names the root)."""
         found = [""] * len(lookups)
         pending = [(i, tree, path.split("/")) for i, (tree, path) in enumerate(lookups)]
         while pending:
-            self._load(tree for _, tree, _ in pending)
+            wanted = list(dict.fromkeys(tree for _, tree, _ in pending if tree not in self._trees))
+            for name, got in zip(wanted, self._batch(wanted)):
+                self._trees[name] = _entries(got[1]) if got is not None else ()
             later = []
             for i, tree, parts in pending:
                 hit = next((e for e in self._trees[tree] if e[0] == parts[0]), None)
@@ -146,14 +143,19 @@ def _plan(cfg: Config, entries: tuple[Entry, ...]) -> tuple[list[str], bool]:
     return paths, whole
 
 
-def _batched(reader: Reader, cfg: Config, shas: list[str]) -> dict[str, str]:
-    """sha -> code digest of every commit `reader` finds."""
-    roots = reader.roots(list(dict.fromkeys(shas)))
-    plans = {sha: _plan(cfg, entries) for sha, (_, entries) in roots.items()}
-    asked = list(
-        dict.fromkeys((roots[sha][0], p) for sha, (paths, _) in plans.items() for p in paths if p not in ("", "."))
-    )
-    found = dict(zip(asked, reader.lookup(asked)))
+def _batched(cfg: Config, shas: list[str]) -> dict[str, str]:
+    """sha -> code digest of every commit git finds in cfg's repository ({} where git can't be run there,
+    or it is no repository)."""
+    reader = Reader(["-C", str(cfg.root)])
+    try:
+        roots = reader.roots(list(dict.fromkeys(shas)))
+        plans = {sha: _plan(cfg, entries) for sha, (_, entries) in roots.items()}
+        asked = list(
+            dict.fromkeys((roots[sha][0], p) for sha, (paths, _) in plans.items() for p in paths if p not in ("", "."))
+        )
+        found = dict(zip(asked, reader.lookup(asked)))
+    except OSError:
+        return {}
     out = {}
     for sha, (paths, whole) in plans.items():
         tree, entries = roots[sha]
@@ -169,15 +171,8 @@ def for_config(cfg: Config, shas, kept: Memo) -> dict[str, str]:
     shas = list(shas)
     if not shas or not cfg.root.is_dir():
         return {}
-
-    def read(todo: list[str]) -> dict[str, str]:
-        try:
-            return _batched(Reader(["-C", str(cfg.root)]), cfg, todo)
-        except OSError:  # git can't be run there, or it is no repository
-            return {}
-
     made_by = rule(cfg)
-    return kept.get_many(CODE, {sha: f"{made_by}:{sha}" for sha in shas}, read)
+    return kept.get_many(CODE, {sha: f"{made_by}:{sha}" for sha in shas}, functools.partial(_batched, cfg))
 
 
 CODE = "commit code"  # the memo's kind

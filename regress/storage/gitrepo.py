@@ -75,9 +75,7 @@ def _rev_list(repo: git.Repo, spec: str, paths: tuple[str, ...] = ()) -> list[st
             f"revision range '{spec}' reaches back past this shallow clone's oldest commit {oldest[:10]}; "
             "set `fetch-depth: 0` on actions/checkout (or run `git fetch --unshallow`) to measure all of it"
         )
-    if not shas and paths:
-        return []
-    if not shas:
+    if not shas and not paths:
         raise RegressError(
             f"revision range '{spec}' contains no commits; the left side must be an ancestor of the right (e.g. HEAD~3..HEAD)"
         )
@@ -214,10 +212,9 @@ def first_parent_path(repo: git.Repo, good: str, bad: str, paths: tuple[str, ...
 def first_parent_ancestors(repo: git.Repo, sha: str, limit: int) -> list[str]:
     """sha's first-parent ancestors, newest first (not sha itself); [] for a root commit."""
     try:
-        out = repo.git.rev_list("--first-parent", f"--max-count={limit}", f"{sha}^")
+        return repo.git.rev_list("--first-parent", f"--max-count={limit}", f"{sha}^").split()
     except git.GitCommandError:
         return []
-    return out.split()
 
 
 def count_between(repo: git.Repo, a: str, b: str, paths: tuple[str, ...] = ()) -> int | None:
@@ -242,11 +239,10 @@ class CheckoutFailed(RegressError):
 
 def _pid_alive(pid: int) -> bool:
     try:
-        os.kill(pid, 0)
+        with contextlib.suppress(PermissionError):  # another user's process
+            os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
     return True
 
 
@@ -283,14 +279,11 @@ def worktree(repo: git.Repo, sha: str) -> Iterator[Path]:
         try:
             repo.git.worktree("add", "--detach", "--force", str(path), sha)
         except git.GitCommandError as exc:
-            raise CheckoutFailed(f"git could not check out {sha[:10]}: {_checkout_reason(exc)}") from None
+            # git's own words, one line: its `error:` lines (a missing blob names the file), else its last line
+            lines = [line.strip().removeprefix("stderr: ").strip(" '") for line in (exc.stderr or "").splitlines()]
+            errors = [line.removeprefix("error: ") for line in lines if line.startswith("error: ")]
+            why = "; ".join(errors[:3]) if errors else git_reason(exc)
+            raise CheckoutFailed(f"git could not check out {sha[:10]}: {why}") from None
         yield path
     finally:
         _remove_worktree(repo, path)
-
-
-def _checkout_reason(exc: git.GitCommandError) -> str:
-    """git's own words, one line: its `error:` lines (a missing blob names the file), else its last line."""
-    lines = [line.strip().removeprefix("stderr: ").strip(" '") for line in (exc.stderr or "").splitlines()]
-    errors = [line.removeprefix("error: ") for line in lines if line.startswith("error: ")]
-    return "; ".join(errors[:3]) if errors else git_reason(exc)

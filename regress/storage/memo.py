@@ -95,19 +95,15 @@ def imports_digest(module: str, package: Path | None = None, leave_out: Iterable
     skip = set(leave_out)
     while todo:
         name = todo.pop()
-        if name in skip:
-            continue
         rel = Path(*name.split(".")[1:])
         path = package / rel / "__init__.py" if (package / rel).is_dir() else package / rel.with_suffix(".py")
-        if name in seen or not path.is_file():
+        if name in skip or name in seen or not path.is_file():
             continue
         seen[name] = path
         text = path.read_text(encoding="utf-8")
         for found, names in _FROM.findall(text):
-            todo += [
-                found,
-                *(f"{found}.{n.split(' as ')[0].strip()}" for n in names.strip("()").split(",") if n.strip()),
-            ]
+            todo.append(found)
+            todo += (f"{found}.{n.split(' as ')[0].strip()}" for n in names.strip("()").split(",") if n.strip())
         todo += _IMPORT.findall(text)
     return _source_digest(seen.items())
 
@@ -208,14 +204,9 @@ class Memo:
 
     def find_many(self, kind: str, inputs: Iterable[str]) -> dict[str, Any]:
         """inputs -> the tree kept for `kind` and those inputs, for those of `inputs` that have one."""
-        found: dict[str, bytes] = {}
-        wanted = []
-        for key in dict.fromkeys(inputs):
-            put = self._puts.get((kind, key))
-            if put is not None:
-                found[key] = put
-            else:
-                wanted.append(key)
+        keys = list(dict.fromkeys(inputs))
+        found = {key: self._puts[kind, key] for key in keys if (kind, key) in self._puts}
+        wanted = [key for key in keys if key not in found]
         if self._db is not None:
             # By the primary key: code is tested here, not by the code's index.
             sql = "SELECT inputs, code, value FROM memo WHERE kind = ? AND inputs IN ({marks})"

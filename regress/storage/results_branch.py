@@ -29,20 +29,6 @@ It shares no history with the code. `regress results pull` restores it into
 """
 
 
-def _check_remote(repo: git.Repo, remote: str) -> None:
-    names = [r.name for r in repo.remotes]
-    if remote not in names:
-        known = ", ".join(names) if names else "none"
-        raise RegressError(
-            f"no git remote '{remote}' in {repo.working_tree_dir} (remotes: {known}); "
-            f"add it with `git remote add {remote} URL`, or pass --remote NAME"
-        )
-
-
-def tracking_ref(remote: str, branch: str) -> str:
-    return f"refs/remotes/{remote}/{branch}"
-
-
 def is_partial(repo: git.Repo, remote: str) -> bool:
     """Whether an earlier partial fetch made `remote` a promisor: blobs this clone lacks are fetched when read."""
     return repo.config_reader().get_value(f'remote "{remote}"', "promisor", False) in (True, "true")
@@ -52,7 +38,13 @@ def fetch(repo: git.Repo, remote: str, branch: str, *, partial: bool = False) ->
     """The branch's tip on the remote now, fetched; None while it does not exist. `partial`: only the
     tip's commit and trees (`--depth 1 --filter=blob:none`); `fetch_blobs` brings the files a job reads,
     and git fetches a blob still missing when it is read (the remote is then a promisor)."""
-    _check_remote(repo, remote)
+    names = [r.name for r in repo.remotes]
+    if remote not in names:
+        raise RegressError(
+            f"no git remote '{remote}' in {repo.working_tree_dir} (remotes: {', '.join(names) or 'none'}); "
+            f"add it with `git remote add {remote} URL`, or pass --remote NAME"
+        )
+    tracking = f"refs/remotes/{remote}/{branch}"
     try:
         repo.git.check_ref_format("--branch", branch)
     except git.GitCommandError:
@@ -65,23 +57,21 @@ def fetch(repo: git.Repo, remote: str, branch: str, *, partial: bool = False) ->
         if not listed.strip():
             return None
         cut = ("--depth", "1", "--filter=blob:none") if partial else ()
-        repo.git.fetch("--quiet", "--no-tags", *cut, remote, f"+refs/heads/{branch}:{tracking_ref(remote, branch)}")
+        repo.git.fetch("--quiet", "--no-tags", *cut, remote, f"+refs/heads/{branch}:{tracking}")
     except git.GitCommandError as exc:
         if "couldn't find remote ref" in (exc.stderr or ""):  # deleted between the two calls
             return None
         raise RegressError(
             f"cannot fetch branch '{branch}' from remote '{remote}': {gitrepo.git_reason(exc)}; check the remote's URL and your access"
         ) from None
-    return repo.git.rev_parse("--verify", f"{tracking_ref(remote, branch)}^{{commit}}")
+    return repo.git.rev_parse("--verify", f"{tracking}^{{commit}}")
 
 
 def files(repo: git.Repo, commit: str) -> dict[str, str]:
     """Every file of `commit`'s tree: relative path -> blob id."""
     out = repo.git.ls_tree("-r", "-z", "--full-tree", commit)
     found = {}
-    for entry in out.split("\0"):
-        if not entry:
-            continue
+    for entry in filter(None, out.split("\0")):
         meta, path = entry.split("\t", 1)
         _mode, kind, sha = meta.split()
         if kind == "blob":

@@ -62,9 +62,6 @@ class Store:
 
     # -- reading ---------------------------------------------------------
 
-    def load_file(self, path: Path) -> CommitResult:
-        return decode(_read(path), str(path))
-
     def load(self, machine: str, env: str, sha: str) -> CommitResult | None:
         path = self.path(machine, env, sha)
         data = self._stored(path)
@@ -147,22 +144,21 @@ class Store:
 
     def result_files(self) -> dict[str, Path]:
         """Every commit's file here by its relative name (machine/env/sha.pkl); the WORKTREE left out."""
-        if not self.root.is_dir():
-            return {}
         found = {}
-        for path in sorted(self.root.glob("*/*/*.pkl")):
+        for path in sorted(self.root.glob("*/*/*.pkl")):  # none where there is no folder
             rel = path.relative_to(self.root).as_posix()
             if parse_relpath(rel) is not None and path.stem != WORKTREE:
                 found[rel] = path
         return found
 
     def raw(self, rel: str) -> bytes:
-        """A result file's bytes as stored, to tell whether another copy is identical."""
+        """A result file's bytes as stored, by its relative name (machine/env/sha.pkl); RegressError where they
+        cannot be read."""
         return _read(self.root / rel)
 
     def load_checked(self, rel: str, path: Path) -> CommitResult:
         """A file's result, which must be the one its name says (a moved file would land on the wrong commit)."""
-        return check_relpath(rel, self.load_file(path), str(path))
+        return check_relpath(rel, decode(_read(path), str(path)), str(path))
 
     def absorb(self, incoming: CommitResult, data: bytes | None = None) -> tuple[bool, tuple[Conflict, ...]]:
         """Merge a result measured elsewhere into this folder (on a conflict what is here is kept); `data`,
@@ -191,8 +187,7 @@ class Store:
     def lock(self) -> Iterator[None]:
         """Only one `regress run` writes to a results folder at a time."""
         make_ignored(self.root)
-        lock_path = self.root / ".lock"
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -225,9 +220,7 @@ def parse_relpath(rel: str) -> tuple[str, str, str] | None:
     if len(parts) != 3 or not parts[2].endswith(".pkl"):
         return None
     machine, env, sha = parts[0], parts[1], parts[2][: -len(".pkl")]
-    if not (_SAFE_NAME.match(machine) and _SAFE_NAME.match(env) and _SHA.match(sha)):
-        return None
-    return machine, env, sha
+    return (machine, env, sha) if _SAFE_NAME.match(machine) and _SAFE_NAME.match(env) and _SHA.match(sha) else None
 
 
 def check_relpath(rel: str, result: CommitResult, where: str) -> CommitResult:

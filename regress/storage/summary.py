@@ -28,6 +28,7 @@ from regress.core import blocks, records
 from regress.core.errors import RegressError
 from regress.core.history import history_order
 from regress.storage import branch_files, codec, memo
+from regress.storage.memo import Memo
 
 FILE = memo.FILE
 FLUSH = 200  # entries written in one transaction while rebuilding
@@ -74,8 +75,7 @@ def _light_result(r: records.BenchmarkResult, seen: dict) -> records.BenchmarkRe
     figures: tuple[float, ...] = ()
     if r.ok and any(s.raw_times for s in r.samples):
         times = np.concatenate([np.asarray(s.raw_times, dtype=np.float64) / s.number_per_run for s in r.samples])
-        q1, median, q3, sig = (a[0] for a in blocks.summarize_times(times[None, :]))
-        figures = (float(q1), float(median), float(q3), float(sig))
+        figures = tuple(float(a[0]) for a in blocks.summarize_times(times[None, :]))  # q1, median, q3, sig. figures
     fields = {f.name: getattr(r, f.name) for f in dataclasses.fields(records.BenchmarkResult)}
     fields["samples"] = _light_samples(r.samples)
     # Memory figures without their start time; equal ones share one record.
@@ -182,7 +182,7 @@ def record(store, path: Path, result: records.CommitResult, data: bytes) -> None
     (best effort: a summary that cannot be written is rebuilt by the next read)."""
     if result.commit.sha == records.WORKTREE:
         return
-    try:
+    with contextlib.suppress(OSError, sqlite3.Error):
         st = path.stat()
         digest = _digest(data)
         db = store.db()
@@ -190,8 +190,6 @@ def record(store, path: Path, result: records.CommitResult, data: bytes) -> None
             _INSERT_ENTRY, (result.machine, result.env, path.stem, st.st_size, st.st_mtime_ns, digest, *_entry(result))
         )
         db.execute(_INSERT_BLOB, (branch_files.blob_id(data), digest))
-    except (OSError, sqlite3.Error):
-        pass
 
 
 @dataclasses.dataclass(frozen=True)
@@ -204,25 +202,18 @@ class Listed:
 def history(store, machine: str, env: str) -> list[records.CommitResult]:
     """Every commit measured on machine/env as light results, oldest first (as `Store.history`);
     unreadable files are listed in `store.refused`."""
-    found = _read(store, machine, env, "light")
-    if found is None:
-        return [light(r) for r in store.history(machine, env)]
-    return in_order(found)
+    return _listed(store, machine, env, "light", light)
 
 
 def headers(store, machine: str, env: str) -> list[records.CommitResult] | None:
     """Every commit measured on machine/env without its benchmarks (`header`), oldest first; None when
     the summary is unusable."""
-    found = _read(store, machine, env, "header")
-    return None if found is None else in_order(found)
+    return _listed(store, machine, env, "header")
 
 
 def commits(store, machine: str, env: str) -> list[Listed]:
     """Every commit measured on machine/env, oldest first, without decoding any results."""
-    found = _read(store, machine, env, "commit_info")
-    if found is None:
-        return [Listed(r.commit) for r in store.history(machine, env)]
-    return in_order([Listed(c) for c in found])
+    return _listed(store, machine, env, "commit_info", lambda r: Listed(r.commit))
 
 
 def knows(store, files: dict[str, str]) -> set[str]:
@@ -252,12 +243,10 @@ def light_of(store, machine: str, env: str, shas: list[str]) -> dict[str, record
     without refreshing the rest."""
     out: dict[str, records.CommitResult] = {}
     sql = "SELECT sha, light FROM entries WHERE machine = ? AND env = ? AND sha IN ({marks})"
-    try:
+    with contextlib.suppress(OSError, sqlite3.Error):
         for sha, blob in memo.in_batches(store.db(), sql, shas, machine, env):
             with contextlib.suppress(*ERRORS):
                 out[sha] = _load(blob, records.CommitResult)
-    except (OSError, sqlite3.Error):
-        pass
     return out
 
 
@@ -306,22 +295,27 @@ def in_order(found: list) -> list:
 # -- the refresh ---------------------------------------------------------------------
 
 
-def _read(store, machine: str, env: str, column: str) -> list | None:
-    """The `column` of every entry of machine/env, refreshed from the files; None if the summary is unusable."""
+def _listed(store, machine: str, env: str, column: str, fallback: Callable | None = None) -> Any:
+    """The `column` of every entry of machine/env, refreshed from the files, oldest first (`in_order`; a
+    commit_info as a `Listed`); where the summary is unusable, `fallback` of each of `store.history`, else None."""
     try:
         db = store.db()
     except (OSError, sqlite3.Error):
-        return None
-    was_enabled = gc.isenabled()
-    gc.disable()  # many small records, no cycles among them
-    try:
-        return _refresh(store, db, machine, env, column)
-    except sqlite3.Error:
-        return None
-    finally:
-        gc.freeze()  # later collections skip them
-        if was_enabled:
-            gc.enable()
+        db = None
+    found = None
+    if db is not None:
+        was_enabled = gc.isenabled()
+        gc.disable()  # many small records, no cycles among them
+        try:
+            with contextlib.suppress(sqlite3.Error):
+                found = _refresh(store, db, machine, env, column)
+        finally:
+            gc.freeze()  # later collections skip them
+            if was_enabled:
+                gc.enable()
+    if found is None:
+        return None if fallback is None else [fallback(r) for r in store.history(machine, env)]
+    return in_order([Listed(c) for c in found] if column == "commit_info" else found)
 
 
 # A column a reader asks for: its place in `_entry`, its type, and how a result gives it.
@@ -330,7 +324,6 @@ _COLUMNS = {
     "commit_info": (2, records.CommitInfo, lambda r: r.commit),
     "header": (3, records.CommitResult, header),
 }
-_STALE = (None, None, None, None)  # an entry's fields that have it rebuilt from its file next time
 
 
 def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str) -> list:
@@ -343,13 +336,8 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
                 if entry.name.endswith(".pkl") and entry.name != f"{records.WORKTREE}.pkl" and entry.is_file():
                     files[entry.name[: -len(".pkl")]] = entry.stat()
     on_branch = branch_files.absent(store.root, machine, env)  # sha -> blob id, of files not here
-    rows = {
-        sha: (size, mtime, digest, blob, error)
-        for sha, size, mtime, digest, blob, error in db.execute(
-            f"SELECT sha, size, mtime_ns, digest, {column}, error FROM entries WHERE machine = ? AND env = ?",
-            (machine, env),
-        )
-    }
+    sql = f"SELECT sha, size, mtime_ns, digest, {column}, error FROM entries WHERE machine = ? AND env = ?"
+    rows = {row[0]: row[1:] for row in db.execute(sql, (machine, env))}  # sha -> (size, mtime, digest, blob, error)
     known = _known(db, list(on_branch.values())) if on_branch else {}
     out: list = []
     writes, touches, blobs = [], [], []
@@ -361,16 +349,9 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
         elif st is None and row is not None and row[2] == known.get(on_branch[sha]):
             blob, error = row[3], row[4]  # the branch's file, as its entry was made from
         else:
-            path = folder / f"{sha}.pkl"
+            rel = f"{machine}/{env}/{sha}.pkl"
             try:
-                data = (
-                    path.read_bytes()
-                    if st is not None
-                    else branch_files.fetch(store.root, f"{machine}/{env}/{sha}.pkl", on_branch[sha])
-                )
-            except OSError as exc:
-                store.refused.append(f"cannot read result file {path}: {exc.strerror}")
-                continue
+                data = store.raw(rel) if st is not None else branch_files.fetch(store.root, rel, on_branch[sha])
             except RegressError as exc:
                 store.refused.append(str(exc))
                 continue
@@ -383,7 +364,7 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
             else:
                 fields: tuple[bytes | None, str | None, bytes | None, bytes | None]
                 try:
-                    fields = _entry(codec.decode(data, str(path)))
+                    fields = _entry(codec.decode(data, str(store.root / rel)))
                 except RegressError as exc:
                     fields = (None, str(exc), None, None)
                 writes.append((machine, env, sha, size, mtime, digest, *fields))
@@ -398,7 +379,7 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
             out.append(_load(blob, kind))
         except ERRORS:
             # An entry that does not read back is rebuilt from its file next time; now the file is read.
-            writes.append((machine, env, sha, -1, -1, "", *_STALE))
+            writes.append((machine, env, sha, -1, -1, "", None, None, None, None))
             result = store.load_or_refuse(machine, env, sha)
             if result is not None:
                 out.append(made(result))
@@ -420,25 +401,23 @@ def _write(db: sqlite3.Connection, writes: list, touches: list, gone: list, blob
 # -- each file's figures, kept in the memo -------------------------------------------
 
 
+@dataclasses.dataclass(eq=False)
 class SeriesFigures:
-    """A series' commits in history order (their headers), each file's figures (`blobs`), and
-    `load(position)`: that commit's light result. `memo`: where the figures are kept."""
+    """A series' commits in history order (`headers`), each file's figures (`blobs`), and
+    `load(position)`: that commit's light result. `memo`: where the figures are kept; `by_sha`: sha ->
+    its file's content digest, as the summary has it."""
 
-    def __init__(
-        self,
-        store,
-        kept: memo.Memo,
-        machine: str,
-        env: str,
-        headers: list[records.CommitResult],
-        digests: dict[str, str],
-        compute: Callable[[records.CommitResult], Any],
-    ) -> None:
-        self.store, self.memo, self.machine, self.env, self.compute = store, kept, machine, env, compute
-        self.headers = headers
-        self.by_sha: dict[str, str] = digests  # sha -> its file's content digest, as the summary has it
-        self.shas = [h.commit.sha for h in headers]
-        self.digests = [digests.get(sha, "") for sha in self.shas]  # each file's content digest ("": none)
+    store: Any
+    memo: Memo
+    machine: str
+    env: str
+    headers: list[records.CommitResult]
+    by_sha: dict[str, str]
+    compute: Callable[[records.CommitResult], Any]
+
+    def __post_init__(self) -> None:
+        self.shas = [h.commit.sha for h in self.headers]
+        self.digests = [self.by_sha.get(sha, "") for sha in self.shas]  # each file's content digest ("": none)
         self._loaded: dict[int, records.CommitResult] = {}
 
     def blobs(self, a: int, b: int) -> list[Any]:
@@ -471,7 +450,7 @@ class SeriesFigures:
 
 
 def per_file(
-    store, kept: memo.Memo, machine: str, env: str, compute: Callable[[records.CommitResult], Any]
+    store, kept: Memo, machine: str, env: str, compute: Callable[[records.CommitResult], Any]
 ) -> SeriesFigures | None:
     """machine/env's files with `compute(light result)` of each, kept in `kept`; None where the summary
     is unusable."""

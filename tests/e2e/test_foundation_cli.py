@@ -33,7 +33,7 @@ def test_run_head_stores_pickle_and_show_prints_compare(repo):
     assert "2 measured" in proc.stdout
     path = repo.path / ".regress" / "testbox" / "default" / f"{sha}.pkl"
     assert path.is_file()
-    result = Store(repo.path / ".regress").load_file(path)
+    result = Store(repo.path / ".regress").load("testbox", "default", sha)
     assert result.commit.sha == sha and result.commit.subject == "initial"
     assert result.commit.author == "Test Author"
     assert result.fingerprint.torch_version and result.fingerprint.cores >= 1

@@ -72,6 +72,7 @@ def bench_work():
 
 
 def test_a_rerun_after_editing_a_benchmark_says_what_it_replaced(repo):
+    from regress.storage.codec import decode
     from regress.storage.store import Store
 
     repo.regress("run", "HEAD", "--bench", "n=100 ", check=True)
@@ -95,7 +96,7 @@ def test_a_rerun_after_editing_a_benchmark_says_what_it_replaced(repo):
     # The rounds it replaced are not lost: the old file is kept aside, where the line says.
     (kept,) = (repo.path / ".regress" / "testbox" / "default" / "replaced").glob(f"{sha}.*.pkl")
     assert f"the old file is kept as {kept}" in replaced[0]
-    (old_rounds,) = store.load_file(kept).results
+    (old_rounds,) = decode(kept.read_bytes(), str(kept)).results
     assert old_rounds.spec.stmt == "work(n)" and len(old_rounds.samples) == 6
     assert store.shas("testbox", "default") == [sha]  # not read as another commit
 
