@@ -140,14 +140,10 @@ def steps(history: list[CommitResult], metric: Metric, *, threshold: float) -> l
 # -- instruction counts: nearly deterministic, judged without a significance test.
 
 
-def _count_values(r: BenchmarkResult) -> tuple[int, ...]:
-    return tuple(c.value for c in r.counts)
-
-
 def judge_counts(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float) -> Verdict:
     """Instruction counts of two commits: the medians of their callgrind runs; runs disagreeing by more than
     half the threshold are `noisy`."""
-    b, h = _count_values(base), _count_values(head)
+    b, h = values(base, Metric.INSTRUCTIONS), values(head, Metric.INSTRUCTIONS)
     b_level, h_level = float(np.median(b)), float(np.median(h))
     spread = {side: (max(v) - min(v)) / min(v) if min(v) > 0 else 0.0 for side, v in (("base", b), ("head", h))}
     ratio = h_level / b_level if b_level > 0 else math.inf
@@ -168,6 +164,6 @@ def judge_counts(base: BenchmarkResult, head: BenchmarkResult, *, threshold: flo
 COUNTS = Figures(
     "instruction counts",
     lambda r: r.counted,
-    lambda r: Side(float(np.median(_count_values(r))), None, len(r.counts)),
+    lambda r: Side(float(np.median(values(r, Metric.INSTRUCTIONS))), None, len(r.counts)),
     "; run `regress run --mode instructions` on it",
 )

@@ -112,13 +112,6 @@ def as_table(history) -> Table:
     return history if isinstance(history, Table) else Table.of(list(history))
 
 
-def _metric_level(r: BenchmarkResult, metric) -> float:
-    if r.failure is not None or not getattr(r, spec(metric).field):
-        return math.nan
-    got = values(r, metric)
-    return float(statistics.median(got)) if got else math.nan
-
-
 def values(r: BenchmarkResult, metric: Metric) -> tuple[float, ...]:
     """One figure a round. Memory: the CUDA allocator's when the benchmark used CUDA, else the CPU's."""
     if metric in MEMORY:
@@ -157,12 +150,12 @@ def of_file(result: CommitResult, *, site: bool = True) -> Table:
         if r.counted:
             instructions[k] = r.instructions
         timed = [s for s in r.samples if s.raw_times]
-        values = [min(s.raw_times) / s.number_per_run for s in timed]  # each round's value (stats.round_value)
+        rounds = [min(s.raw_times) / s.number_per_run for s in timed]  # each round's value (stats.round_value)
         if r.ok and timed:
             status[k] = TIMED
-            level[k] = min(values)
+            level[k] = min(rounds)
             if site:
-                band[:, k] = stats.spread(values) or values[0]  # one round: that round
+                band[:, k] = stats.spread(rounds) or rounds[0]  # one round: that round
             known = getattr(r, "torch_stats", ())  # a light result (storage/summary.py) keeps them
             if not known and site:
                 times = np.concatenate([np.asarray(s.raw_times, dtype=np.float64) / s.number_per_run for s in timed])
@@ -174,7 +167,7 @@ def of_file(result: CommitResult, *, site: bool = True) -> Table:
             messages[k] = str(r.failure)
         if r.ok:
             per_run: dict[str, list[float]] = {}
-            for s, v in zip(timed, values):
+            for s, v in zip(timed, rounds):
                 per_run.setdefault(s.run, []).append(v)
             for name, of_run in per_run.items():
                 of_run.sort()
@@ -184,7 +177,8 @@ def of_file(result: CommitResult, *, site: bool = True) -> Table:
                 low.append((of_run + [math.nan, math.nan])[:3])
         if site and r.failure is None and (r.memory or r.compiled or r.tracked):
             for m, metric in enumerate(BEYOND_TIME):
-                extra[m, k] = _metric_level(r, metric)
+                got = values(r, metric) if getattr(r, spec(metric).field) else ()
+                extra[m, k] = float(statistics.median(got)) if got else math.nan
             if r.tracked:
                 units[k] = r.tracked[-1].unit
     reference = [min(s.raw_times) / s.number_per_run for s in result.reference if s.raw_times]
