@@ -29,14 +29,10 @@ def carries(r: BenchmarkResult, metric: Metric) -> bool:
     return bool(r.compiled) or (r.failure is not None and not r.is_tracked)
 
 
-def _better_higher(r: BenchmarkResult, metric: Metric) -> bool:
-    return spec(metric).better == "own" and bool(r.tracked) and r.tracked[-1].better == "higher"
-
-
 def judge(base: BenchmarkResult, head: BenchmarkResult, metric: Metric, *, threshold: float) -> Verdict:
     """One benchmark measured at both commits."""
     b, h = values(base, metric), values(head, metric)
-    higher = _better_higher(head, metric)
+    higher = spec(metric).better == "own" and bool(head.tracked) and head.tracked[-1].better == "higher"
     exact = spec(metric).exact or (metric == Metric.TRACKED and len(set(b)) == 1 and len(set(h)) == 1)
     if metric in COUNTED:
         threshold = 0.0
