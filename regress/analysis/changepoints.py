@@ -523,16 +523,10 @@ def search(
             shut_low[r, c], shut_high[r, c] = ak / mk - half, ak / mk + half
             due = wanted[rows, np.minimum(t, longest)] & (t <= lengths) if any_wanted else rows < 0
             for b in np.flatnonzero(due).tolist():
-                used = alive[b]
+                used, at = alive[b], int(t[b])
                 slots = {name: arr[b, used].copy() for name, arr in zip(FIELDS, arrays)}  # in FIELDS order
-                kept[b].append(
-                    Checkpoint(
-                        int(t[b]),
-                        digests(series[b], [int(t[b])], penalty, min_size)[int(t[b])],
-                        slots,
-                        back[b, : t[b] + 1].copy(),
-                    )
-                )
+                digest = digests(series[b], [at], penalty, min_size)[at]
+                kept[b].append(Checkpoint(at, digest, slots, back[b, : at + 1].copy()))
     out = []
     for b in range(count):
         cuts: list[int] = []

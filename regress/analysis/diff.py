@@ -72,15 +72,14 @@ def judge_together(
     a run), else apart (`apart`'s allowance between runs). `machine(runs)`: `modes.machine` of those runs."""
     bs, hs, paired = _in_common(base.samples, head.samples)
     b, h = (replace(base, samples=bs), replace(head, samples=hs)) if paired else (base, head)
+    given = apart(head.id) if apart is not None else allowances({}, cores=cores)(head.id)
     if paired:
-        given = apart(head.id) if apart is not None else None
-        drift = None if given is None else max(given.within, stats.drift_for(head.spec.num_threads, cores))
+        drift = max(given.within, stats.drift_for(head.spec.num_threads, cores))
         pool = (lambda: machine(paired)) if machine else None
         v = judge(b, h, threshold=threshold, cores=cores, drift=drift, pool=pool)
         n = len(paired)
-        note = f"paired in {n} run{'s' if n != 1 else ''}{given.describe_within() if given is not None else ''}"
+        note = f"paired in {n} run{'s' if n != 1 else ''}{given.describe_within()}"
     else:
-        given = apart(head.id) if apart is not None else allowances({}, cores=cores)(head.id)
         # Each side had its own run's machine: the slow-mode test reads the slower side's run.
         pools = modes.Apart(lambda: machine(_runs(b)), lambda: machine(_runs(h))) if machine else None
         v = judge(b, h, threshold=threshold, cores=cores, drift=given.sigma, pool=pools)
@@ -275,8 +274,8 @@ def compare(
     only: Collection[BenchmarkId] | None = None,
 ) -> list[Verdict]:
     """Every benchmark of either commit (or of `only`), by label then threads, worst first. `before` / `after`:
-    the commits next to base and head (the blip rule: `with_neighbours`); `apart`: BenchmarkId -> `Allowance`; `same_code`: base's sha
-    where both hold identical code."""
+    the commits next to base and head (the blip rule: `with_neighbours`); `apart`: BenchmarkId -> `Allowance`;
+    `same_code`: base's sha where both hold identical code."""
     if threshold < 0:
         raise ValueError("threshold must not be negative")
     b = {k: r for k, r in (base.by_id() if base is not None else {}).items() if only is None or k in only}

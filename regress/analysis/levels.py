@@ -156,11 +156,8 @@ def fit_many(batch: list[Observations]) -> list[tuple[np.ndarray, np.ndarray]]:
         rest_at += [rows, rows]
         rest_col += [free_rest + run, free_rest + len(runs) + model]
         pulls += [np.full(len(runs), RUN_PRIOR), np.full(len(models), RIDGE)]
-        parts.append(
-            _Part(
-                slice(start, start + m), nodes, free_nodes, len(runs), models, free_rest, in_calibration(obs.position)
-            )
-        )
+        calibration = in_calibration(obs.position)
+        parts.append(_Part(slice(start, start + m), nodes, free_nodes, len(runs), models, free_rest, calibration))
         own = (len(nodes), len(runs) + len(models))
         blocks.append((np.arange(free_nodes, free_nodes + own[0]), np.arange(free_rest, free_rest + own[1])))
         free_nodes += own[0]

@@ -133,11 +133,7 @@ def luck(base: Sequence[Sequence[float]], head: Sequence[Sequence[float]], pool=
     if ALPHA <= 0 or chance < ALPHA:  # ALPHA 0: no slow-mode test
         return None
     landed = int(np.count_nonzero(own >= SHRINK * math.log(ratio)))
-    run = (
-        float(np.count_nonzero(pool >= SHRINK * math.log(ratio))) / len(pool)
-        if pool is not None and len(pool)
-        else None
-    )
+    run = float(np.mean(pool >= SHRINK * math.log(ratio))) if pool is not None and len(pool) else None
     return Luck(name, n, ratio, landed, len(own), chance, rounds_to_rule_out(p), run, apart, both)
 
 
