@@ -278,11 +278,8 @@ def by_culprit(steps: list[Step], history: list[CommitResult]) -> list[Culprit]:
     groups: dict[str, list[Step]] = {}
     for s in sorted(steps, key=lambda s: (s.index, -s.ratio, s.id)):
         groups.setdefault(s.sha, []).append(s)
-    out = []
-    for _sha, group in groups.items():
-        i = group[0].index
-        out.append(Culprit(history[i].commit, history[i - 1].commit if i > 0 else None, tuple(group)))
-    return out
+    firsts = [(g[0].index, tuple(g)) for g in groups.values()]
+    return [Culprit(history[i].commit, history[i - 1].commit if i > 0 else None, g) for i, g in firsts]
 
 
 # -- the segmentation: outliers clipped to the edge of the noise, change points placed.

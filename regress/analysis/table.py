@@ -91,8 +91,7 @@ class Table:
     def by_bench(self, rows: np.ndarray) -> dict[BenchmarkId, np.ndarray]:
         """The given rows (a mask or indices) grouped by benchmark, each oldest first."""
         rows = np.flatnonzero(rows) if rows.dtype == np.bool_ else np.sort(np.asarray(rows))
-        # Rows are in history order already (one a commit and benchmark): a stable sort by benchmark alone,
-        # a radix sort where the numbers fit 16 bits.
+        # Rows are in history order already: a stable sort by benchmark alone (radix, where they fit 16 bits).
         keys = self.bench[rows]
         order = rows[np.argsort(keys.astype(np.uint16) if len(self.ids) < 1 << 16 else keys, kind="stable")]
         benches = self.bench[order]
