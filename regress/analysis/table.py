@@ -4,6 +4,7 @@ result): files' one-commit tables (`of_file`) joined in history order (`join`). 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import statistics
@@ -66,10 +67,8 @@ class Table:
         """The table of a series' files' figures (`storage.summary.per_file`, joined in blocks:
         `assemble`), else (None, or a file's figures can't be had) of its light history."""
         if kept is not None:
-            try:
+            with contextlib.suppress(ValueError):  # a file's light result went missing: the light history has it all
                 return assemble(kept)
-            except ValueError:
-                pass  # a file's light result went missing: the light history has it all
         return cls.of(light(), site=True)
 
     def row(self, position: int, bid: BenchmarkId) -> int | None:
