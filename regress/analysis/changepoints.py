@@ -107,6 +107,9 @@ def find_steps(
             agrees is None and not (c.p_value < stats.ALPHA and abs(math.log(c.ratio)) >= math.log1p(threshold))
         ):
             continue
+        own = c.own_after - c.own_before
+        # The whole move beside the step's own change: a slide's, or one a quarter threshold off it.
+        whole = c.end > c.start or abs(math.log(c.ratio) - own) > math.log1p(threshold / 4)
         steps.append(
             Step(
                 id=c.id,
@@ -114,12 +117,12 @@ def find_steps(
                 index=c.start,
                 before=math.exp(c.own_before),
                 after=math.exp(c.own_after),
-                ratio=math.exp(c.own_after - c.own_before),
+                ratio=math.exp(own),
                 direction=Kind.REGRESSION if c.ratio > 1 else Kind.IMPROVEMENT,
                 p_value=c.p_value,
                 span=c.end - c.start + 1,
                 end_sha=history[c.end].commit.sha,
-                total=_total(c.ratio, c.own_after - c.own_before, c.end > c.start, threshold),
+                total=c.ratio if whole else None,
             )
         )
     return sorted(steps, key=lambda s: (s.index, s.id))
@@ -202,11 +205,6 @@ def _ok(table: Table, position: int, bid: BenchmarkId) -> bool:
     return row is not None and bool(table.ok[row])
 
 
-def _total(ratio: float, own: float, slide: bool, threshold: float) -> float | None:
-    """The whole move beside the step's own change: a slide's, or the segments' where they differ by a quarter threshold."""
-    return ratio if slide or abs(math.log(ratio) - own) > math.log1p(threshold / 4) else None
-
-
 NEAR = 3  # a step's own change is read from this many commits either side of it, at most
 
 
@@ -280,11 +278,8 @@ def by_culprit(steps: list[Step], history: list[CommitResult]) -> list[Culprit]:
     groups: dict[str, list[Step]] = {}
     for s in sorted(steps, key=lambda s: (s.index, -s.ratio, s.id)):
         groups.setdefault(s.sha, []).append(s)
-    out = []
-    for _sha, group in groups.items():
-        i = group[0].index
-        out.append(Culprit(history[i].commit, history[i - 1].commit if i > 0 else None, tuple(group)))
-    return out
+    firsts = [(g[0].index, tuple(g)) for g in groups.values()]
+    return [Culprit(history[i].commit, history[i - 1].commit if i > 0 else None, g) for i, g in firsts]
 
 
 # -- the segmentation: outliers clipped to the edge of the noise, change points placed.
@@ -525,17 +520,10 @@ def search(
             shut_low[r, c], shut_high[r, c] = ak / mk - half, ak / mk + half
             due = wanted[rows, np.minimum(t, longest)] & (t <= lengths) if any_wanted else rows < 0
             for b in np.flatnonzero(due).tolist():
-                used = alive[b]
-                now = (start, cost0, a, sq, m, low, high, shut_low, shut_high, alive, drop_at)
-                slots = {name: arr[b, used].copy() for name, arr in zip(FIELDS, now)}
-                kept[b].append(
-                    Checkpoint(
-                        int(t[b]),
-                        digests(series[b], [int(t[b])], penalty, min_size)[int(t[b])],
-                        slots,
-                        back[b, : t[b] + 1].copy(),
-                    )
-                )
+                used, at = alive[b], int(t[b])
+                slots = {name: arr[b, used].copy() for name, arr in zip(FIELDS, arrays)}  # in FIELDS order
+                digest = digests(series[b], [at], penalty, min_size)[at]
+                kept[b].append(Checkpoint(at, digest, slots, back[b, : at + 1].copy()))
     out = []
     for b in range(count):
         cuts: list[int] = []

@@ -166,12 +166,7 @@ def of(
 
 def noise_of(*results) -> Noise | None:
     """`Noise.of` a few BenchmarkResults' rounds, grouped by run (a verdict's two sides, say)."""
-    groups: list[list[float]] = []
-    for r in results:
-        if r is None or not r.samples:
-            continue
-        groups += list(stats.by_run(r).values())
-    return Noise.of(groups)
+    return Noise.of([g for r in results if r is not None for g in stats.by_run(r).values()])
 
 
 FEWEST_LEVELS = 3  # a series' levels before its commit-to-commit noise says anything

@@ -6,6 +6,7 @@ allowance for the shift between runs that the history's same-code pairs show; th
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
@@ -13,7 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from regress.analysis import modes, stats
-from regress.analysis.judge import Figures, Side, Verdict, any_regression, iqr, judge, order_key, pair  # noqa: F401 - re-exported
+from regress.analysis.judge import Figures, Side, Verdict, any_regression, iqr, judge, one_sided, order_key, pair_all  # noqa: F401 - re-exported
 from regress.analysis.table import as_table, kept_id
 from regress.core.kinds import Kind
 from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult, Sample
@@ -71,15 +72,14 @@ def judge_together(
     a run), else apart (`apart`'s allowance between runs). `machine(runs)`: `modes.machine` of those runs."""
     bs, hs, paired = _in_common(base.samples, head.samples)
     b, h = (replace(base, samples=bs), replace(head, samples=hs)) if paired else (base, head)
+    given = apart(head.id) if apart is not None else allowances({}, cores=cores)(head.id)
     if paired:
-        given = apart(head.id) if apart is not None else None
-        drift = None if given is None else max(given.within, stats.drift_for(head.spec.num_threads, cores))
+        drift = max(given.within, stats.drift_for(head.spec.num_threads, cores))
         pool = (lambda: machine(paired)) if machine else None
         v = judge(b, h, threshold=threshold, cores=cores, drift=drift, pool=pool)
         n = len(paired)
-        note = f"paired in {n} run{'s' if n != 1 else ''}{given.describe_within() if given is not None else ''}"
+        note = f"paired in {n} run{'s' if n != 1 else ''}{given.describe_within()}"
     else:
-        given = apart(head.id) if apart is not None else allowances({}, cores=cores)(head.id)
         # Each side had its own run's machine: the slow-mode test reads the slower side's run.
         pools = modes.Apart(lambda: machine(_runs(b)), lambda: machine(_runs(h))) if machine else None
         v = judge(b, h, threshold=threshold, cores=cores, drift=given.sigma, pool=pools)
@@ -254,38 +254,6 @@ def _side(r: BenchmarkResult) -> Side:
 TIMES = Figures("samples", lambda r: r.ok, _side)
 
 
-def _pair(
-    bid: BenchmarkId,
-    b: BenchmarkResult | None,
-    h: BenchmarkResult | None,
-    base: CommitResult | None,
-    head: CommitResult | None,
-    threshold: float,
-    cores: int,
-    apart=None,
-    same_code: str = "",
-    machine=None,
-) -> Verdict:
-    unpaired = pair(bid, b, h, base, head, TIMES)
-    if unpaired is not None:
-        return unpaired
-    assert b is not None and h is not None  # `pair` leaves only benchmarks both sides have
-    v = judge_together(b, h, threshold=threshold, cores=cores, apart=apart, machine=machine)
-    return replace(v, verdict=Kind.UNCHANGED, reason=_same(same_code, v), rounds_needed=None) if same_code else v
-
-
-def machine_of(base: CommitResult | None, head: CommitResult | None):
-    """runs -> `modes.machine` of both commits' rounds of those runs, made once per set of runs."""
-    made: dict[tuple[str, ...], object] = {}
-
-    def of(run_ids: tuple[str, ...]):
-        if run_ids not in made:
-            made[run_ids] = modes.machine(base, head, runs=set(run_ids) if run_ids else None)
-        return made[run_ids]
-
-    return of
-
-
 def _same(sha: str, v: Verdict) -> str:
     measured = f"measured {v.ratio - 1:+.1%}, " if v.ratio is not None else ""
     return (
@@ -306,19 +274,21 @@ def compare(
     only: Collection[BenchmarkId] | None = None,
 ) -> list[Verdict]:
     """Every benchmark of either commit (or of `only`), by label then threads, worst first. `before` / `after`:
-    the commits next to base and head (the blip rule: `with_neighbours`); `apart`: BenchmarkId -> `Allowance`; `same_code`: base's sha
-    where both hold identical code."""
+    the commits next to base and head (the blip rule: `with_neighbours`); `apart`: BenchmarkId -> `Allowance`;
+    `same_code`: base's sha where both hold identical code."""
     if threshold < 0:
         raise ValueError("threshold must not be negative")
-    b = base.by_id() if base is not None else {}
-    h = head.by_id() if head is not None else {}
+    b = {k: r for k, r in (base.by_id() if base is not None else {}).items() if only is None or k in only}
+    h = {k: r for k, r in (head.by_id() if head is not None else {}).items() if only is None or k in only}
     cores = stats.cores_of((base, head))
-    machine = machine_of(base, head)
-    verdicts = [
-        _pair(bid, b.get(bid), h.get(bid), base, head, threshold, cores, apart, same_code, machine)
-        for bid in {**b, **h}
-        if only is None or bid in only
-    ]
+    # runs -> `modes.machine` of both commits' rounds of those runs, made once per set of runs.
+    pool = functools.cache(lambda runs: modes.machine(base, head, runs=set(runs) if runs else None))
+
+    def judged(br: BenchmarkResult, hr: BenchmarkResult) -> Verdict:
+        v = judge_together(br, hr, threshold=threshold, cores=cores, apart=apart, machine=pool)
+        return replace(v, verdict=Kind.UNCHANGED, reason=_same(same_code, v), rounds_needed=None) if same_code else v
+
+    verdicts = pair_all(b, h, base, head, TIMES, judged)
     machine = None if same_code else machine_shift(base, head, threshold=threshold)
     if machine is not None:
         verdicts = [machine_not_commit(v, machine, threshold) for v in verdicts]
@@ -357,9 +327,8 @@ def with_neighbours(
             if x is None or y is None:
                 continue
             level = judged(x, y, v.id)
-            undone = (
-                judged(head, y, v.id) if odd is head else judged(x, base, v.id)
-            )  # the odd one against its neighbour
+            # The odd one against its neighbour:
+            undone = judged(head, y, v.id) if odd is head else judged(x, base, v.id)
             # The move did not last and was not carried further: the odd commit's own luck.
             if _level(level, v) and undone is not None and undone.verdict != v.verdict:
                 return replace(
@@ -383,15 +352,12 @@ def judge_one(
 ) -> Verdict:
     """`compare`'s verdict for one benchmark (missing where neither commit has it)."""
     found = compare(base, head, threshold=threshold, apart=apart, only={bid})
-    return found[0] if found else _pair(bid, None, None, base, head, threshold, 0)
-
-
-_OPPOSITE = {Kind.REGRESSION: Kind.IMPROVEMENT, Kind.IMPROVEMENT: Kind.REGRESSION}
+    return found[0] if found else one_sided(bid, Kind.MISSING, f"no {TIMES.what} at either commit")
 
 
 def may_blip(v: Verdict) -> bool:
     """Whether the neighbours can change `v` (the blip rule moves only a change): the others need no neighbour read."""
-    return v.verdict in _OPPOSITE
+    return v.verdict in (Kind.REGRESSION, Kind.IMPROVEMENT)
 
 
 LEVEL_SHARE = 0.5  # a neighbour is level with a move's other side when it rules out this share of the move

@@ -41,10 +41,6 @@ class OpRow:
     def diff_us(self) -> float:
         return self.head_self_us - self.base_self_us
 
-    @property
-    def cuda_diff_us(self) -> float:
-        return self.head_cuda_us - self.base_cuda_us
-
 
 @dataclass(frozen=True)
 class OpDiff:
@@ -75,7 +71,7 @@ def diff(base: OpTable, head: OpTable) -> OpDiff:
         status = OpStatus.NEW if ob is None or ob.count == 0 else OpStatus.GONE if gone else OpStatus.CHANGED
         (bc, bs, bu), (hc, hs, hu) = _per_call(ob, nb), _per_call(oh, nh)
         rows.append(OpRow(name, status, bc, hc, bs, hs, bu, hu))
-    rows.sort(key=lambda r: (-abs(r.diff_us + r.cuda_diff_us), r.name))
+    rows.sort(key=lambda r: (-abs(r.diff_us + (r.head_cuda_us - r.base_cuda_us)), r.name))  # CPU and CUDA
     return OpDiff(
         tuple(rows),
         base_self_us=sum(r.base_self_us for r in rows),

@@ -306,6 +306,7 @@ def judge(
     common = fields(head.id, bv, hv, b_level, h_level, ratio, (iqr(bv), iqr(hv)))
     spec_note = "" if base.spec == head.spec else "; note: the benchmark's definition differs between the commits"
     threads = head.spec.num_threads
+    drift = stats.drift_for(threads, cores) if drift is None else drift
     d = decide(
         bv,
         hv,
@@ -337,7 +338,7 @@ def judge(
     s = d.shift
     assert s is not None
     common["p_value"], common["ci_low"], common["ci_high"] = s.p_value, s.low, s.high
-    sees = _sees(base, head, threshold, stats.drift_for(threads, cores) if drift is None else drift)
+    sees = _sees(base, head, threshold, drift)
     if sees is not None:
         common["detectable"], common["detect_rounds"] = sees[0], sees[1]
         spec_note = f"; {sees[2]}{spec_note}"

@@ -69,9 +69,9 @@ class Observations:
         return Observations(*(a[keep] for a in (self.position, self.node, self.run, self.cpu, self.log_level)))
 
 
-def _codes(names: list[str]) -> tuple[dict[str, int], list[str]]:
-    ordered = sorted(set(names))
-    return {n: k for k, n in enumerate(ordered)}, ordered
+def _codes(names: list[str]) -> dict[str, int]:
+    """Each name's code: its place among the names sorted."""
+    return {n: k for k, n in enumerate(sorted(set(names)))}
 
 
 def observed(table, code: dict[str, str], rows: np.ndarray, off: set[int]) -> dict[BenchmarkId, Observations]:
@@ -81,7 +81,7 @@ def observed(table, code: dict[str, str], rows: np.ndarray, off: set[int]) -> di
     if not len(rows):
         return {}
     nodes = [code.get(c.commit.sha) or c.commit.sha for c in t.history]
-    node_code, _ = _codes(nodes)
+    node_code = _codes(nodes)
     node_of = np.asarray([node_code[n] for n in nodes], dtype=np.int64)
     pos = t.run_pos[rows].astype(np.int64)
     # A run's name and CPU model are its (position, run)'s: looked up once per pair.
@@ -89,14 +89,14 @@ def observed(table, code: dict[str, str], rows: np.ndarray, off: set[int]) -> di
     pairs, which = stats.unique(pos * width + t.run[rows], inverse=True)
     at, of = (pairs // width).tolist(), (pairs % width).tolist()
     named = [t.run_names[r] for r in of]
-    run_code, _ = _codes(names := [n or f"-{i}" for n, i in zip(named, at)])
+    run_code = _codes(names := [n or f"-{i}" for n, i in zip(named, at)])
     # The CPU model of each (position, run name): the run's own machine's, else its commit's.
     cpus: dict[int, tuple[dict, str]] = {}
     for i in set(at):
         c = t.history[i]
         cpus[i] = ({r.id: r.fingerprint.cpu for r in c.runs if r.fingerprint is not None}, c.fingerprint.cpu)
     models = [cpus[i][0].get(n) or cpus[i][1] for n, i in zip(named, at)]
-    cpu_code, _ = _codes(models)
+    cpu_code = _codes(models)
     run = np.asarray([run_code[n] for n in names], dtype=np.int64)[which]
     cpu = np.asarray([cpu_code[m] for m in models], dtype=np.int64)[which]
     y = np.log(t.low[0, rows])
@@ -156,11 +156,8 @@ def fit_many(batch: list[Observations]) -> list[tuple[np.ndarray, np.ndarray]]:
         rest_at += [rows, rows]
         rest_col += [free_rest + run, free_rest + len(runs) + model]
         pulls += [np.full(len(runs), RUN_PRIOR), np.full(len(models), RIDGE)]
-        parts.append(
-            _Part(
-                slice(start, start + m), nodes, free_nodes, len(runs), models, free_rest, in_calibration(obs.position)
-            )
-        )
+        calibration = in_calibration(obs.position)
+        parts.append(_Part(slice(start, start + m), nodes, free_nodes, len(runs), models, free_rest, calibration))
         own = (len(nodes), len(runs) + len(models))
         blocks.append((np.arange(free_nodes, free_nodes + own[0]), np.arange(free_rest, free_rest + own[1])))
         free_nodes += own[0]

@@ -29,14 +29,10 @@ def carries(r: BenchmarkResult, metric: Metric) -> bool:
     return bool(r.compiled) or (r.failure is not None and not r.is_tracked)
 
 
-def _better_higher(r: BenchmarkResult, metric: Metric) -> bool:
-    return spec(metric).better == "own" and bool(r.tracked) and r.tracked[-1].better == "higher"
-
-
 def judge(base: BenchmarkResult, head: BenchmarkResult, metric: Metric, *, threshold: float) -> Verdict:
     """One benchmark measured at both commits."""
     b, h = values(base, metric), values(head, metric)
-    higher = _better_higher(head, metric)
+    higher = spec(metric).better == "own" and bool(head.tracked) and head.tracked[-1].better == "higher"
     exact = spec(metric).exact or (metric == Metric.TRACKED and len(set(b)) == 1 and len(set(h)) == 1)
     if metric in COUNTED:
         threshold = 0.0
@@ -140,14 +136,10 @@ def steps(history: list[CommitResult], metric: Metric, *, threshold: float) -> l
 # -- instruction counts: nearly deterministic, judged without a significance test.
 
 
-def _count_values(r: BenchmarkResult) -> tuple[int, ...]:
-    return tuple(c.value for c in r.counts)
-
-
 def judge_counts(base: BenchmarkResult, head: BenchmarkResult, *, threshold: float) -> Verdict:
     """Instruction counts of two commits: the medians of their callgrind runs; runs disagreeing by more than
     half the threshold are `noisy`."""
-    b, h = _count_values(base), _count_values(head)
+    b, h = values(base, Metric.INSTRUCTIONS), values(head, Metric.INSTRUCTIONS)
     b_level, h_level = float(np.median(b)), float(np.median(h))
     spread = {side: (max(v) - min(v)) / min(v) if min(v) > 0 else 0.0 for side, v in (("base", b), ("head", h))}
     ratio = h_level / b_level if b_level > 0 else math.inf
@@ -168,6 +160,6 @@ def judge_counts(base: BenchmarkResult, head: BenchmarkResult, *, threshold: flo
 COUNTS = Figures(
     "instruction counts",
     lambda r: r.counted,
-    lambda r: Side(float(np.median(_count_values(r))), None, len(r.counts)),
+    lambda r: Side(float(np.median(values(r, Metric.INSTRUCTIONS))), None, len(r.counts)),
     "; run `regress run --mode instructions` on it",
 )

@@ -53,9 +53,6 @@ class Apart:
     base: Callable[[], np.ndarray]
     head: Callable[[], np.ndarray]
 
-    def of(self, side: str) -> np.ndarray:
-        return (self.base if side == "base" else self.head)()
-
 
 @dataclass(frozen=True)
 class Luck:
@@ -125,7 +122,7 @@ def luck(base: Sequence[Sequence[float]], head: Sequence[Sequence[float]], pool=
     else:
         return None
     if isinstance(pool, Apart):  # separate runs: the slower side's run's own share, drawn toward nothing
-        own, pool, apart = pool.of(name), None, True
+        own, pool, apart = (pool.base if name == "base" else pool.head)(), None, True
     else:
         own, pool, apart = np.zeros(0), (pool() if callable(pool) else pool), False
     n = sum(len(g) for g in slower)
@@ -136,11 +133,7 @@ def luck(base: Sequence[Sequence[float]], head: Sequence[Sequence[float]], pool=
     if ALPHA <= 0 or chance < ALPHA:  # ALPHA 0: no slow-mode test
         return None
     landed = int(np.count_nonzero(own >= SHRINK * math.log(ratio)))
-    run = (
-        float(np.count_nonzero(pool >= SHRINK * math.log(ratio))) / len(pool)
-        if pool is not None and len(pool)
-        else None
-    )
+    run = float(np.mean(pool >= SHRINK * math.log(ratio))) if pool is not None and len(pool) else None
     return Luck(name, n, ratio, landed, len(own), chance, rounds_to_rule_out(p), run, apart, both)
 
 

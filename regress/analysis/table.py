@@ -4,6 +4,7 @@ result): files' one-commit tables (`of_file`) joined in history order (`join`). 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import statistics
@@ -66,10 +67,8 @@ class Table:
         """The table of a series' files' figures (`storage.summary.per_file`, joined in blocks:
         `assemble`), else (None, or a file's figures can't be had) of its light history."""
         if kept is not None:
-            try:
+            with contextlib.suppress(ValueError):  # a file's light result went missing: the light history has it all
                 return assemble(kept)
-            except ValueError:
-                pass  # a file's light result went missing: the light history has it all
         return cls.of(light(), site=True)
 
     def row(self, position: int, bid: BenchmarkId) -> int | None:
@@ -91,8 +90,7 @@ class Table:
     def by_bench(self, rows: np.ndarray) -> dict[BenchmarkId, np.ndarray]:
         """The given rows (a mask or indices) grouped by benchmark, each oldest first."""
         rows = np.flatnonzero(rows) if rows.dtype == np.bool_ else np.sort(np.asarray(rows))
-        # Rows are in history order already (one a commit and benchmark): a stable sort by benchmark alone,
-        # a radix sort where the numbers fit 16 bits.
+        # Rows are in history order already: a stable sort by benchmark alone (radix, where they fit 16 bits).
         keys = self.bench[rows]
         order = rows[np.argsort(keys.astype(np.uint16) if len(self.ids) < 1 << 16 else keys, kind="stable")]
         benches = self.bench[order]
@@ -110,13 +108,6 @@ def bounds(ascending: np.ndarray, lo: int, hi: int) -> tuple[int, int]:
 def as_table(history) -> Table:
     """A Table as it is, or the table of a history in hand."""
     return history if isinstance(history, Table) else Table.of(list(history))
-
-
-def _metric_level(r: BenchmarkResult, metric) -> float:
-    if r.failure is not None or not getattr(r, spec(metric).field):
-        return math.nan
-    got = values(r, metric)
-    return float(statistics.median(got)) if got else math.nan
 
 
 def values(r: BenchmarkResult, metric: Metric) -> tuple[float, ...]:
@@ -157,12 +148,12 @@ def of_file(result: CommitResult, *, site: bool = True) -> Table:
         if r.counted:
             instructions[k] = r.instructions
         timed = [s for s in r.samples if s.raw_times]
-        values = [min(s.raw_times) / s.number_per_run for s in timed]  # each round's value (stats.round_value)
+        rounds = [min(s.raw_times) / s.number_per_run for s in timed]  # each round's value (stats.round_value)
         if r.ok and timed:
             status[k] = TIMED
-            level[k] = min(values)
+            level[k] = min(rounds)
             if site:
-                band[:, k] = stats.spread(values) or values[0]  # one round: that round
+                band[:, k] = stats.spread(rounds) or rounds[0]  # one round: that round
             known = getattr(r, "torch_stats", ())  # a light result (storage/summary.py) keeps them
             if not known and site:
                 times = np.concatenate([np.asarray(s.raw_times, dtype=np.float64) / s.number_per_run for s in timed])
@@ -174,7 +165,7 @@ def of_file(result: CommitResult, *, site: bool = True) -> Table:
             messages[k] = str(r.failure)
         if r.ok:
             per_run: dict[str, list[float]] = {}
-            for s, v in zip(timed, values):
+            for s, v in zip(timed, rounds):
                 per_run.setdefault(s.run, []).append(v)
             for name, of_run in per_run.items():
                 of_run.sort()
@@ -184,7 +175,8 @@ def of_file(result: CommitResult, *, site: bool = True) -> Table:
                 low.append((of_run + [math.nan, math.nan])[:3])
         if site and r.failure is None and (r.memory or r.compiled or r.tracked):
             for m, metric in enumerate(BEYOND_TIME):
-                extra[m, k] = _metric_level(r, metric)
+                got = values(r, metric) if getattr(r, spec(metric).field) else ()
+                extra[m, k] = float(statistics.median(got)) if got else math.nan
             if r.tracked:
                 units[k] = r.tracked[-1].unit
     reference = [min(s.raw_times) / s.number_per_run for s in result.reference if s.raw_times]
