@@ -184,7 +184,10 @@ def candidates(
             near = _typical(raw, max(bounds[a], first - NEAR), first, first - 1, own_after, threshold)
             prior = positions[near]
             if near == first - 1:  # the last commit before its first that measured the benchmark
-                prior = next((j for j in range(start - 1, prior - 1, -1) if _ok(table, j, bid)), prior)
+                ok = (
+                    j for j in range(start - 1, prior - 1, -1) if (r := table.row(j, bid)) is not None and table.ok[r]
+                )
+                prior = next(ok, prior)
             head = positions[_typical(raw, last, min(bounds[b + 2], last + NEAR), last, own_before, threshold)]
             out.append(Candidate(bid, start, end, prior, head, math.exp(la - lb), own_before, own_after, p))
     return out
@@ -198,11 +201,6 @@ def _typical(raw: np.ndarray, lo: int, hi: int, next_to: int, other: float, thre
     if abs(off) <= math.log1p(threshold) or (off > 0) == (other > middle):
         return next_to
     return min(range(lo, hi), key=lambda i: (abs(float(raw[i]) - middle), abs(i - next_to)))
-
-
-def _ok(table: Table, position: int, bid: BenchmarkId) -> bool:
-    row = table.row(position, bid)
-    return row is not None and bool(table.ok[row])
 
 
 NEAR = 3  # a step's own change is read from this many commits either side of it, at most
@@ -368,7 +366,7 @@ def breakpoints_of(series: list[tuple[np.ndarray, float]], *, kept: Kept | None 
         kept.check(found, search(centred, PENALTY, MIN_SEGMENT)[0])
     if kept is not None:
         for c in (c for cs in made for c in cs):
-            kept.put(c.digest, plain(c))
+            kept.put(c.digest, {"t": c.t, "digest": c.digest, "slots": dict(c.slots), "back": c.back})
     return [cuts if len(v) >= 2 * MIN_SEGMENT else [] for cuts, v in zip(found, z)]
 
 
@@ -406,13 +404,8 @@ def digests(x: np.ndarray, ts: Iterable[int], penalty: float, min_size: int) -> 
     return out
 
 
-def plain(c: Checkpoint) -> dict:
-    """The checkpoint as plain values and arrays (what a store of derived values encodes)."""
-    return {"t": c.t, "digest": c.digest, "slots": dict(c.slots), "back": c.back}
-
-
 def from_plain(value: dict) -> Checkpoint:
-    """`plain`'s inverse; ValueError where it is not one."""
+    """A checkpoint from the plain values and arrays `breakpoints_of` keeps it as; ValueError where it is not one."""
     try:
         t = int(value["t"])
         slots = {f: np.asarray(value["slots"][f]).astype(np.asarray(fill).dtype) for f, fill in zip(FIELDS, _FILLS)}

@@ -13,7 +13,7 @@ import numpy as np
 from regress.analysis import modes, stats
 from regress.analysis.levels import PENALTY, history_scale, trusted
 from regress.analysis.table import kept_id
-from regress.core.records import BenchmarkId, BenchmarkResult, CommitResult
+from regress.core.records import BenchmarkId, CommitResult
 
 Z_POWER = 1.2815515655446004  # scipy.special.ndtri(0.9): a verdict catches 0.9 of changes of the size (0.8 in fact)
 MOST_ROUNDS = 40  # the most rounds a side is ever asked for (`compare --measure`'s cap)
@@ -255,12 +255,12 @@ def each(
     earlier = before.by_id() if before is not None else {}
     out = []
     for r in result.results:
-        if not _timed(r):
+        if not r.ok or r.is_tracked:
             continue
         bid = r.id
         noise, pooled = noise_of(r), False
         other = earlier.get(bid)
-        if noise is None and other is not None and _timed(other):
+        if noise is None and other is not None and other.ok and not other.is_tracked:
             noise, pooled = noise_of(r, other), True
         found = None
         if noise is not None:
@@ -278,7 +278,3 @@ def each(
             )
         out.append(Seen(bid, len(r.samples), found, pooled and found is not None, cores))
     return out
-
-
-def _timed(r: BenchmarkResult) -> bool:
-    return r.ok and not r.is_tracked

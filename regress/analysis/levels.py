@@ -284,8 +284,6 @@ def trusted(
 
 def _unsettled(low: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Per run row (its three fastest rounds, its round count): the second-fastest disagrees by UNSETTLED."""
-    if not len(n):
-        return np.zeros(0, dtype=bool)
     second = low[np.minimum(1, np.maximum(n - 1, 0)), np.arange(len(n))]
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.log(second / low[0]) > math.log1p(UNSETTLED)

@@ -204,7 +204,9 @@ def mann_whitney_p(x, y) -> float:
     u1 = float(np.sum(ranks[:n1])) - n1 * (n1 + 1) / 2
     u = max(u1, n1 * n2 - u1)
     if min(n1, n2) <= EXACT_UP_TO and not (ties > 1).any():
-        p = _exact_sf(int(u), min(n1, n2), max(n1, n2))
+        # P(U >= u) under the null (u >= n1 n2 / 2): by symmetry P(U <= n1 n2 - u), summed as scipy does.
+        k = n1 * n2 - int(u)
+        p = float(np.cumsum(_arrangements(min(n1, n2), max(n1, n2), k) / _binom(n1 + n2, min(n1, n2)))[k])
     else:
         n = n1 + n2
         tie_term = float(np.sum(ties**3 - ties))
@@ -225,13 +227,6 @@ def _ranks(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ranks = np.empty(len(v))
     ranks[order] = np.repeat(average, counts.astype(np.int64))
     return ranks, counts
-
-
-def _exact_sf(u: int, n1: int, n2: int) -> float:
-    """P(U >= u) under the null, u >= n1 n2 / 2: by symmetry P(U <= n1 n2 - u), summed as scipy does."""
-    k = n1 * n2 - u
-    total = _binom(n1 + n2, n1)
-    return float(np.cumsum(_arrangements(n1, n2, k) / total)[k])
 
 
 def _arrangements(n1: int, n2: int, upto: int) -> np.ndarray:
