@@ -143,8 +143,7 @@ def candidates(
     found_series = levels if levels is not None else trusted(table, threshold=threshold, code=code)
     # Levels, tests and the search (every benchmark's at once) all see outliers clipped to the edge of the noise.
     raws = [np.log(np.asarray(found, dtype=float)) for _, found in found_series.values()]
-    scales = [history_scale(raw) for raw in raws]
-    clipped = [(robust(raw, scale), scale) for raw, scale in zip(raws, scales)]
+    clipped = [(robust(raw, scale), scale) for raw, scale in zip(raws, map(history_scale, raws))]
     all_cuts = breakpoints_of(clipped, kept=kept)
     out: list[Candidate] = []
     for (bid, (positions, _)), raw, (logs, _), cuts in zip(found_series.items(), raws, clipped, all_cuts):

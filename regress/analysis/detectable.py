@@ -195,7 +195,7 @@ class Seen:
         return self.found.rounds if self.found.reaches else self.found.more
 
     def too_few(self) -> str:
-        """Why there is no figure: "too few rounds to tell (4 in runs of 2 or more; 6 needed)"."""
+        """Why there is no figure: "too few rounds to tell (4 here; 6 in runs of 2 or more are needed)"."""
         need = 2 * stats.FEWEST_ROUNDS_TO_JUDGE
         return f"too few rounds to tell ({self.rounds} here; {need} in runs of 2 or more are needed)"
 

@@ -65,9 +65,6 @@ class Observations:
             h.update(b"|")
         return h.hexdigest()
 
-    def only(self, keep: np.ndarray) -> Observations:
-        return Observations(*(a[keep] for a in (self.position, self.node, self.run, self.cpu, self.log_level)))
-
 
 def _codes(names: list[str]) -> dict[str, int]:
     """Each name's code: its place among the names sorted."""
@@ -110,7 +107,8 @@ def observed(table, code: dict[str, str], rows: np.ndarray, off: set[int]) -> di
             nodes_of_run = np.unique(np.column_stack([obs.run, obs.node]), axis=0)[:, 0]
             runs, count = np.unique(nodes_of_run, return_counts=True)
             lone = np.isin(obs.run, runs[count == 1])
-            obs = obs.only(~(np.isin(obs.position, list(off)) & lone))
+            keep = ~(np.isin(obs.position, list(off)) & lone)
+            obs = Observations(*(a[keep] for a in (obs.position, obs.node, obs.run, obs.cpu, obs.log_level)))
         if len(obs):
             out[t.ids[int(bench[g[0]])]] = obs
     return out
@@ -277,7 +275,7 @@ def trusted(
     out: dict[BenchmarkId, tuple[list[int], list[float]]] = {}
     for bid, (positions, nodes, logs) in points(table, code or {}, trusted, off).items():
         # One point per position, in history order; the same code as the point before: one level.
-        keep_point = np.r_[True, nodes[1:] != nodes[:-1]] if len(nodes) else np.zeros(0, dtype=bool)
+        keep_point = np.r_[True, nodes[1:] != nodes[:-1]]
         out[bid] = (positions[keep_point].tolist(), np.exp(logs[keep_point]).tolist())
     return out
 

@@ -150,10 +150,9 @@ def judge_counts(base: BenchmarkResult, head: BenchmarkResult, *, threshold: flo
     if unstable:
         why = "; ".join(unstable) + "; look for state the benchmark carries between calls"
         return Verdict(verdict=Kind.NOISY, reason=why, **common)
-    if ratio > 1 + threshold:
-        return Verdict(verdict=Kind.REGRESSION, reason=f"{pct(ratio)} instructions per call", **common)
-    if ratio < 1 / (1 + threshold):
-        return Verdict(verdict=Kind.IMPROVEMENT, reason=f"{pct(ratio)} instructions per call", **common)
+    if ratio > 1 + threshold or ratio < 1 / (1 + threshold):
+        kind = Kind.REGRESSION if ratio > 1 else Kind.IMPROVEMENT
+        return Verdict(verdict=kind, reason=f"{pct(ratio)} instructions per call", **common)
     return Verdict(verdict=Kind.UNCHANGED, reason=f"{pct(ratio)}, within {threshold * 100:g}%", **common)
 
 

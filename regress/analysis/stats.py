@@ -174,14 +174,7 @@ def shift(base, head, *, drift: float = DRIFT) -> Shift:
     above = math.hypot(max(high - d, 0.0), extra)
     toward_one = below if d > 0 else above
     p = 2 * normal_cdf(-abs(d) / (toward_one / Z)) if toward_one > 0 else (0.0 if d else 1.0)
-    return Shift(
-        ratio=math.exp(d),
-        low=math.exp(d - below),
-        high=math.exp(d + above),
-        p_value=min(1.0, p),
-        base_gap=b_gap,
-        head_gap=h_gap,
-    )
+    return Shift(math.exp(d), math.exp(d - below), math.exp(d + above), min(1.0, p), b_gap, h_gap)
 
 
 # -- the normal CDF, and the Mann-Whitney test as scipy.stats.mannwhitneyu's "auto" method step by step (without
