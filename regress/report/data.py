@@ -170,17 +170,14 @@ def judge_recent(
     for head in sorted(wanted):
         judged: dict[BenchmarkId, tuple[int, Verdict]] = {}
         for base, ids in sorted(wanted[head].items(), reverse=True):
-            before = history[base - 1] if base > 0 else None
-            after = history[head + 1] if head + 1 < len(history) else None
-            same = same_code(code, history[base], history[head])
             found = judge(
                 history[base],
                 history[head],
                 threshold=threshold,
-                before=before,
-                after=after,
+                before=history[base - 1] if base > 0 else None,
+                after=history[head + 1] if head + 1 < len(history) else None,
                 apart=apart,
-                same_code=same,
+                same_code=same_code(code, history[base], history[head]),
             )
             series.compared[base, head] = found
             by_id = {v.id: v for v in found}
@@ -214,16 +211,6 @@ trees.record(BenchmarkId, Kind, Allowance, Step, Verdict)
 
 def _tree(verdicts: list[Verdict], asked: dict[BenchmarkId, Allowance]) -> dict:
     return {"verdicts": verdicts, "apart": list(asked.items())}
-
-
-def _read(tree: Any) -> tuple[list[Verdict], dict[BenchmarkId, Allowance]]:
-    """`_tree`'s verdicts and allowances back (ValueError where they are not)."""
-    verdicts, asked = tree["verdicts"], dict(tree["apart"])
-    if not all(isinstance(v, Verdict) for v in verdicts) or not all(
-        isinstance(b, BenchmarkId) and isinstance(a, Allowance) for b, a in asked.items()
-    ):
-        raise ValueError("not a kept comparison")
-    return verdicts, asked
 
 
 def steps_of(tree: Any) -> list[Step]:
@@ -308,7 +295,11 @@ class CachedCompare:
         moved: set[BenchmarkId] | None = None
         try:
             if tree is not None:
-                kept, asked = _read(tree)
+                kept, asked = tree["verdicts"], dict(tree["apart"])  # `_tree`'s
+                if not all(isinstance(v, Verdict) for v in kept) or not all(
+                    isinstance(b, BenchmarkId) and isinstance(a, Allowance) for b, a in asked.items()
+                ):
+                    raise ValueError("not a kept comparison")
                 if asked and apart is None:
                     kept, asked = [], {}
                 else:

@@ -114,14 +114,7 @@ def build(
     )
 
 
-def _model(
-    store: Store,
-    memo: Memo,
-    threshold: float,
-    code,
-    rounds=(DEFAULT.min_rounds, DEFAULT.max_rounds),
-    baseline: str | None = None,
-) -> list[Series]:
+def _model(store: Store, memo: Memo, threshold: float, code, rounds, baseline: str | None) -> list[Series]:
     """Every series complete (`_series`)."""
     series = []
     for machine in store.machines():
