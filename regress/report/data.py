@@ -126,8 +126,7 @@ def _fitted_at(fitted: tuple[np.ndarray, np.ndarray] | None, at: np.ndarray, lev
         return level
     positions, levels = fitted
     k = np.minimum(np.searchsorted(positions, at), len(positions) - 1)
-    hit = positions[k] == at
-    return np.where(hit, levels[k], level)
+    return np.where(positions[k] == at, levels[k], level)
 
 
 def _linked(history: list[CommitResult], code: dict[str, str] | None) -> bool:
@@ -160,8 +159,7 @@ def judge_recent(
     wanted: dict[int, dict[int, list[BenchmarkId]]] = {}  # commit -> previous commit -> benchmarks
     for bid, t in series.tracks.items():
         commits = t.commits
-        k = int(np.searchsorted(commits, first))
-        for j in range(max(k, 1), len(commits)):
+        for j in range(max(int(np.searchsorted(commits, first)), 1), len(commits)):
             head, base = int(commits[j]), int(commits[j - 1])
             wanted.setdefault(head, {}).setdefault(base, []).append(bid)
     history = series.history
@@ -181,9 +179,7 @@ def judge_recent(
             )
             series.compared[base, head] = found
             by_id = {v.id: v for v in found}
-            for bid in ids:
-                if bid in by_id:
-                    judged[bid] = (base, by_id[bid])
+            judged.update((bid, (base, by_id[bid])) for bid in ids if bid in by_id)
         series.verdicts[head] = judged
 
 

@@ -396,10 +396,8 @@ def label_inputs(series: Series, layout: Layout) -> LabelInputs | None:
     commits = order.tolist()
     medians = np.full((len(commits), len(cells)), np.nan)
     for k, t in enumerate(tracks):
-        if t is None:
-            continue
-        where = np.searchsorted(order, t.commits)
-        medians[where, k] = t.level  # the level, as the verdict colouring the cell
+        if t is not None:  # the level, as the verdict colouring the cell
+            medians[np.searchsorted(order, t.commits), k] = t.level
     columns = np.asarray([layout.columns.index(bid.description) if bid is not None else -1 for bid in cells])
     rows = np.searchsorted(order, [f.commit for fs in fails for f in fs]).tolist()
     failed = [(r, k, f.message[:300]) for r, (k, f) in zip(rows, ((k, f) for k, fs in enumerate(fails) for f in fs))]
