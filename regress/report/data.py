@@ -80,12 +80,7 @@ class Series:
 
 
 def summarize(
-    series: Series,
-    *,
-    threshold: float,
-    code: dict[str, str] | None = None,
-    judge=compare,
-    whole: bool = True,
+    series: Series, *, threshold: float, code: dict[str, str] | None = None, judge=compare, whole: bool = True
 ) -> Series:
     """Fill in tracks and failures from the series' `Table` (made if missing), and with `whole` its change
     points and recent verdicts."""
@@ -145,12 +140,7 @@ def _linked(history: list[CommitResult], code: dict[str, str] | None) -> bool:
 
 
 def judge_recent(
-    series: Series,
-    *,
-    threshold: float,
-    code: dict[str, str] | None = None,
-    judge=compare,
-    apart=None,
+    series: Series, *, threshold: float, code: dict[str, str] | None = None, judge=compare, apart=None
 ) -> None:
     """The newest VERDICT_COMMITS commits' verdicts, each benchmark against its previous measured commit
     as `regress compare PREV COMMIT` judges it (`judge`: `diff.compare` or `CachedCompare`)."""
@@ -207,6 +197,16 @@ trees.record(BenchmarkId, Kind, Allowance, Step, Verdict)
 
 def _tree(verdicts: list[Verdict], asked: dict[BenchmarkId, Allowance]) -> dict:
     return {"verdicts": verdicts, "apart": list(asked.items())}
+
+
+def _read(tree: Any) -> tuple[list[Verdict], dict[BenchmarkId, Allowance]]:
+    """`_tree`'s verdicts and allowances back (ValueError where they are not)."""
+    verdicts, asked = tree["verdicts"], dict(tree["apart"])
+    if not all(isinstance(v, Verdict) for v in verdicts) or not all(
+        isinstance(b, BenchmarkId) and isinstance(a, Allowance) for b, a in asked.items()
+    ):
+        raise ValueError("not a kept comparison")
+    return verdicts, asked
 
 
 def steps_of(tree: Any) -> list[Step]:
@@ -291,11 +291,7 @@ class CachedCompare:
         moved: set[BenchmarkId] | None = None
         try:
             if tree is not None:
-                kept, asked = tree["verdicts"], dict(tree["apart"])  # `_tree`'s
-                if not all(isinstance(v, Verdict) for v in kept) or not all(
-                    isinstance(b, BenchmarkId) and isinstance(a, Allowance) for b, a in asked.items()
-                ):
-                    raise ValueError("not a kept comparison")
+                kept, asked = _read(tree)
                 if asked and apart is None:
                     kept, asked = [], {}
                 else:

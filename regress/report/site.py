@@ -94,7 +94,7 @@ def build(
             title=title or "regress",
             baseline=baseline,
         )
-        written, kept = pages.write(site, previous, keep_unchanged=incremental)
+        counts = pages.write(site, previous, keep_unchanged=incremental)  # pages written, pages kept
     except OSError as exc:
         raise RegressError(
             f"cannot write the site to {out}: {exc.strerror} ({exc.filename}); check the folder and free space"
@@ -103,18 +103,18 @@ def build(
         if own:
             memo.close()
     return Summary(
-        out,
-        written,
-        kept,
-        incremental,
-        len(site.commits),
-        len(site.ids),
-        len(all_series),
-        time.perf_counter() - started,
+        out, *counts, incremental, len(site.commits), len(site.ids), len(all_series), time.perf_counter() - started
     )
 
 
-def _model(store: Store, memo: Memo, threshold: float, code, rounds, baseline: str | None) -> list[Series]:
+def _model(
+    store: Store,
+    memo: Memo,
+    threshold: float,
+    code,
+    rounds=(DEFAULT.min_rounds, DEFAULT.max_rounds),
+    baseline: str | None = None,
+) -> list[Series]:
     """Every series complete (`_series`)."""
     series = []
     for machine in store.machines():
