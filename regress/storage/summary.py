@@ -344,11 +344,10 @@ def _refresh(store, db: sqlite3.Connection, machine: str, env: str, column: str)
     for sha in sorted({*files, *on_branch}):
         st = files.get(sha)
         row = rows.get(sha)
-        # The file here as its entry was made from, else the branch's file by its blob's digest.
-        if row is not None and (
-            _made_from(row[0], row[1], st) if st is not None else row[2] == known.get(on_branch[sha])
-        ):
+        if st is not None and row is not None and _made_from(row[0], row[1], st):
             blob, error = row[3], row[4]
+        elif st is None and row is not None and row[2] == known.get(on_branch[sha]):
+            blob, error = row[3], row[4]  # the branch's file, as its entry was made from
         else:
             rel = f"{machine}/{env}/{sha}.pkl"
             try:
