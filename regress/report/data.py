@@ -80,12 +80,7 @@ class Series:
 
 
 def summarize(
-    series: Series,
-    *,
-    threshold: float,
-    code: dict[str, str] | None = None,
-    judge=compare,
-    whole: bool = True,
+    series: Series, *, threshold: float, code: dict[str, str] | None = None, judge=compare, whole: bool = True
 ) -> Series:
     """Fill in tracks and failures from the series' `Table` (made if missing), and with `whole` its change
     points and recent verdicts."""
@@ -126,8 +121,7 @@ def _fitted_at(fitted: tuple[np.ndarray, np.ndarray] | None, at: np.ndarray, lev
         return level
     positions, levels = fitted
     k = np.minimum(np.searchsorted(positions, at), len(positions) - 1)
-    hit = positions[k] == at
-    return np.where(hit, levels[k], level)
+    return np.where(positions[k] == at, levels[k], level)
 
 
 def _linked(history: list[CommitResult], code: dict[str, str] | None) -> bool:
@@ -146,12 +140,7 @@ def _linked(history: list[CommitResult], code: dict[str, str] | None) -> bool:
 
 
 def judge_recent(
-    series: Series,
-    *,
-    threshold: float,
-    code: dict[str, str] | None = None,
-    judge=compare,
-    apart=None,
+    series: Series, *, threshold: float, code: dict[str, str] | None = None, judge=compare, apart=None
 ) -> None:
     """The newest VERDICT_COMMITS commits' verdicts, each benchmark against its previous measured commit
     as `regress compare PREV COMMIT` judges it (`judge`: `diff.compare` or `CachedCompare`)."""
@@ -160,8 +149,7 @@ def judge_recent(
     wanted: dict[int, dict[int, list[BenchmarkId]]] = {}  # commit -> previous commit -> benchmarks
     for bid, t in series.tracks.items():
         commits = t.commits
-        k = int(np.searchsorted(commits, first))
-        for j in range(max(k, 1), len(commits)):
+        for j in range(max(int(np.searchsorted(commits, first)), 1), len(commits)):
             head, base = int(commits[j]), int(commits[j - 1])
             wanted.setdefault(head, {}).setdefault(base, []).append(bid)
     history = series.history
@@ -170,23 +158,18 @@ def judge_recent(
     for head in sorted(wanted):
         judged: dict[BenchmarkId, tuple[int, Verdict]] = {}
         for base, ids in sorted(wanted[head].items(), reverse=True):
-            before = history[base - 1] if base > 0 else None
-            after = history[head + 1] if head + 1 < len(history) else None
-            same = same_code(code, history[base], history[head])
             found = judge(
                 history[base],
                 history[head],
                 threshold=threshold,
-                before=before,
-                after=after,
+                before=history[base - 1] if base > 0 else None,
+                after=history[head + 1] if head + 1 < len(history) else None,
                 apart=apart,
-                same_code=same,
+                same_code=same_code(code, history[base], history[head]),
             )
             series.compared[base, head] = found
             by_id = {v.id: v for v in found}
-            for bid in ids:
-                if bid in by_id:
-                    judged[bid] = (base, by_id[bid])
+            judged.update((bid, (base, by_id[bid])) for bid in ids if bid in by_id)
         series.verdicts[head] = judged
 
 

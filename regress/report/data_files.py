@@ -208,8 +208,7 @@ def format_tables(
     cell's significant figures, or one number for all; `columns`: each cell's column. Returns each row's
     unit (from its smallest median, "" if none) and its cells' texts, every cell of a column with the
     decimals of its least precise cell."""
-    rows, _ncells = medians.shape
-    if rows == 0:
+    if not len(medians):
         return [], []
     present = ~np.isnan(medians)
     smallest = np.where(present, medians, np.inf).min(axis=1)
@@ -222,10 +221,9 @@ def format_tables(
         in_column = columns == c
         decimals[:, in_column] = want[:, in_column].min(axis=1, keepdims=True)
     values = trim_sigfig(np.where(present, scaled, 1.0), np.where(present, figures, 1))
-    values_l, decimals_l, present_l = values.tolist(), decimals.tolist(), present.tolist()
     texts = [
         [f"{v:.{d}f}" if p else None for v, d, p in zip(vr, dr, pr)]
-        for vr, dr, pr in zip(values_l, decimals_l, present_l)
+        for vr, dr, pr in zip(values.tolist(), decimals.tolist(), present.tolist())
     ]
     measured = present.any(axis=1).tolist()
     return [UNITS[u] if m else "" for u, m in zip(unit.tolist(), measured)], texts
@@ -398,10 +396,8 @@ def label_inputs(series: Series, layout: Layout) -> LabelInputs | None:
     commits = order.tolist()
     medians = np.full((len(commits), len(cells)), np.nan)
     for k, t in enumerate(tracks):
-        if t is None:
-            continue
-        where = np.searchsorted(order, t.commits)
-        medians[where, k] = t.level  # the level, as the verdict colouring the cell
+        if t is not None:  # the level, as the verdict colouring the cell
+            medians[np.searchsorted(order, t.commits), k] = t.level
     columns = np.asarray([layout.columns.index(bid.description) if bid is not None else -1 for bid in cells])
     rows = np.searchsorted(order, [f.commit for fs in fails for f in fs]).tolist()
     failed = [(r, k, f.message[:300]) for r, (k, f) in zip(rows, ((k, f) for k, fs in enumerate(fails) for f in fs))]
@@ -471,12 +467,13 @@ class LabelChunks(_Files):
     def used(self) -> Iterable[int]:
         return {k for _, _, rows in self.parts for k in rows}
 
+    def _at(self, k: int) -> list[tuple[Series, LabelInputs, range]]:
+        """The series with rows in file `k`: each with its inputs and those rows."""
+        return [(s, inputs, rows[k]) for s, inputs, rows in self.parts if k in rows]
+
     def digest(self, version: str, slug: str, k: int) -> str:
         h = hashlib.sha1(f"{version} {slug} {k} {self.threshold!r} {self.layout}".encode())
-        for s, inputs, rows in self.parts:
-            r = rows.get(k)
-            if r is None:
-                continue
+        for s, inputs, r in self._at(k):
             at = np.asarray(inputs.commits[r.start : r.stop], dtype=np.int64)
             h.update(f"|{s.name}|{inputs.columns.tolist()}|".encode())
             h.update(at.tobytes())
@@ -494,13 +491,9 @@ class LabelChunks(_Files):
 
     def content(self, k: int) -> dict:
         sections = {}
-        for s, inputs, rows in self.parts:
-            r = rows.get(k)
-            if r is None:
-                continue
-            tables = label_tables(s, self.layout, inputs=inputs, rows=r)
+        for s, inputs, r in self._at(k):
+            sections[s.name] = tables = label_tables(s, self.layout, inputs=inputs, rows=r)
             for t in tables:
                 t["sha"] = s.history[t.pop("c")].commit.sha
                 t["unit_name"] = UNIT_ENGLISH.get(t["unit"], "")
-            sections[s.name] = tables
         return {"sections": sections}

@@ -437,8 +437,7 @@ def _comparison(site: Site, s: Series, kind: str, title: str, missing: str) -> d
     base, head = s.history[at], s.history[-1]
     counts = Counter(v.verdict for v in verdicts)
     notable = sorted(
-        (v for v in verdicts if v.verdict != Kind.UNCHANGED),
-        key=lambda v: (v.verdict.rank, -abs((v.ratio or 1) - 1)),
+        (v for v in verdicts if v.verdict != Kind.UNCHANGED), key=lambda v: (v.verdict.rank, -abs((v.ratio or 1) - 1))
     )
     return {
         "kind": kind,
