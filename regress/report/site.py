@@ -94,7 +94,7 @@ def build(
             title=title or "regress",
             baseline=baseline,
         )
-        counts = pages.write(site, previous, keep_unchanged=incremental)  # pages written, pages kept
+        written, kept = pages.write(site, previous, keep_unchanged=incremental)
     except OSError as exc:
         raise RegressError(
             f"cannot write the site to {out}: {exc.strerror} ({exc.filename}); check the folder and free space"
@@ -103,7 +103,14 @@ def build(
         if own:
             memo.close()
     return Summary(
-        out, *counts, incremental, len(site.commits), len(site.ids), len(all_series), time.perf_counter() - started
+        out,
+        written,
+        kept,
+        incremental,
+        len(site.commits),
+        len(site.ids),
+        len(all_series),
+        time.perf_counter() - started,
     )
 
 
